@@ -1,0 +1,1 @@
+"""PySpark analytics over snapshot and log files."""

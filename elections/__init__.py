@@ -1,0 +1,1 @@
+"""Leader election policy (preferred, unclean, online): pure functions of the image."""

@@ -1,0 +1,1 @@
+"""Replica placement (KIP-660): pluggable placers, pure functions of the usable brokers."""

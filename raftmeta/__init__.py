@@ -1,0 +1,3 @@
+"""raftmeta: cluster metadata kept in a Raft-replicated event log, in the manner of KRaft."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,52 @@
+"""Kafka protocol error codes, shared by the consensus core, the controller and the clients.
+
+The numeric values are Kafka's, so that scripts and clients written against Kafka read the same
+codes from raftmeta.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ErrorCode(enum.IntEnum):
+    UNKNOWN_SERVER_ERROR = -1
+    NONE = 0
+    UNKNOWN_TOPIC_OR_PARTITION = 3
+    NOT_LEADER_OR_FOLLOWER = 6
+    REQUEST_TIMED_OUT = 7
+    BROKER_NOT_AVAILABLE = 8
+    CLUSTER_AUTHORIZATION_FAILED = 31
+    INVALID_PARTITIONS = 37
+    INVALID_REPLICATION_FACTOR = 38
+    INVALID_REPLICA_ASSIGNMENT = 39
+    INVALID_CONFIG = 40
+    NOT_CONTROLLER = 41
+    INVALID_REQUEST = 42
+    POLICY_VIOLATION = 44
+    TOPIC_ALREADY_EXISTS = 36
+    INVALID_TOPIC_EXCEPTION = 17
+    FENCED_LEADER_EPOCH = 74
+    UNKNOWN_LEADER_EPOCH = 75
+    STALE_BROKER_EPOCH = 77
+    PREFERRED_LEADER_NOT_AVAILABLE = 80
+    ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
+    ELECTION_NOT_NEEDED = 84
+    INVALID_UPDATE_VERSION = 95
+    DUPLICATE_BROKER_REGISTRATION = 101
+    INCONSISTENT_CLUSTER_ID = 104
+    INELIGIBLE_REPLICA = 107
+    REPLICA_PLACEMENT_FAILED = 1000
+    """Not a Kafka code: KIP-660 never shipped. Chosen outside Kafka's range so it cannot clash."""
+
+
+class KafkaError(Exception):
+    """An error that reaches a user as a Kafka error code with a message."""
+
+    def __init__(self, code: ErrorCode, message: str = "") -> None:
+        super().__init__(message or code.name)
+        self.code = code
+        self.message = message or code.name
+
+    def __repr__(self) -> str:
+        return f"KafkaError({self.code.name}, {self.message!r})"

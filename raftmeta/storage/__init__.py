@@ -1,0 +1,1 @@
+"""Durable storage: segmented log, quorum-state file, snapshots, meta.properties."""
