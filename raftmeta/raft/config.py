@@ -1,0 +1,40 @@
+"""Timing and size settings of the consensus core, in milliseconds and bytes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class RaftConfig:
+    election_timeout_ms: int = 300
+    """T in the randomized election timeout [T, 2T). Kafka ships 1000."""
+    fetch_timeout_ms: int = 500
+    """A voter that has not fetched successfully for this long campaigns. Kafka ships 2000."""
+    election_backoff_max_ms: int = 300
+    election_backoff_base_ms: int = 50
+    request_timeout_ms: int = 2000
+    """A request unanswered for this long is sent again."""
+    retry_backoff_ms: int = 20
+    fetch_max_wait_ms: int = 250
+    """How long a leader parks a fetch with nothing to return. Kept below the fetch timeout
+    (Kafka parks 500 ms against its 2000 ms timeout), so an idle follower never times out."""
+    fetch_max_bytes: int = 8 * 1024 * 1024
+    snapshot_chunk_bytes: int = 1024 * 1024
+    max_batch_bytes: int = 8 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.election_timeout_ms <= 0 or self.fetch_timeout_ms <= 0:
+            raise ValueError("election and fetch timeouts must be positive")
+        if self.fetch_max_wait_ms >= self.fetch_timeout_ms:
+            raise ValueError("fetch max wait must be shorter than the fetch timeout")
+
+    @property
+    def check_quorum_timeout_ms(self) -> int:
+        """A leader that has not heard from a majority for this long resigns."""
+        return self.fetch_timeout_ms * 3 // 2
+
+    @property
+    def fetch_resend_ms(self) -> int:
+        """A fetch unanswered for this long is taken as lost and sent again."""
+        return self.fetch_max_wait_ms + self.fetch_timeout_ms // 2

@@ -1,0 +1,1054 @@
+"""The consensus core: a Raft node as a plain object driven by messages and time.
+
+Everything the core learns arrives through ``step`` (a message from a peer), ``tick`` (the
+monotonic clock moved), ``propose`` (the application wants records appended), ``resign``,
+``snapshot_taken`` and ``advance`` (the runtime made a Ready durable). Everything it wants
+done leaves through ``ready()``. It does no I/O, reads no clock and draws randomness only
+from the ``random.Random`` it is handed, so a simulator can replay any run from its seed.
+
+Epoch comparison happens once, at the top of ``step``; role handlers then only deal with
+messages of their own epoch.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from raftmeta.errors import ErrorCode
+from raftmeta.raft.batch import Batch, OffsetAndEpoch, SnapshotId, make_batch
+from raftmeta.raft.config import RaftConfig
+from raftmeta.raft.control import leader_change_batch
+from raftmeta.raft.log import LogInvariantError, RaftLog
+from raftmeta.raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    Message,
+    VoteRequest,
+    VoteResponse,
+)
+from raftmeta.raft.ready import (
+    AdvanceLogStart,
+    AppendBatches,
+    InstallSnapshot,
+    LeaderAndEpoch,
+    LogOp,
+    Outbound,
+    Ready,
+    TruncateLog,
+    WriteSnapshotChunk,
+)
+from raftmeta.raft.roles import (
+    Candidate,
+    Follower,
+    Leader,
+    ParkedFetch,
+    Prospective,
+    ReplicaProgress,
+    Resigned,
+    Role,
+    RoleState,
+    Unattached,
+)
+from raftmeta.raft.state import ElectionState
+
+NO_DEADLINE = 1 << 62
+
+
+class NotLeaderError(Exception):
+    """Raised by ``propose`` on a node that is not the leader; names the leader if known."""
+
+    def __init__(self, leader_id: int | None, epoch: int) -> None:
+        super().__init__(f"not the leader (leader {leader_id}, epoch {epoch})")
+        self.leader_id = leader_id
+        self.epoch = epoch
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    base_offset: int
+    last_offset: int
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaState:
+    replica_id: int
+    log_end_offset: int | None
+    last_fetch_ms: int | None
+    last_caught_up_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class QuorumDescription:
+    leader_id: int | None
+    leader_epoch: int
+    high_watermark: int
+    voters: tuple[ReplicaState, ...]
+    observers: tuple[ReplicaState, ...]
+
+
+@dataclass(slots=True)
+class _Download:
+    snapshot_id: SnapshotId
+    position: int = 0
+    size: int | None = None
+
+
+class RaftCore:
+    def __init__(
+        self,
+        node_id: int,
+        voters: frozenset[int],
+        config: RaftConfig,
+        *,
+        election_state: ElectionState,
+        log: RaftLog,
+        now_ms: int,
+        rng: random.Random,
+        latest_snapshot: SnapshotId | None = None,
+        latest_snapshot_size: int = 0,
+    ) -> None:
+        if not voters:
+            raise ValueError("a quorum needs at least one voter")
+        self.node_id = node_id
+        self.voters = frozenset(voters)
+        self.is_voter = node_id in self.voters
+        self.config = config
+        self.log = log
+        self.rng = rng
+        self._election = election_state
+        self._election_dirty = False
+        self.high_watermark = log.start_offset
+        self._delivered_offset = log.start_offset
+        self._durable_end = log.end_offset
+        self._truncated_since_ready: int | None = None
+        self._latest_snapshot: SnapshotId | None = latest_snapshot or log.snapshot
+        self._latest_snapshot_size = latest_snapshot_size
+        self._election_retries = 0
+
+        self._log_ops: list[LogOp] = []
+        self._messages: list[Outbound] = []
+        self._messages_after_persist: list[Outbound] = []
+        self._loaded_snapshot: SnapshotId | None = None
+        self._hw_changed = False
+        self._leader_change: LeaderAndEpoch | None = None
+        self._ready_in_flight: Ready | None = None
+
+        self._fetch_in_flight: tuple[int, int] | None = None
+        """(destination, fetch offset or snapshot position) of the outstanding fetch."""
+        self._fetch_sent_ms = 0
+        self._fetch_retry_ms = NO_DEADLINE
+        self._download: _Download | None = None
+
+        self.state: RoleState
+        if self.is_voter and election_state.leader_id == node_id:
+            # We led this epoch before a restart: we may not lead it again, and our vote in it
+            # is spent. Wait out an election timeout so the rest of the quorum can move on.
+            self.state = Resigned(now_ms + self._election_timeout(), ())
+        elif election_state.leader_id is not None and election_state.leader_id != node_id:
+            self.state = Follower(
+                election_state.leader_id, self._fetch_deadline(now_ms), last_heard_ms=now_ms
+            )
+            self._send_fetch(now_ms)
+        else:
+            self.state = Unattached(now_ms + self._election_timeout())
+            if not self.is_voter:
+                self._send_fetch(now_ms)
+        self._note_leader_change()
+
+    # ----------------------------------------------------------------- read-only views
+
+    @property
+    def role(self) -> Role:
+        return self.state.role
+
+    @property
+    def epoch(self) -> int:
+        return self._election.epoch
+
+    @property
+    def election_state(self) -> ElectionState:
+        return self._election
+
+    @property
+    def leader_id(self) -> int | None:
+        """The leader this node believes is serving now; a resigned leader names nobody."""
+        state = self.state
+        if isinstance(state, Leader):
+            return self.node_id
+        if isinstance(state, Follower):
+            return state.leader_id
+        return None
+
+    @property
+    def majority(self) -> int:
+        return len(self.voters) // 2 + 1
+
+    @property
+    def durable_end_offset(self) -> int:
+        return self._durable_end
+
+    @property
+    def latest_snapshot(self) -> SnapshotId | None:
+        return self._latest_snapshot
+
+    def next_deadline_ms(self) -> int:
+        state = self.state
+        deadline = self._fetch_retry_ms
+        if isinstance(state, Unattached):
+            if self.is_voter:
+                deadline = min(deadline, state.election_deadline_ms)
+        elif isinstance(state, Prospective | Candidate | Resigned):
+            deadline = min(deadline, state.election_deadline_ms)
+            if isinstance(state, Resigned) and state.end_epoch_due_ms:
+                deadline = min(deadline, *state.end_epoch_due_ms.values())
+        elif isinstance(state, Follower):
+            deadline = min(deadline, state.fetch_deadline_ms)
+        elif isinstance(state, Leader):
+            deadline = min(deadline, self._check_quorum_deadline(state))
+            if state.parked:
+                deadline = min(deadline, *(p.deadline_ms for p in state.parked.values()))
+            if state.begin_epoch_due_ms:
+                deadline = min(deadline, *state.begin_epoch_due_ms.values())
+        return deadline
+
+    def describe(self) -> QuorumDescription:
+        state = self.state
+        voters: list[ReplicaState] = []
+        observers: list[ReplicaState] = []
+        if isinstance(state, Leader):
+            for replica_id in sorted(state.progress):
+                progress = state.progress[replica_id]
+                end = progress.end_offset
+                last_fetch = progress.last_fetch_ms
+                if replica_id == self.node_id:
+                    end = min(self._durable_end, self.log.end_offset)
+                replica = ReplicaState(replica_id, end, last_fetch, progress.last_caught_up_ms)
+                (voters if replica_id in self.voters else observers).append(replica)
+        return QuorumDescription(
+            self.leader_id, self.epoch, self.high_watermark, tuple(voters), tuple(observers)
+        )
+
+    # ----------------------------------------------------------------- inputs
+
+    def tick(self, now_ms: int) -> None:
+        state = self.state
+        if now_ms >= self._fetch_retry_ms:
+            self._fetch_retry_ms = NO_DEADLINE
+            self._fetch_in_flight = None
+            self._send_fetch(now_ms)
+        if isinstance(state, Unattached):
+            if self.is_voter and now_ms >= state.election_deadline_ms:
+                self._become_prospective(now_ms)
+        elif isinstance(state, Prospective | Candidate):
+            if now_ms >= state.election_deadline_ms:
+                self._become_prospective(now_ms)
+        elif isinstance(state, Resigned):
+            for voter, due in sorted(state.end_epoch_due_ms.items()):
+                if now_ms >= due:
+                    self._send_end_quorum_epoch(voter, state, now_ms)
+            if now_ms >= state.election_deadline_ms:
+                self._become_prospective(now_ms)
+        elif isinstance(state, Follower):
+            if now_ms >= state.fetch_deadline_ms:
+                if self.is_voter:
+                    self._become_prospective(now_ms)
+                else:
+                    self._become_unattached(self.epoch, now_ms)
+        elif isinstance(state, Leader):
+            self._leader_tick(state, now_ms)
+
+    def step(self, sender: int, message: Message, now_ms: int) -> None:
+        if not self._observe_epoch(sender, message, now_ms):
+            return
+        if isinstance(message, FetchRequest):
+            self._on_fetch_request(sender, message, now_ms)
+        elif isinstance(message, FetchResponse):
+            self._on_fetch_response(sender, message, now_ms)
+        elif isinstance(message, VoteRequest):
+            self._on_vote_request(sender, message, now_ms)
+        elif isinstance(message, VoteResponse):
+            self._on_vote_response(sender, message, now_ms)
+        elif isinstance(message, BeginQuorumEpochRequest):
+            self._reply(
+                sender, BeginQuorumEpochResponse(ErrorCode.NONE, self.epoch, self.leader_id)
+            )
+        elif isinstance(message, EndQuorumEpochRequest):
+            self._on_end_quorum_epoch(sender, message, now_ms)
+        elif isinstance(message, FetchSnapshotRequest):
+            self._on_fetch_snapshot_request(sender, message, now_ms)
+        elif isinstance(message, FetchSnapshotResponse):
+            self._on_fetch_snapshot_response(sender, message, now_ms)
+        elif isinstance(message, BeginQuorumEpochResponse | EndQuorumEpochResponse):
+            pass  # Their only news, a newer epoch, was taken in by _observe_epoch.
+        else:  # pragma: no cover - the message union is closed
+            raise TypeError(f"unknown message {message!r}")
+
+    def propose(self, records: Sequence[bytes], now_ms: int, timestamp_ms: int = 0) -> AppendResult:
+        state = self.state
+        if not isinstance(state, Leader):
+            raise NotLeaderError(self.leader_id, self.epoch)
+        batch = make_batch(self.log.end_offset, self.epoch, records, timestamp_ms=timestamp_ms)
+        if len(batch.payload) > self.config.max_batch_bytes:
+            raise ValueError(
+                f"batch of {len(batch.payload)} bytes exceeds {self.config.max_batch_bytes}"
+            )
+        self._append_local(batch)
+        self._complete_parked_fetches(state, now_ms)
+        return AppendResult(batch.base_offset, batch.last_offset, batch.epoch)
+
+    def resign(self, now_ms: int) -> None:
+        """Step down gracefully, naming successors by how far they have replicated."""
+        state = self.state
+        if not isinstance(state, Leader):
+            return
+        ranked = sorted(
+            (v for v in self.voters if v != self.node_id),
+            key=lambda v: (-(state.progress[v].end_offset or -1), v),
+        )
+        self._leave_leadership(state, now_ms)
+        resigned = Resigned(now_ms + self._election_timeout(), tuple(ranked))
+        self.state = resigned
+        for voter in ranked:
+            self._send_end_quorum_epoch(voter, resigned, now_ms)
+
+    def snapshot_taken(
+        self, snapshot_id: SnapshotId, size: int, *, advance_log_start: bool = True
+    ) -> None:
+        """The state machine wrote a snapshot of committed state; serve it to lagging fetchers."""
+        if snapshot_id.end_offset > self.high_watermark:
+            raise LogInvariantError("a snapshot may only hold committed records")
+        if snapshot_id.end_offset <= self.log.start_offset:
+            return
+        if self.log.epoch_at(snapshot_id.end_offset - 1) != snapshot_id.epoch:
+            raise LogInvariantError(f"snapshot {snapshot_id} does not match the log")
+        self._latest_snapshot = snapshot_id
+        self._latest_snapshot_size = size
+        if advance_log_start:
+            self.log.advance_start(snapshot_id)
+            self._log_ops.append(AdvanceLogStart(snapshot_id))
+
+    # ----------------------------------------------------------------- output
+
+    def has_ready(self) -> bool:
+        if self._ready_in_flight is not None:
+            return False
+        return bool(
+            self._election_dirty
+            or self._log_ops
+            or self._messages
+            or self._messages_after_persist
+            or self._hw_changed
+            or self._leader_change is not None
+            or self._loaded_snapshot is not None
+        )
+
+    def ready(self) -> Ready | None:
+        """Everything to persist, send and apply since the last Ready; None if nothing."""
+        if not self.has_ready():
+            return None
+        committed: list[Batch] = []
+        if self.high_watermark > self._delivered_offset:
+            committed = self.log.batches_between(self._delivered_offset, self.high_watermark)
+            self._delivered_offset = self.high_watermark
+        ready = Ready(
+            election_state=self._election if self._election_dirty else None,
+            log_ops=self._log_ops,
+            messages=self._messages,
+            messages_after_persist=self._messages_after_persist,
+            loaded_snapshot=self._loaded_snapshot,
+            committed=committed,
+            high_watermark=self.high_watermark if self._hw_changed else None,
+            leader_change=self._leader_change,
+            log_end_offset=self.log.end_offset,
+        )
+        self._election_dirty = False
+        self._log_ops = []
+        self._messages = []
+        self._messages_after_persist = []
+        self._loaded_snapshot = None
+        self._hw_changed = False
+        self._leader_change = None
+        self._truncated_since_ready = None
+        self._ready_in_flight = ready
+        return ready
+
+    def advance(self, ready: Ready, now_ms: int) -> None:
+        """The runtime made ``ready`` durable and sent its messages."""
+        if ready is not self._ready_in_flight:
+            raise RuntimeError("advance() must be given the Ready most recently returned")
+        self._ready_in_flight = None
+        durable = ready.log_end_offset
+        if self._truncated_since_ready is not None:
+            durable = min(durable, self._truncated_since_ready)
+        self._durable_end = min(max(self._durable_end, durable), self.log.end_offset)
+        state = self.state
+        if isinstance(state, Leader):
+            self._maybe_advance_high_watermark(state, now_ms)
+
+    # ----------------------------------------------------------------- epochs
+
+    def _observe_epoch(self, sender: int, message: Message, now_ms: int) -> bool:
+        """Move to a newer epoch a message reveals; False if the message is to be dropped."""
+        if isinstance(message, VoteRequest):
+            if message.pre_vote or message.candidate_epoch <= self.epoch:
+                return True
+            if not self.is_voter or sender not in self.voters:
+                return True  # answered with a rejection; strangers do not move our epoch
+            if self._valid_vote_request(message):
+                self._become_unattached(message.candidate_epoch, now_ms)
+            return True
+        if isinstance(message, FetchRequest | FetchSnapshotRequest):
+            return True  # a fetcher's epoch is checked against ours when answering
+        is_request = isinstance(message, BeginQuorumEpochRequest | EndQuorumEpochRequest)
+        leader: int | None
+        if isinstance(message, BeginQuorumEpochRequest | EndQuorumEpochRequest):
+            epoch, leader = message.leader_epoch, message.leader_id
+        else:
+            epoch, leader = message.epoch, message.leader_id
+        if epoch > self.epoch:
+            if leader is not None and leader != self.node_id:
+                self._become_follower(epoch, leader, now_ms)
+            else:
+                self._become_unattached(epoch, now_ms)
+        elif epoch == self.epoch and leader is not None and leader != self.node_id:
+            state = self.state
+            if isinstance(state, Leader | Resigned):
+                raise AssertionError(
+                    f"node {self.node_id} led epoch {epoch}, yet {sender} names {leader}"
+                )
+            if not (isinstance(state, Follower) and state.leader_id == leader):
+                self._become_follower(epoch, leader, now_ms)
+        # Requests are always answered (with our epoch, so a stale sender learns of it);
+        # responses from an older epoch answer a question nobody is asking any more.
+        return is_request or epoch >= self.epoch
+
+    # ----------------------------------------------------------------- transitions
+
+    def _set_election(self, election: ElectionState) -> None:
+        if election != self._election:
+            if election.epoch < self._election.epoch:
+                raise AssertionError("the epoch never goes back")
+            self._election = election
+            self._election_dirty = True
+
+    def _election_timeout(self) -> int:
+        timeout = self.config.election_timeout_ms
+        return timeout + self.rng.randrange(timeout)
+
+    def _fetch_deadline(self, now_ms: int) -> int:
+        """Fetch timeout plus a random part of the election timeout.
+
+        Followers that lost the same leader heard from it at nearly the same moment; without
+        the random part they would campaign together and split the vote.
+        """
+        if not self.is_voter:
+            return now_ms + self.config.fetch_timeout_ms
+        jitter = self.rng.randrange(max(1, self.config.election_timeout_ms // 2))
+        return now_ms + self.config.fetch_timeout_ms + jitter
+
+    def _leave_leadership(self, state: Leader, now_ms: int) -> None:
+        for replica_id, parked in sorted(state.parked.items()):
+            self._reply(
+                replica_id,
+                FetchResponse(
+                    ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                    self.epoch,
+                    None,
+                    parked.request.fetch_offset,
+                ),
+            )
+        state.parked.clear()
+
+    def _reset_role(self, now_ms: int) -> None:
+        state = self.state
+        if isinstance(state, Leader):
+            self._leave_leadership(state, now_ms)
+        self._fetch_in_flight = None
+        self._fetch_retry_ms = NO_DEADLINE
+        self._download = None
+
+    def _become_unattached(self, epoch: int, now_ms: int) -> None:
+        self._reset_role(now_ms)
+        if epoch > self.epoch or not self.is_voter:
+            self._set_election(ElectionState(epoch, None, None))
+        self.state = Unattached(now_ms + self._election_timeout())
+        self._note_leader_change()
+        if not self.is_voter:
+            self._send_fetch(now_ms)
+
+    def _become_follower(
+        self, epoch: int, leader_id: int, now_ms: int, *, heard_from_leader: bool = True
+    ) -> None:
+        self._reset_role(now_ms)
+        voted = self._election.voted_id if epoch == self.epoch else None
+        self._set_election(ElectionState(epoch, voted, leader_id))
+        last_heard = now_ms if heard_from_leader else -self.config.fetch_timeout_ms
+        self.state = Follower(leader_id, self._fetch_deadline(now_ms), last_heard)
+        self._election_retries = 0
+        self._note_leader_change()
+        self._send_fetch(now_ms)
+
+    def _become_prospective(self, now_ms: int) -> None:
+        if not self.is_voter:
+            raise AssertionError("observers never campaign")
+        retained = self.leader_id if isinstance(self.state, Follower) else None
+        self._reset_role(now_ms)
+        prospective = Prospective(now_ms + self._election_timeout(), retained, {self.node_id})
+        self.state = prospective
+        if len(prospective.granted) >= self.majority:
+            self._become_candidate(now_ms)
+            return
+        request = VoteRequest(
+            self.epoch + 1, self.node_id, self.log.last_epoch, self.log.end_offset, pre_vote=True
+        )
+        for voter in sorted(self.voters - {self.node_id}):
+            self._send(voter, request, after_persist=True)
+
+    def _become_candidate(self, now_ms: int) -> None:
+        self._reset_role(now_ms)
+        epoch = self.epoch + 1
+        self._set_election(ElectionState(epoch, self.node_id, None))
+        candidate = Candidate(now_ms + self._election_timeout(), {self.node_id})
+        self.state = candidate
+        self._note_leader_change()
+        if len(candidate.granted) >= self.majority:
+            self._become_leader(now_ms)
+            return
+        request = VoteRequest(epoch, self.node_id, self.log.last_epoch, self.log.end_offset)
+        for voter in sorted(self.voters - {self.node_id}):
+            self._send(voter, request, after_persist=True)
+
+    def _become_leader(self, now_ms: int) -> None:
+        state = self.state
+        if not isinstance(state, Candidate):
+            raise AssertionError("only a candidate becomes leader")
+        granting = frozenset(state.granted)
+        self._reset_role(now_ms)
+        self._set_election(ElectionState(self.epoch, self.node_id, self.node_id))
+        progress = {voter: ReplicaProgress(last_contact_ms=now_ms) for voter in self.voters}
+        leader = Leader(
+            epoch_start_offset=self.log.end_offset,
+            granting_voters=granting,
+            progress=progress,
+            begin_epoch_due_ms={v: now_ms for v in self.voters if v != self.node_id},
+        )
+        self.state = leader
+        self._election_retries = 0
+        self._append_local(
+            leader_change_batch(
+                self.log.end_offset, self.epoch, self.node_id, self.voters, granting
+            )
+        )
+        self._leader_tick(leader, now_ms)
+        self._maybe_advance_high_watermark(leader, now_ms)
+
+    def _become_resigned_after_lost_quorum(self, state: Leader, now_ms: int) -> None:
+        self._leave_leadership(state, now_ms)
+        self.state = Resigned(now_ms + self._election_timeout(), ())
+
+    def _note_leader_change(self) -> None:
+        if isinstance(self.state, Leader):
+            return  # announced once the epoch start commits
+        self._leader_change = LeaderAndEpoch(self.leader_id, self.epoch)
+
+    # ----------------------------------------------------------------- votes
+
+    def _valid_vote_request(self, request: VoteRequest) -> bool:
+        return (
+            request.last_offset >= 0
+            and request.last_offset_epoch >= 0
+            and request.last_offset_epoch < request.candidate_epoch
+        )
+
+    def _candidate_log_is_current(self, request: VoteRequest) -> bool:
+        mine = (self.log.last_epoch, self.log.end_offset)
+        return (request.last_offset_epoch, request.last_offset) >= mine
+
+    def _has_live_leader(self, candidate_id: int, now_ms: int) -> bool:
+        state = self.state
+        if isinstance(state, Leader):
+            return True
+        return (
+            isinstance(state, Follower)
+            and not state.leader_resigned
+            and state.leader_id != candidate_id
+            and now_ms - state.last_heard_ms < self.config.fetch_timeout_ms
+        )
+
+    def _on_vote_request(self, sender: int, request: VoteRequest, now_ms: int) -> None:
+        def answer(granted: bool, error: ErrorCode = ErrorCode.NONE) -> None:
+            response = VoteResponse(
+                error,
+                self.epoch,
+                self.leader_id,
+                granted,
+                request.candidate_epoch,
+                request.pre_vote,
+            )
+            self._send(sender, response, after_persist=True)
+
+        if not self.is_voter or sender not in self.voters:
+            answer(False, ErrorCode.INCONSISTENT_VOTER_SET)
+            return
+        if not self._valid_vote_request(request):
+            answer(False, ErrorCode.INVALID_REQUEST)
+            return
+        if request.pre_vote:
+            answer(
+                request.candidate_epoch > self.epoch
+                and not self._has_live_leader(request.candidate_id, now_ms)
+                and self._candidate_log_is_current(request)
+            )
+            return
+        if request.candidate_epoch < self.epoch:
+            answer(False)
+            return
+        election = self._election
+        granted = (
+            election.leader_id is None
+            and election.voted_id in (None, request.candidate_id)
+            and self._candidate_log_is_current(request)
+        )
+        if granted and election.voted_id is None:
+            self._reset_role(now_ms)
+            self._set_election(ElectionState(self.epoch, request.candidate_id, None))
+            self.state = Unattached(now_ms + self._election_timeout())
+        answer(granted)
+
+    def _on_vote_response(self, sender: int, response: VoteResponse, now_ms: int) -> None:
+        if sender not in self.voters:
+            return
+        state = self.state
+        if isinstance(state, Prospective):
+            if not response.pre_vote or response.candidate_epoch != self.epoch + 1:
+                return
+            (state.granted if response.vote_granted else state.rejected).add(sender)
+            if len(state.granted) >= self.majority:
+                self._become_candidate(now_ms)
+            elif len(state.rejected) >= self.majority:
+                if state.retained_leader_id is not None:
+                    self._become_follower(
+                        self.epoch, state.retained_leader_id, now_ms, heard_from_leader=False
+                    )
+                else:
+                    self.state = Unattached(now_ms + self._election_timeout())
+        elif isinstance(state, Candidate):
+            if response.pre_vote or response.candidate_epoch != self.epoch:
+                return
+            (state.granted if response.vote_granted else state.rejected).add(sender)
+            if len(state.granted) >= self.majority:
+                self._become_leader(now_ms)
+            elif len(state.rejected) >= self.majority and not state.backing_off:
+                self._election_retries += 1
+                state.backing_off = True
+                state.election_deadline_ms = now_ms + self._election_backoff()
+
+    def _election_backoff(self) -> int:
+        exponent = min(self._election_retries, 16)
+        base = self.config.election_backoff_base_ms
+        return min(
+            base * (1 + self.rng.randrange(1 << exponent)), self.config.election_backoff_max_ms
+        )
+
+    # ----------------------------------------------------------------- graceful handover
+
+    def _send_end_quorum_epoch(self, voter: int, state: Resigned, now_ms: int) -> None:
+        request = EndQuorumEpochRequest(self.node_id, self.epoch, state.preferred_successors)
+        self._send(voter, request, after_persist=False)
+        state.end_epoch_due_ms[voter] = now_ms + self.config.fetch_timeout_ms // 2
+
+    def _on_end_quorum_epoch(
+        self, sender: int, request: EndQuorumEpochRequest, now_ms: int
+    ) -> None:
+        self._reply(sender, EndQuorumEpochResponse(ErrorCode.NONE, self.epoch, self.leader_id))
+        state = self.state
+        if request.leader_epoch != self.epoch or not isinstance(state, Follower):
+            return
+        if state.leader_id != request.leader_id or state.leader_resigned:
+            return
+        state.leader_resigned = True
+        successors = request.preferred_successors
+        if self.node_id in successors:
+            position = successors.index(self.node_id)
+            max_backoff = self.config.election_backoff_max_ms
+            delay = 0 if position == 0 else (max_backoff >> (len(successors) - 1)) << (position - 1)
+        else:
+            delay = self.config.election_backoff_max_ms
+        state.fetch_deadline_ms = min(state.fetch_deadline_ms, now_ms + delay)
+
+    # ----------------------------------------------------------------- leader
+
+    def _check_quorum_deadline(self, state: Leader) -> int:
+        contacts = sorted(
+            (
+                NO_DEADLINE if voter == self.node_id else state.progress[voter].last_contact_ms
+                for voter in self.voters
+            ),
+            reverse=True,
+        )
+        return contacts[self.majority - 1] + self.config.check_quorum_timeout_ms
+
+    def _leader_tick(self, state: Leader, now_ms: int) -> None:
+        if len(self.voters) > 1 and now_ms >= self._check_quorum_deadline(state):
+            self._become_resigned_after_lost_quorum(state, now_ms)
+            return
+        for voter, due in sorted(state.begin_epoch_due_ms.items()):
+            if now_ms >= due:
+                self._send(
+                    voter, BeginQuorumEpochRequest(self.node_id, self.epoch), after_persist=True
+                )
+                state.begin_epoch_due_ms[voter] = now_ms + self.config.fetch_timeout_ms // 2
+        expired = [r for r, p in state.parked.items() if now_ms >= p.deadline_ms]
+        for replica_id in sorted(expired):
+            parked = state.parked.pop(replica_id)
+            self._answer_fetch(replica_id, parked.request)
+
+    def _append_local(self, batch: Batch) -> None:
+        self.log.append(batch)
+        if self._log_ops and isinstance(self._log_ops[-1], AppendBatches):
+            previous = self._log_ops[-1]
+            self._log_ops[-1] = AppendBatches((*previous.batches, batch))
+        else:
+            self._log_ops.append(AppendBatches((batch,)))
+
+    def _maybe_advance_high_watermark(self, state: Leader, now_ms: int) -> None:
+        offsets = sorted(
+            (
+                min(self._durable_end, self.log.end_offset)
+                if voter == self.node_id
+                else (state.progress[voter].end_offset or 0)
+                for voter in self.voters
+            ),
+            reverse=True,
+        )
+        candidate = offsets[self.majority - 1]
+        if candidate > state.epoch_start_offset and candidate > self.high_watermark:
+            self.high_watermark = candidate
+            self._hw_changed = True
+            if not state.announced:
+                state.announced = True
+                self._leader_change = LeaderAndEpoch(self.node_id, self.epoch)
+            self._complete_parked_fetches(state, now_ms)
+
+    def _complete_parked_fetches(self, state: Leader, now_ms: int) -> None:
+        for replica_id in sorted(state.parked):
+            self._answer_fetch(replica_id, state.parked[replica_id].request)
+        state.parked.clear()
+
+    def _fetch_error(self, error: ErrorCode, request: FetchRequest) -> FetchResponse:
+        return FetchResponse(error, self.epoch, self.leader_id, request.fetch_offset)
+
+    def _on_fetch_request(self, sender: int, request: FetchRequest, now_ms: int) -> None:
+        state = self.state
+        if not isinstance(state, Leader):
+            self._reply(sender, self._fetch_error(ErrorCode.NOT_LEADER_OR_FOLLOWER, request))
+            return
+        if request.current_leader_epoch < self.epoch:
+            self._reply(sender, self._fetch_error(ErrorCode.FENCED_LEADER_EPOCH, request))
+            return
+        if request.current_leader_epoch > self.epoch:
+            self._reply(sender, self._fetch_error(ErrorCode.UNKNOWN_LEADER_EPOCH, request))
+            return
+        progress = state.progress.setdefault(sender, ReplicaProgress())
+        progress.last_contact_ms = now_ms
+        state.begin_epoch_due_ms.pop(sender, None)
+        problem = self._fetch_position_problem(request)
+        if problem is not None:
+            self._reply(sender, problem)
+            return
+        progress.end_offset = request.fetch_offset
+        progress.last_fetch_ms = now_ms
+        if request.fetch_offset >= self.log.end_offset:
+            progress.last_caught_up_ms = now_ms
+        old_high_watermark = self.high_watermark
+        if sender in self.voters:
+            self._maybe_advance_high_watermark(state, now_ms)
+        state.parked.pop(sender, None)
+        if (
+            request.fetch_offset >= self.log.end_offset
+            and request.max_wait_ms > 0
+            and self.high_watermark == old_high_watermark
+        ):
+            wait = min(request.max_wait_ms, self.config.fetch_max_wait_ms)
+            state.parked[sender] = ParkedFetch(request, now_ms + wait)
+            return
+        self._answer_fetch(sender, request)
+
+    def _fetch_position_problem(self, request: FetchRequest) -> FetchResponse | None:
+        """Why the fetcher's log cannot simply continue at its fetch offset, if it cannot."""
+        log = self.log
+        offset, last_epoch = request.fetch_offset, request.last_fetched_epoch
+        snapshot = self._latest_snapshot
+        if log.snapshot is not None and snapshot is not None:
+            start = log.snapshot
+            if (
+                offset < log.start_offset
+                or (offset == log.start_offset and last_epoch != start.epoch)
+                or last_epoch < start.epoch
+            ):
+                return FetchResponse(
+                    ErrorCode.NONE,
+                    self.epoch,
+                    self.node_id,
+                    offset,
+                    self.high_watermark,
+                    log.start_offset,
+                    snapshot_id=snapshot,
+                )
+        if offset == 0 and log.start_offset == 0:
+            return None
+        end = log.end_offset_for_epoch(last_epoch)
+        if end.epoch != last_epoch or end.offset < offset or not log.is_batch_boundary(offset):
+            diverging = end if end.epoch >= 0 else None
+            if diverging is None:
+                diverging = OffsetAndEpoch(log.start_offset, 0)
+            return FetchResponse(
+                ErrorCode.NONE,
+                self.epoch,
+                self.node_id,
+                offset,
+                self.high_watermark,
+                log.start_offset,
+                diverging=diverging,
+            )
+        return None
+
+    def _answer_fetch(self, replica_id: int, request: FetchRequest) -> None:
+        max_bytes = min(request.max_bytes, self.config.fetch_max_bytes)
+        batches = self.log.read(request.fetch_offset, max_bytes)
+        response = FetchResponse(
+            ErrorCode.NONE,
+            self.epoch,
+            self.node_id,
+            request.fetch_offset,
+            self.high_watermark,
+            self.log.start_offset,
+            batches,
+        )
+        self._send(replica_id, response, after_persist=False)
+
+    def _on_fetch_snapshot_request(
+        self, sender: int, request: FetchSnapshotRequest, now_ms: int
+    ) -> None:
+        state = self.state
+
+        def fail(error: ErrorCode) -> None:
+            response = FetchSnapshotResponse(
+                error, self.epoch, self.leader_id, request.snapshot_id, request.position
+            )
+            self._reply(sender, response)
+
+        if not isinstance(state, Leader):
+            fail(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            return
+        if request.current_leader_epoch != self.epoch:
+            fail(
+                ErrorCode.FENCED_LEADER_EPOCH
+                if request.current_leader_epoch < self.epoch
+                else ErrorCode.UNKNOWN_LEADER_EPOCH
+            )
+            return
+        state.progress.setdefault(sender, ReplicaProgress()).last_contact_ms = now_ms
+        state.begin_epoch_due_ms.pop(sender, None)
+        if request.snapshot_id != self._latest_snapshot:
+            fail(ErrorCode.SNAPSHOT_NOT_FOUND)
+            return
+        size = self._latest_snapshot_size
+        if request.position < 0 or request.position > size:
+            fail(ErrorCode.POSITION_OUT_OF_RANGE)
+            return
+        length = min(request.max_bytes, self.config.snapshot_chunk_bytes, size - request.position)
+        response = FetchSnapshotResponse(
+            ErrorCode.NONE,
+            self.epoch,
+            self.node_id,
+            request.snapshot_id,
+            request.position,
+            size,
+            length,
+        )
+        self._send(sender, response, after_persist=False)
+
+    # ----------------------------------------------------------------- follower
+
+    def _fetch_target(self) -> int | None:
+        state = self.state
+        if isinstance(state, Follower):
+            return state.leader_id
+        if isinstance(state, Unattached) and not self.is_voter:
+            return self.rng.choice(sorted(self.voters))
+        return None
+
+    def _send_fetch(self, now_ms: int) -> None:
+        target = self._fetch_target()
+        if target is None:
+            return
+        download = self._download
+        if download is not None:
+            self._send(
+                target,
+                FetchSnapshotRequest(
+                    self.epoch,
+                    download.snapshot_id,
+                    download.position,
+                    self.config.snapshot_chunk_bytes,
+                ),
+                after_persist=True,
+            )
+            self._fetch_in_flight = (target, download.position)
+        else:
+            self._send(
+                target,
+                FetchRequest(
+                    self.epoch,
+                    self.log.end_offset,
+                    self.log.last_epoch,
+                    self.config.fetch_max_wait_ms,
+                    self.config.fetch_max_bytes,
+                ),
+                after_persist=True,
+            )
+            self._fetch_in_flight = (target, self.log.end_offset)
+        self._fetch_sent_ms = now_ms
+        self._fetch_retry_ms = now_ms + self.config.fetch_resend_ms
+
+    def _retry_fetch_later(self, now_ms: int) -> None:
+        self._fetch_in_flight = None
+        self._fetch_retry_ms = now_ms + self.config.retry_backoff_ms
+
+    def _on_fetch_response(self, sender: int, response: FetchResponse, now_ms: int) -> None:
+        if self._fetch_in_flight != (sender, response.fetch_offset) or self._download is not None:
+            return
+        state = self.state
+        if response.error is not ErrorCode.NONE:
+            # A newer epoch or leader it named was taken in by _observe_epoch already. A leader
+            # of our epoch saying it does not lead has resigned or restarted: stop deferring.
+            if (
+                isinstance(state, Follower)
+                and state.leader_id == sender
+                and response.error is ErrorCode.NOT_LEADER_OR_FOLLOWER
+                and response.epoch == self.epoch
+            ):
+                state.leader_resigned = True
+            self._retry_fetch_later(now_ms)
+            return
+        if not isinstance(state, Follower) or state.leader_id != sender:
+            return
+        state.fetch_deadline_ms = self._fetch_deadline(now_ms)
+        state.last_heard_ms = now_ms
+        self._fetch_in_flight = None
+        if response.diverging is not None:
+            self._truncate_after_divergence(response)
+        elif response.snapshot_id is not None:
+            self._download = _Download(response.snapshot_id)
+        else:
+            for batch in response.batches:
+                if batch.base_offset < self.log.end_offset:
+                    continue
+                if batch.epoch > self.epoch:
+                    raise AssertionError("a leader sent a batch from a future epoch")
+                self._append_local(batch)
+            self._update_follower_high_watermark(response.high_watermark)
+        self._send_fetch(now_ms)
+
+    def _update_follower_high_watermark(self, leader_high_watermark: int) -> None:
+        new_high_watermark = min(leader_high_watermark, self.log.end_offset)
+        if new_high_watermark > self.high_watermark:
+            self.high_watermark = new_high_watermark
+            self._hw_changed = True
+
+    def _truncate_after_divergence(self, response: FetchResponse) -> None:
+        assert response.diverging is not None
+        leader_end = response.diverging
+        local_end = self.log.end_offset_for_epoch(leader_end.epoch)
+        target = min(leader_end.offset, local_end.offset) if local_end.epoch >= 0 else 0
+        target = max(target, self.log.start_offset)
+        while not self.log.is_batch_boundary(target):
+            target -= 1
+        if target < self.high_watermark:
+            raise LogInvariantError(
+                f"node {self.node_id} asked to truncate to {target}, below its high watermark "
+                f"{self.high_watermark}"
+            )
+        if target < self.log.end_offset:
+            self.log.truncate_to(target)
+            self._log_ops.append(TruncateLog(target))
+            self._durable_end = min(self._durable_end, target)
+            self._truncated_since_ready = (
+                target
+                if self._truncated_since_ready is None
+                else min(self._truncated_since_ready, target)
+            )
+
+    def _on_fetch_snapshot_response(
+        self, sender: int, response: FetchSnapshotResponse, now_ms: int
+    ) -> None:
+        download = self._download
+        state = self.state
+        if (
+            download is None
+            or self._fetch_in_flight != (sender, response.position)
+            or not isinstance(state, Follower)
+            or state.leader_id != sender
+            or response.snapshot_id != download.snapshot_id
+        ):
+            return
+        self._fetch_in_flight = None
+        if response.error is not ErrorCode.NONE:
+            # The leader moved to a newer snapshot (or is gone): start over from a fetch.
+            self._download = None
+            self._retry_fetch_later(now_ms)
+            return
+        state.fetch_deadline_ms = self._fetch_deadline(now_ms)
+        state.last_heard_ms = now_ms
+        if len(response.data) != response.chunk_length:
+            raise AssertionError("the runtime must fill a snapshot chunk before delivery")
+        download.size = response.size
+        self._log_ops.append(
+            WriteSnapshotChunk(
+                download.snapshot_id, response.position, response.data, response.size
+            )
+        )
+        download.position = response.position + len(response.data)
+        if download.position >= response.size:
+            self._install_snapshot(download.snapshot_id)
+        self._send_fetch(now_ms)
+
+    def _install_snapshot(self, snapshot_id: SnapshotId) -> None:
+        if isinstance(self.state, Leader):
+            raise AssertionError("a leader never loads a snapshot")
+        download = self._download
+        self._download = None
+        if snapshot_id.end_offset < self.high_watermark:
+            raise LogInvariantError("a snapshot from the leader cannot end below our commit")
+        self.log.reset_to_snapshot(snapshot_id)
+        self._log_ops.append(InstallSnapshot(snapshot_id))
+        self._latest_snapshot = snapshot_id
+        self._latest_snapshot_size = (download.size or 0) if download is not None else 0
+        self._durable_end = min(self._durable_end, snapshot_id.end_offset)
+        self._truncated_since_ready = 0
+        self._loaded_snapshot = snapshot_id
+        self._delivered_offset = snapshot_id.end_offset
+        self.high_watermark = snapshot_id.end_offset
+        self._hw_changed = True
+
+    # ----------------------------------------------------------------- sending
+
+    def _send(self, destination: int, message: Message, *, after_persist: bool) -> None:
+        outbound = Outbound(destination, message)
+        if after_persist or self._election_dirty:
+            self._messages_after_persist.append(outbound)
+        else:
+            self._messages.append(outbound)
+
+    def _reply(self, destination: int, message: Message) -> None:
+        self._send(destination, message, after_persist=True)

@@ -1,0 +1,81 @@
+"""What the core hands its runtime after each round of input, in the manner of etcd's Ready.
+
+The runtime must, in this order: apply ``log_ops`` and persist ``election_state`` durably;
+send ``messages_after_persist``; deliver ``loaded_snapshot``, ``committed`` and
+``leader_change`` to the state machine; then call ``core.advance(ready)``. Messages in
+``messages`` depend on nothing this Ready persists and may be sent at once, before the fsync.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from raftmeta.raft.batch import Batch, SnapshotId
+from raftmeta.raft.messages import Message
+from raftmeta.raft.state import ElectionState
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    destination: int
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class AppendBatches:
+    batches: tuple[Batch, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TruncateLog:
+    end_offset: int
+    """Every batch at or after this offset goes; it is always a batch boundary."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriteSnapshotChunk:
+    snapshot_id: SnapshotId
+    position: int
+    data: bytes
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class InstallSnapshot:
+    """A downloaded snapshot is complete: it replaces the whole log, which restarts after it."""
+
+    snapshot_id: SnapshotId
+
+
+@dataclass(frozen=True, slots=True)
+class AdvanceLogStart:
+    """The log before this snapshot may be deleted; the snapshot now stands in for it."""
+
+    snapshot_id: SnapshotId
+
+
+LogOp = AppendBatches | TruncateLog | WriteSnapshotChunk | InstallSnapshot | AdvanceLogStart
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndEpoch:
+    leader_id: int | None
+    epoch: int
+
+
+@dataclass(slots=True)
+class Ready:
+    election_state: ElectionState | None = None
+    log_ops: list[LogOp] = field(default_factory=list)
+    messages: list[Outbound] = field(default_factory=list)
+    messages_after_persist: list[Outbound] = field(default_factory=list)
+    loaded_snapshot: SnapshotId | None = None
+    committed: list[Batch] = field(default_factory=list)
+    high_watermark: int | None = None
+    """Set when the high watermark moved; every batch below it is committed."""
+    leader_change: LeaderAndEpoch | None = None
+    log_end_offset: int = 0
+    """The log end this Ready makes durable; the core counts it once ``advance`` is called."""
+
+    def needs_persist(self) -> bool:
+        return self.election_state is not None or bool(self.log_ops)

@@ -1,0 +1,629 @@
+"""The simulation loop: voters and observers in one process, on simulated time.
+
+Each node is a real ``RaftCore`` with a simulated disk and a small state machine (a list of
+committed client values). The loop plays the runtime's part exactly as the contract in
+``raftmeta.raft.ready`` says: write, send what may go early, fsync (after a random delay,
+during which a crash loses the writes), send the rest, apply, advance.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack
+
+from raftmeta.errors import ErrorCode
+from raftmeta.raft.batch import SnapshotId
+from raftmeta.raft.config import RaftConfig
+from raftmeta.raft.core import NotLeaderError, RaftCore
+from raftmeta.raft.log import LogInvariantError, RaftLog
+from raftmeta.raft.messages import FetchSnapshotResponse, Message
+from raftmeta.raft.ready import Outbound, Ready
+from raftmeta.raft.roles import Role
+from raftmeta.sim.disk import SimDisk
+from raftmeta.sim.faults import (
+    Crash,
+    Fault,
+    FaultPlan,
+    Flap,
+    FullRestart,
+    Heal,
+    IsolateLeader,
+    NetworkQuality,
+    OneWayCut,
+    Partition,
+    Pause,
+    random_fault_plan,
+)
+from raftmeta.sim.invariants import (
+    LIVENESS,
+    RELAXED_BY_WIPE,
+    InvariantChecker,
+    InvariantViolation,
+    decode_value,
+    encode_value,
+    same_batch,
+    value_digest,
+)
+
+CoreFactory = Callable[..., RaftCore]
+NEVER = 1 << 62
+
+_DELIVER, _TICK, _FSYNC, _FAULT, _RESTART, _RESUME, _PROPOSE, _FLAP, _HEAL_ALL = range(9)
+
+
+class SimStateMachine:
+    """Committed client values in order, with a rolling digest to compare nodes cheaply."""
+
+    __slots__ = ("applied_offset", "batches_since_snapshot", "digest", "values")
+
+    def __init__(self) -> None:
+        self.applied_offset = 0
+        self.digest = 0
+        self.values: list[int] = []
+        self.batches_since_snapshot = 0
+
+    def apply(self, batch_base: int, batch_next: int, records: list[bytes] | None) -> None:
+        if batch_base < self.applied_offset:
+            return  # already covered by the snapshot this node loaded
+        if records is not None:
+            for record in records:
+                value = decode_value(record)
+                self.values.append(value)
+                self.digest = value_digest(self.digest, value)
+        self.applied_offset = batch_next
+        self.batches_since_snapshot += 1
+
+    def to_bytes(self) -> bytes:
+        return msgpack.packb([self.applied_offset, self.digest, self.values])  # type: ignore[no-any-return]
+
+    def load(self, data: bytes) -> None:
+        self.applied_offset, self.digest, self.values = msgpack.unpackb(data)
+        self.batches_since_snapshot = 0
+
+
+@dataclass(slots=True)
+class SimNode:
+    node_id: int
+    is_voter: bool
+    disk: SimDisk = field(default_factory=SimDisk)
+    core: RaftCore | None = None
+    machine: SimStateMachine = field(default_factory=SimStateMachine)
+    generation: int = 0
+    in_flight: Ready | None = None
+    tick_at_us: int = NEVER
+    paused_until_us: int = 0
+    proposals: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationResult:
+    seed: int
+    simulated_ms: int
+    events: int
+    acknowledged: int
+    epochs: int
+    liveness_ms: int | None
+
+
+@dataclass(slots=True)
+class _Links:
+    groups: tuple[frozenset[int], ...] = ()
+    cuts: set[tuple[int, int]] = field(default_factory=set)
+    isolated: set[int] = field(default_factory=set)
+    flapping_down: set[frozenset[int]] = field(default_factory=set)
+    loss: float = 0.0
+    duplication: float = 0.0
+    max_extra_delay_us: int = 0
+
+    def blocked(self, source: int, destination: int) -> bool:
+        if source in self.isolated or destination in self.isolated:
+            return True
+        if (source, destination) in self.cuts:
+            return True
+        if self.flapping_down and frozenset((source, destination)) in self.flapping_down:
+            return True
+        if self.groups:
+            for group in self.groups:
+                if source in group:
+                    return destination not in group
+        return False
+
+
+class Simulation:
+    def __init__(
+        self,
+        seed: int,
+        *,
+        voters: int = 3,
+        observers: int = 1,
+        plan: FaultPlan | None = None,
+        core_factory: CoreFactory = RaftCore,
+        config: RaftConfig | None = None,
+        trace_size: int = 300,
+    ) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.voter_ids = list(range(1, voters + 1))
+        self.observer_ids = list(range(voters + 1, voters + observers + 1))
+        node_ids = self.voter_ids + self.observer_ids
+        self.plan = plan or random_fault_plan(
+            random.Random(seed ^ 0x5EED), node_ids, self.voter_ids
+        )
+        self.core_factory = core_factory
+        self.config = config or RaftConfig()
+        relaxed = RELAXED_BY_WIPE if self.plan.has_wipe else frozenset()
+        self.checker = InvariantChecker(self.voter_ids, relaxed=relaxed)
+        self.nodes = {i: SimNode(i, i in self.voter_ids) for i in node_ids}
+        self.links = _Links()
+        self.now_us = 0
+        self._queue: list[tuple[int, int, int, Any, Any, Any]] = []
+        self._sequence = 0
+        self.events = 0
+        self.trace: deque[tuple[int, str, object]] = deque(maxlen=trace_size)
+        self._next_value = 1
+        self._healed_at_us: int | None = None
+        self._first_value_after_heal: int | None = None
+        self._liveness_us: int | None = None
+        self._epochs_seen: set[int] = set()
+        self._pending_restarts: dict[int, bool] = {}
+        """Crashed nodes waiting to restart, and whether they come back with a wiped disk."""
+
+    # ------------------------------------------------------------------ running
+
+    def run(self) -> SimulationResult:
+        for node in self.nodes.values():
+            self._start(node, wiped=False)
+        for at_ms, fault in self.plan.actions:
+            self._push(at_ms * 1000, _FAULT, fault)
+        self._push(self.plan.fault_phase_ms * 1000, _HEAL_ALL)
+        self._push(self._proposal_gap(), _PROPOSE)
+        end_us = self.plan.min_run_ms * 1000
+        deadline_us = (self.plan.fault_phase_ms + self.plan.liveness_bound_ms) * 1000
+        try:
+            while self._queue:
+                if self.now_us >= end_us and self._liveness_us is not None:
+                    break
+                if self.now_us > deadline_us:
+                    self.checker.fail(
+                        LIVENESS,
+                        f"no new commit {self.plan.liveness_bound_ms} ms after the faults ended",
+                    )
+                    break
+                self._step_event()
+            self.checker.final_check()
+        except InvariantViolation:
+            raise
+        except Exception as error:  # a crash inside a core is a finding too
+            raise InvariantViolation("no exception escapes a core", repr(error)) from error
+        liveness_ms = None
+        if self._liveness_us is not None and self._healed_at_us is not None:
+            liveness_ms = (self._liveness_us - self._healed_at_us) // 1000
+        return SimulationResult(
+            self.seed,
+            self.now_us // 1000,
+            self.events,
+            len(self.checker.acked),
+            len(self._epochs_seen),
+            liveness_ms,
+        )
+
+    def format_trace(self) -> str:
+        lines = [
+            f"{t / 1000:10.3f} ms  {what:<10} {detail!r}"[:300] for t, what, detail in self.trace
+        ]
+        return "\n".join(lines)
+
+    def _push(self, at_us: int, kind: int, a: Any = None, b: Any = None, c: Any = None) -> None:
+        self._sequence += 1
+        heapq.heappush(self._queue, (at_us, self._sequence, kind, a, b, c))
+
+    def _step_event(self) -> None:
+        at_us, _, kind, a, b, c = heapq.heappop(self._queue)
+        self.now_us = max(self.now_us, at_us)
+        self.events += 1
+        if kind == _DELIVER:
+            self._deliver(a, b, c)
+        elif kind == _TICK:
+            self._tick(a, b)
+        elif kind == _FSYNC:
+            self._fsync_done(a, b, c)
+        elif kind == _FAULT:
+            self.trace.append((self.now_us, "fault", a))
+            self._apply_fault(a)
+        elif kind == _RESTART:
+            node = self.nodes[a]
+            if node.core is None and self._pending_restarts.pop(a, None) is not None:
+                self._start(node, wiped=bool(b))
+        elif kind == _RESUME:
+            self._resume(a)
+        elif kind == _PROPOSE:
+            self._propose()
+        elif kind == _FLAP:
+            self._flap(a, b, c)
+        elif kind == _HEAL_ALL:
+            self._heal_all()
+
+    @property
+    def now_ms(self) -> int:
+        return self.now_us // 1000
+
+    # ------------------------------------------------------------------ nodes
+
+    def _start(self, node: SimNode, *, wiped: bool) -> None:
+        if wiped:
+            node.disk.wipe()
+        durable = node.disk.durable
+        log = RaftLog(
+            list(durable.batches), start_offset=durable.log_start, snapshot=durable.start_snapshot
+        )
+        machine = SimStateMachine()
+        latest = max(durable.snapshots, default=None, key=lambda s: s.end_offset)
+        if latest is not None:
+            machine.load(durable.snapshots[latest])
+        node.machine = machine
+        node.generation += 1
+        node.in_flight = None
+        node.tick_at_us = NEVER
+        node.proposals = {}
+        node.core = self.core_factory(
+            node.node_id,
+            frozenset(self.voter_ids),
+            self.config,
+            election_state=durable.election,
+            log=log,
+            now_ms=self.now_ms,
+            rng=random.Random(self.rng.getrandbits(64)),
+            latest_snapshot=latest,
+            latest_snapshot_size=len(durable.snapshots[latest]) if latest else 0,
+        )
+        self.checker.node_restarted(node.node_id, wiped)
+        self.trace.append((self.now_us, "start", (node.node_id, durable.election, wiped)))
+        self._drive(node)
+
+    def _crash(self, node: SimNode) -> None:
+        if node.core is None:
+            return
+        self.trace.append((self.now_us, "crash", node.node_id))
+        node.core = None
+        node.disk.crash(self.rng)
+        node.generation += 1
+        node.in_flight = None
+        node.tick_at_us = NEVER
+        node.paused_until_us = 0
+
+    def _paused(self, node: SimNode) -> bool:
+        return node.paused_until_us > self.now_us
+
+    def _deliver(self, destination: int, source: int, message: Message) -> None:
+        node = self.nodes[destination]
+        if node.core is None:
+            return
+        if self._paused(node):
+            self._push(node.paused_until_us + 1, _DELIVER, destination, source, message)
+            return
+        self.trace.append((self.now_us, f"{source}->{destination}", message))
+        try:
+            node.core.step(source, message, self.now_ms)
+        except LogInvariantError:
+            if self._halt_after_wipe(node):
+                return
+            raise
+        self._after_input(node)
+
+    def _halt_after_wipe(self, node: SimNode) -> bool:
+        """In a run with a wiped disk, a node told to truncate committed data stops, as a
+        real node would on that fatal error, and its operator re-formats it."""
+        if not self.plan.has_wipe:
+            return False
+        self.trace.append((self.now_us, "halt", node.node_id))
+        self._crash(node)
+        self._pending_restarts[node.node_id] = True
+        self._push(self.now_us + 100_000, _RESTART, node.node_id, True)
+        return True
+
+    def _tick(self, node_id: int, generation: int) -> None:
+        node = self.nodes[node_id]
+        if node.core is None or node.generation != generation or self._paused(node):
+            return
+        node.tick_at_us = NEVER
+        try:
+            node.core.tick(self.now_ms)
+        except LogInvariantError:
+            if self._halt_after_wipe(node):
+                return
+            raise
+        self._after_input(node)
+
+    def _after_input(self, node: SimNode) -> None:
+        core = node.core
+        assert core is not None
+        if core.role is Role.LEADER:
+            self.checker.saw_leader(node.node_id, core.epoch)
+            self._epochs_seen.add(core.epoch)
+        self.checker.saw_high_watermark(node.node_id, core.high_watermark)
+        self._drive(node)
+
+    def _drive(self, node: SimNode) -> None:
+        core = node.core
+        assert core is not None
+        while node.in_flight is None:
+            ready = core.ready()
+            if ready is None:
+                break
+            node.in_flight = ready
+            if ready.election_state is not None:
+                node.disk.write(ready.election_state)
+            for op in ready.log_ops:
+                node.disk.write(op)
+            for outbound in ready.messages:
+                self._send(node, outbound)
+            self._check_commits(node, ready)
+            if ready.needs_persist():
+                delay = self.rng.randint(50, 2000)
+                self._push(self.now_us + delay, _FSYNC, node.node_id, node.generation, ready)
+            else:
+                self._complete(node, ready)
+        self._schedule_tick(node)
+
+    def _fsync_done(self, node_id: int, generation: int, ready: Ready) -> None:
+        node = self.nodes[node_id]
+        if node.core is None or node.generation != generation:
+            return
+        if self._paused(node):
+            self._push(node.paused_until_us + 1, _FSYNC, node_id, generation, ready)
+            return
+        self._complete(node, ready)
+        self._drive(node)
+
+    def _complete(self, node: SimNode, ready: Ready) -> None:
+        core = node.core
+        assert core is not None
+        disk = node.disk
+        disk.sync()
+        durable = disk.durable
+        self.checker.synced(
+            node.node_id,
+            durable.election,
+            disk.truncations,
+            durable.log_start,
+            durable.start_snapshot,
+            durable.snapshots,
+        )
+        for outbound in ready.messages_after_persist:
+            self._send(node, outbound)
+        machine = node.machine
+        if ready.loaded_snapshot is not None:
+            data = disk.read_snapshot(ready.loaded_snapshot)
+            assert data is not None
+            machine.load(data)
+            self.checker.loaded_snapshot(
+                node.node_id, core.role is Role.LEADER, ready.loaded_snapshot, machine.digest
+            )
+        for batch in ready.committed:
+            records = None if batch.is_control else batch.records()
+            machine.apply(batch.base_offset, batch.next_offset, records)
+            values = node.proposals.pop((batch.base_offset, batch.epoch), None)
+            if values is not None:
+                for value in values:
+                    self.checker.acknowledged(value, batch.base_offset)
+                    if (
+                        self._first_value_after_heal is not None
+                        and value >= self._first_value_after_heal
+                        and self._liveness_us is None
+                    ):
+                        self._liveness_us = self.now_us
+        node.in_flight = None
+        core.advance(ready, self.now_ms)
+        self._maybe_snapshot(node)
+
+    def _check_commits(self, node: SimNode, ready: Ready) -> None:
+        core = node.core
+        assert core is not None
+        for batch in ready.committed:
+            self.checker.committed(node.node_id, batch)
+        if ready.high_watermark is not None and core.role is Role.LEADER:
+            high_watermark = ready.high_watermark
+            holds = {v: self._durably_holds(v, high_watermark) for v in self.voter_ids}
+            last_epoch = core.log.epoch_at(high_watermark - 1)
+            self.checker.leader_committed(
+                node.node_id, core.epoch, high_watermark, last_epoch, holds
+            )
+
+    def _durably_holds(self, voter: int, high_watermark: int) -> bool:
+        durable = self.nodes[voter].disk.durable
+        if high_watermark <= 0:
+            return True
+        if any(s.end_offset >= high_watermark for s in durable.snapshots):
+            return True
+        committed = self.checker.truth.batch_holding(high_watermark - 1)
+        held = durable.batch_holding(high_watermark - 1)
+        return committed is not None and held is not None and same_batch(committed, held)
+
+    def _maybe_snapshot(self, node: SimNode) -> None:
+        core = node.core
+        machine = node.machine
+        assert core is not None
+        if machine.batches_since_snapshot < self.plan.snapshot_every_batches:
+            return
+        end = machine.applied_offset
+        if end <= core.log.start_offset or end > core.high_watermark:
+            return
+        snapshot_id = SnapshotId(end, core.log.epoch_at(end - 1))
+        data = machine.to_bytes()
+        disk = node.disk
+        disk.write_local_snapshot(snapshot_id, data)
+        keep = {snapshot_id, disk.durable.start_snapshot}
+        for old in [s for s in disk.durable.snapshots if s not in keep]:
+            if old.end_offset < snapshot_id.end_offset:
+                del disk.durable.snapshots[old]
+        machine.batches_since_snapshot = 0
+        core.snapshot_taken(snapshot_id, len(data), advance_log_start=self.rng.random() < 0.7)
+        self._drive(node)
+
+    def _schedule_tick(self, node: SimNode) -> None:
+        core = node.core
+        if core is None:
+            return
+        deadline_us = core.next_deadline_ms() * 1000
+        if deadline_us < node.tick_at_us or node.tick_at_us <= self.now_us:
+            deadline_us = max(deadline_us, self.now_us + 1)
+            node.tick_at_us = deadline_us
+            self._push(deadline_us, _TICK, node.node_id, node.generation)
+
+    # ------------------------------------------------------------------ network
+
+    def _send(self, node: SimNode, outbound: Outbound) -> None:
+        message = outbound.message
+        destination = outbound.destination
+        if isinstance(message, FetchSnapshotResponse) and message.chunk_length and not message.data:
+            data = node.disk.read_snapshot(message.snapshot_id)
+            if data is None:
+                message = FetchSnapshotResponse(
+                    ErrorCode.SNAPSHOT_NOT_FOUND,
+                    message.epoch,
+                    message.leader_id,
+                    message.snapshot_id,
+                    message.position,
+                )
+            else:
+                chunk = data[message.position : message.position + message.chunk_length]
+                message = FetchSnapshotResponse(
+                    message.error,
+                    message.epoch,
+                    message.leader_id,
+                    message.snapshot_id,
+                    message.position,
+                    len(data),
+                    len(chunk),
+                    chunk,
+                )
+        self.checker.sent(node.node_id, destination, message, node.disk.durable.election)
+        links = self.links
+        if links.blocked(node.node_id, destination):
+            return
+        if links.loss and self.rng.random() < links.loss:
+            return
+        copies = 2 if links.duplication and self.rng.random() < links.duplication else 1
+        for _ in range(copies):
+            delay = self.rng.randint(100, 600)
+            if links.max_extra_delay_us:
+                delay += self.rng.randint(0, links.max_extra_delay_us)
+            self._push(self.now_us + delay, _DELIVER, destination, node.node_id, message)
+
+    # ------------------------------------------------------------------ clients
+
+    def _proposal_gap(self) -> int:
+        return self.now_us + self.rng.randint(5_000, 60_000)
+
+    def _propose(self) -> None:
+        self._push(self._proposal_gap(), _PROPOSE)
+        leaders = [
+            n
+            for n in self.nodes.values()
+            if n.core is not None and n.core.role is Role.LEADER and not self._paused(n)
+        ]
+        if not leaders:
+            return
+        node = self.rng.choice(leaders)
+        assert node.core is not None
+        count = self.rng.randint(1, 4)
+        values = list(range(self._next_value, self._next_value + count))
+        self._next_value += count
+        if self._healed_at_us is not None and self._first_value_after_heal is None:
+            self._first_value_after_heal = values[0]
+        try:
+            result = node.core.propose([encode_value(v) for v in values], self.now_ms)
+        except NotLeaderError:
+            return
+        node.proposals[(result.base_offset, result.epoch)] = values
+        self._drive(node)
+
+    # ------------------------------------------------------------------ faults
+
+    def _apply_fault(self, fault: Fault) -> None:
+        links = self.links
+        if isinstance(fault, Partition):
+            links.groups = fault.groups
+        elif isinstance(fault, OneWayCut):
+            links.cuts.add((fault.source, fault.destination))
+        elif isinstance(fault, IsolateLeader):
+            for node in self.nodes.values():
+                if node.core is not None and node.core.role is Role.LEADER:
+                    links.isolated.add(node.node_id)
+        elif isinstance(fault, Flap):
+            self._flap(
+                frozenset((fault.a, fault.b)),
+                fault.period_ms,
+                self.now_us + fault.duration_ms * 1000,
+            )
+        elif isinstance(fault, NetworkQuality):
+            links.loss = fault.loss
+            links.duplication = fault.duplication
+            links.max_extra_delay_us = int(fault.max_extra_delay_ms * 1000)
+        elif isinstance(fault, Heal):
+            self._heal_links()
+        elif isinstance(fault, Crash):
+            node = self.nodes[fault.node]
+            if node.core is not None:
+                self._crash(node)
+                self._pending_restarts[fault.node] = fault.wipe
+                self._push(self.now_us + fault.down_ms * 1000, _RESTART, fault.node, fault.wipe)
+        elif isinstance(fault, Pause):
+            node = self.nodes[fault.node]
+            if node.core is not None and not self._paused(node):
+                node.paused_until_us = self.now_us + fault.duration_ms * 1000
+                self._push(node.paused_until_us, _RESUME, fault.node)
+        elif isinstance(fault, FullRestart):
+            for node in self.nodes.values():
+                if node.core is not None:
+                    self._crash(node)
+                    self._pending_restarts[node.node_id] = False
+                    self._push(self.now_us + fault.down_ms * 1000, _RESTART, node.node_id, False)
+
+    def _flap(self, link: frozenset[int], period_ms: int, until_us: int) -> None:
+        down = self.links.flapping_down
+        if link in down or self.now_us >= until_us:
+            down.discard(link)
+        else:
+            down.add(link)
+        if self.now_us < until_us:
+            self._push(self.now_us + period_ms * 1000, _FLAP, link, period_ms, until_us)
+
+    def _heal_links(self) -> None:
+        links = self.links
+        links.groups = ()
+        links.cuts.clear()
+        links.isolated.clear()
+        links.flapping_down.clear()
+
+    def _resume(self, node_id: int) -> None:
+        node = self.nodes[node_id]
+        if node.core is None or self._paused(node):
+            return
+        node.paused_until_us = 0
+        node.tick_at_us = NEVER
+        self._schedule_tick(node)
+
+    def _heal_all(self) -> None:
+        self.trace.append((self.now_us, "heal all", None))
+        self._heal_links()
+        links = self.links
+        links.loss = 0.0
+        links.duplication = 0.0
+        links.max_extra_delay_us = 0
+        for node in self.nodes.values():
+            if node.core is None:
+                self._start(node, wiped=self._pending_restarts.pop(node.node_id, False))
+            elif self._paused(node):
+                node.paused_until_us = 0
+                self._resume(node.node_id)
+        # Flaps scheduled past this point find their link healed and stop.
+        self._queue = [e for e in self._queue if e[2] not in (_FLAP, _RESTART, _FAULT)]
+        heapq.heapify(self._queue)
+        self._healed_at_us = self.now_us

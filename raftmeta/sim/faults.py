@@ -1,0 +1,148 @@
+"""Fault plans: what goes wrong, and when, during the first part of a simulated run.
+
+A plan is a list of timed actions, drawn from a seeded ``random.Random`` (for soaks) or from
+Hypothesis (for shrinking). Each action is undone within the plan or by the final heal, so a
+run always ends with a period in which the quorum must recover (the liveness check).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    groups: tuple[frozenset[int], ...]
+    """Nodes in different groups cannot reach each other."""
+
+
+@dataclass(frozen=True, slots=True)
+class OneWayCut:
+    source: int
+    destination: int
+
+
+@dataclass(frozen=True, slots=True)
+class IsolateLeader:
+    """Cut whoever leads at that moment off from everyone, both ways."""
+
+
+@dataclass(frozen=True, slots=True)
+class Flap:
+    a: int
+    b: int
+    period_ms: int
+    duration_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkQuality:
+    loss: float
+    duplication: float
+    max_extra_delay_ms: float
+    """Random extra delay per message; messages overtake each other, so it also reorders."""
+
+
+@dataclass(frozen=True, slots=True)
+class Heal:
+    """Remove every partition, cut and flap."""
+
+
+@dataclass(frozen=True, slots=True)
+class Crash:
+    node: int
+    down_ms: int
+    wipe: bool = False
+    """Restart with an empty disk: breaks durability by design, so some checks relax."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    node: int
+    duration_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class FullRestart:
+    down_ms: int
+
+
+Fault = (
+    Partition
+    | OneWayCut
+    | IsolateLeader
+    | Flap
+    | NetworkQuality
+    | Heal
+    | Crash
+    | Pause
+    | FullRestart
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FaultPlan:
+    actions: tuple[tuple[int, Fault], ...] = ()
+    """(time in ms, fault) pairs, in time order."""
+    fault_phase_ms: int = 8000
+    min_run_ms: int = 10000
+    liveness_bound_ms: int = 6000
+    """After the fault phase, a leader must commit a new append within this long."""
+    snapshot_every_batches: int = 40
+    wipes: bool = field(default=False)
+
+    @property
+    def has_wipe(self) -> bool:
+        return any(isinstance(f, Crash) and f.wipe for _, f in self.actions)
+
+
+def random_fault_plan(
+    rng: random.Random,
+    node_ids: list[int],
+    voter_ids: list[int],
+    *,
+    fault_phase_ms: int = 8000,
+    allow_wipe: bool = True,
+) -> FaultPlan:
+    actions: list[tuple[int, Fault]] = []
+    count = rng.randint(2, 10)
+    for _ in range(count):
+        at = rng.randrange(0, fault_phase_ms - 500)
+        kind = rng.random()
+        fault: Fault
+        if kind < 0.15:
+            shuffled = list(node_ids)
+            rng.shuffle(shuffled)
+            cut = rng.randint(1, len(shuffled) - 1)
+            fault = Partition((frozenset(shuffled[:cut]), frozenset(shuffled[cut:])))
+        elif kind < 0.25:
+            a, b = rng.sample(node_ids, 2)
+            fault = OneWayCut(a, b)
+        elif kind < 0.35:
+            fault = IsolateLeader()
+        elif kind < 0.42:
+            a, b = rng.sample(node_ids, 2)
+            fault = Flap(a, b, rng.randint(50, 600), rng.randint(500, 3000))
+        elif kind < 0.55:
+            fault = NetworkQuality(
+                loss=rng.choice([0.0, 0.01, 0.05, 0.2]),
+                duplication=rng.choice([0.0, 0.01, 0.05]),
+                max_extra_delay_ms=rng.choice([0.0, 2.0, 20.0, 100.0]),
+            )
+        elif kind < 0.65:
+            fault = Heal()
+        elif kind < 0.85:
+            wipe = allow_wipe and rng.random() < 0.04
+            fault = Crash(rng.choice(node_ids), rng.randint(10, 2500), wipe)
+        elif kind < 0.93:
+            fault = Pause(rng.choice(node_ids), rng.randint(100, 2500))
+        else:
+            fault = FullRestart(rng.randint(10, 1500))
+        actions.append((at, fault))
+    actions.sort(key=lambda item: item[0])
+    return FaultPlan(
+        tuple(actions),
+        fault_phase_ms=fault_phase_ms,
+        snapshot_every_batches=rng.choice([5, 20, 80, 1_000_000]),
+    )

@@ -1,0 +1,273 @@
+"""The safety invariants the simulator checks after every event.
+
+The checker watches from outside: it sees what each node made durable, what it sent and what
+it delivered to its state machine, and keeps the one true committed log, built from the first
+delivery of each committed batch. It never trusts a core's own bookkeeping.
+
+With a wiped disk, a node forgets its votes and data; that can legitimately elect two
+leaders in one epoch or lose committed records, so runs with a wipe relax exactly those checks
+(``RELAXED_BY_WIPE``) and still check the rest, including liveness.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from raftmeta.raft.batch import Batch, SnapshotId
+from raftmeta.raft.messages import Message, VoteResponse
+from raftmeta.raft.state import ElectionState
+
+ONE_LEADER_PER_EPOCH = "at most one leader per epoch"
+EPOCH_NEVER_DECREASES = "persisted epoch never decreases"
+VOTE_ONCE_PER_EPOCH = "a node votes once per epoch, and only once the vote is durable"
+HW_NEVER_DECREASES = "high watermark never decreases"
+HW_HELD_BY_MAJORITY = "high watermark is held by a majority of voters"
+LEADER_COMMITS_OWN_EPOCH = "a leader commits only through an entry of its own epoch"
+COMMITTED_PREFIX_AGREES = "committed prefixes are identical on every node"
+SNAPSHOT_AT_LOG_START = "a snapshot sits at the log start"
+LEADER_NEVER_LOADS_SNAPSHOT = "a leader never loads a snapshot"
+ACKED_EXACTLY_ONCE_IN_ORDER = "every acknowledged append is committed exactly once, in order"
+LIVENESS = "after faults stop, a leader commits new appends within the bound"
+
+RELAXED_BY_WIPE = frozenset(
+    {
+        ONE_LEADER_PER_EPOCH,
+        VOTE_ONCE_PER_EPOCH,
+        HW_HELD_BY_MAJORITY,
+        COMMITTED_PREFIX_AGREES,
+        ACKED_EXACTLY_ONCE_IN_ORDER,
+    }
+)
+
+
+class InvariantViolation(AssertionError):
+    def __init__(self, invariant: str, detail: str) -> None:
+        super().__init__(f"{invariant}: {detail}")
+        self.invariant = invariant
+        self.detail = detail
+
+
+def value_digest(previous: int, value: int) -> int:
+    """A rolling digest of applied values; int and tuple hashes are stable across runs."""
+    return hash((previous, value))
+
+
+def decode_value(record: bytes) -> int:
+    return int.from_bytes(record, "big")
+
+
+def encode_value(value: int) -> bytes:
+    return value.to_bytes(8, "big")
+
+
+@dataclass(slots=True)
+class _TruthLog:
+    """The committed log as first delivered anywhere; every later delivery must match it."""
+
+    batches: dict[int, Batch] = field(default_factory=dict)
+    bases: list[int] = field(default_factory=list)
+    end: int = 0
+    digest_at: dict[int, int] = field(default_factory=lambda: {0: 0})
+    digest: int = 0
+    value_offsets: dict[int, int] = field(default_factory=dict)
+
+    def batch_holding(self, offset: int) -> Batch | None:
+        index = bisect.bisect_right(self.bases, offset) - 1
+        if index < 0:
+            return None
+        batch = self.batches[self.bases[index]]
+        return batch if offset <= batch.last_offset else None
+
+
+def same_batch(a: Batch, b: Batch) -> bool:
+    return a is b or (
+        a.base_offset == b.base_offset
+        and a.epoch == b.epoch
+        and a.record_count == b.record_count
+        and a.payload == b.payload
+    )
+
+
+class InvariantChecker:
+    def __init__(self, voters: Iterable[int], *, relaxed: frozenset[str] = frozenset()) -> None:
+        self.voters = frozenset(voters)
+        self.majority = len(self.voters) // 2 + 1
+        self.relaxed = relaxed
+        self.truth = _TruthLog()
+        self.leaders: dict[int, int] = {}
+        self.votes: dict[tuple[int, int], int] = {}
+        self.durable_epochs: dict[int, int] = {}
+        self.high_watermarks: dict[int, int] = {}
+        self.acked: list[tuple[int, int]] = []
+        """(value, offset) of every append acknowledged to a client."""
+
+    def fail(self, invariant: str, detail: str) -> None:
+        if invariant not in self.relaxed:
+            raise InvariantViolation(invariant, detail)
+
+    # -- hooks -------------------------------------------------------------------------
+
+    def node_restarted(self, node_id: int, wiped: bool) -> None:
+        self.high_watermarks.pop(node_id, None)
+        if wiped:
+            self.durable_epochs.pop(node_id, None)
+
+    def saw_leader(self, node_id: int, epoch: int) -> None:
+        existing = self.leaders.setdefault(epoch, node_id)
+        if existing != node_id:
+            self.fail(ONE_LEADER_PER_EPOCH, f"nodes {existing} and {node_id} led epoch {epoch}")
+
+    def saw_high_watermark(self, node_id: int, high_watermark: int) -> None:
+        previous = self.high_watermarks.get(node_id, -1)
+        if high_watermark < previous:
+            self.fail(
+                HW_NEVER_DECREASES,
+                f"node {node_id} moved its high watermark from {previous} to {high_watermark}",
+            )
+        self.high_watermarks[node_id] = high_watermark
+
+    def synced(
+        self,
+        node_id: int,
+        election: ElectionState,
+        truncations: list[tuple[int, Batch]],
+        log_start: int,
+        start_snapshot: SnapshotId | None,
+        snapshots: Iterable[SnapshotId],
+    ) -> None:
+        previous = self.durable_epochs.get(node_id, -1)
+        if election.epoch < previous:
+            self.fail(
+                EPOCH_NEVER_DECREASES,
+                f"node {node_id} persisted epoch {election.epoch} after {previous}",
+            )
+        self.durable_epochs[node_id] = election.epoch
+        for offset, removed in truncations:
+            committed = self.truth.batches.get(removed.base_offset)
+            if committed is not None and same_batch(committed, removed):
+                self.fail(
+                    COMMITTED_PREFIX_AGREES,
+                    f"node {node_id} truncated committed batch at {removed.base_offset} "
+                    f"(cut to {offset})",
+                )
+        if log_start > 0 and (
+            start_snapshot is None
+            or start_snapshot.end_offset != log_start
+            or start_snapshot not in set(snapshots)
+        ):
+            self.fail(
+                SNAPSHOT_AT_LOG_START,
+                f"node {node_id} log starts at {log_start} with snapshot {start_snapshot}",
+            )
+
+    def sent(self, source: int, destination: int, message: Message, durable: ElectionState) -> None:
+        if not isinstance(message, VoteResponse) or not message.vote_granted:
+            return
+        if message.pre_vote:
+            return
+        if durable.epoch != message.epoch or durable.voted_id != destination:
+            self.fail(
+                VOTE_ONCE_PER_EPOCH,
+                f"node {source} granted its vote in epoch {message.epoch} to {destination} "
+                f"while its durable state was {durable}",
+            )
+        key = (source, message.epoch)
+        existing = self.votes.setdefault(key, destination)
+        if existing != destination:
+            self.fail(
+                VOTE_ONCE_PER_EPOCH,
+                f"node {source} voted for {existing} and {destination} in epoch {message.epoch}",
+            )
+
+    def loaded_snapshot(
+        self, node_id: int, is_leader: bool, snapshot_id: SnapshotId, digest: int
+    ) -> None:
+        if is_leader:
+            self.fail(LEADER_NEVER_LOADS_SNAPSHOT, f"leader {node_id} loaded {snapshot_id}")
+        expected = self.truth.digest_at.get(snapshot_id.end_offset)
+        if expected is not None and expected != digest:
+            self.fail(
+                COMMITTED_PREFIX_AGREES,
+                f"node {node_id} loaded snapshot {snapshot_id} that disagrees with the log",
+            )
+
+    def committed(self, node_id: int, batch: Batch) -> None:
+        truth = self.truth
+        existing = truth.batches.get(batch.base_offset)
+        if existing is not None:
+            if not same_batch(existing, batch):
+                self.fail(
+                    COMMITTED_PREFIX_AGREES,
+                    f"node {node_id} committed a different batch at {batch.base_offset} "
+                    f"(epoch {batch.epoch}, committed epoch {existing.epoch})",
+                )
+            return
+        if batch.base_offset != truth.end:
+            if batch.base_offset < truth.end:
+                self.fail(
+                    COMMITTED_PREFIX_AGREES,
+                    f"node {node_id} committed a batch at {batch.base_offset} that splits a "
+                    "committed batch",
+                )
+                return
+            # Only possible once a wipe lost the records between; nothing to compare against.
+            self.fail(
+                COMMITTED_PREFIX_AGREES,
+                f"node {node_id} committed {batch.base_offset} past the known end {truth.end}",
+            )
+            truth.end = batch.base_offset
+        truth.batches[batch.base_offset] = batch
+        truth.bases.append(batch.base_offset)
+        if not batch.is_control:
+            for record in batch.records():
+                value = decode_value(record)
+                if value in truth.value_offsets:
+                    self.fail(
+                        ACKED_EXACTLY_ONCE_IN_ORDER,
+                        f"value {value} committed twice (offsets "
+                        f"{truth.value_offsets[value]} and {batch.base_offset})",
+                    )
+                truth.value_offsets[value] = batch.base_offset
+                truth.digest = value_digest(truth.digest, value)
+        truth.end = batch.next_offset
+        truth.digest_at[truth.end] = truth.digest
+
+    def leader_committed(
+        self,
+        node_id: int,
+        epoch: int,
+        high_watermark: int,
+        epoch_of_last_committed: int,
+        durable_holds: dict[int, bool],
+    ) -> None:
+        if epoch_of_last_committed != epoch:
+            self.fail(
+                LEADER_COMMITS_OWN_EPOCH,
+                f"leader {node_id} of epoch {epoch} committed up to {high_watermark}, an entry "
+                f"of epoch {epoch_of_last_committed}",
+            )
+        holders = sorted(v for v, holds in durable_holds.items() if holds)
+        if len(holders) < self.majority:
+            self.fail(
+                HW_HELD_BY_MAJORITY,
+                f"leader {node_id} moved the high watermark to {high_watermark}, durable only "
+                f"on {holders}",
+            )
+
+    def acknowledged(self, value: int, offset: int) -> None:
+        self.acked.append((value, offset))
+
+    def final_check(self) -> None:
+        truth = self.truth
+        for value, offset in self.acked:
+            if truth.value_offsets.get(value) != offset:
+                self.fail(
+                    ACKED_EXACTLY_ONCE_IN_ORDER,
+                    f"acknowledged value {value} at {offset} is not in the committed log there",
+                )
+        by_offset = sorted(self.acked, key=lambda item: (item[1], item[0]))
+        values = [value for value, _ in by_offset]
+        if values != sorted(values):
+            self.fail(ACKED_EXACTLY_ONCE_IN_ORDER, "acknowledged values committed out of order")
