@@ -260,9 +260,17 @@ def _split_list(raw: str, separator: str) -> tuple[str, ...]:
 
 
 def _parse_class(raw: str) -> str:
-    parts = raw.split(".")
-    if len(parts) < 2 or not all(_IDENTIFIER.fullmatch(part) for part in parts):
-        raise _BadValue("not a dotted Python class path such as package.module.ClassName")
+    """Accept Kafka's ``package.module.Class`` and the entry-point style ``package.module:Class``;
+    importing is left to the loader, which can say more about a class it cannot use."""
+    module, colon, qualified_name = raw.partition(":")
+    module_parts = module.split(".")
+    name_parts = qualified_name.split(".") if colon else []
+    if (len(module_parts) < 2 and not colon) or not all(
+        _IDENTIFIER.fullmatch(part) for part in module_parts + name_parts
+    ):
+        raise _BadValue(
+            "not a class path such as package.module.ClassName or package.module:ClassName"
+        )
     return raw
 
 
@@ -289,7 +297,7 @@ def _parse_voters(raw: str) -> Mapping[int, HostPort]:
     voters: dict[int, HostPort] = {}
     for entry in _split_list(raw, ","):
         node_text, at, address = entry.partition("@")
-        if not at or not node_text.isdigit():
+        if not at or not re.fullmatch(r"[0-9]+", node_text):
             raise _BadValue(f"entry '{entry}' is not id@host:port with a non-negative id")
         node_id = _parse_integer(node_text, 0, _INT_MAX, "a node id")
         if node_id in voters:
@@ -476,7 +484,7 @@ _PARSERS: Final[Mapping[ConfigType, Callable[[str, ConfigKey], object]]] = {
 
 _TYPE_SHAPES: Final[Mapping[ConfigType, str]] = {
     ConfigType.BOOLEAN: "true, false",
-    ConfigType.CLASS: "package.module.ClassName",
+    ConfigType.CLASS: "package.module.ClassName or package.module:ClassName",
     ConfigType.VOTERS: "id@host:port,…",
     ConfigType.LISTENERS: "NAME://host:port,…",
 }
@@ -710,7 +718,7 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
     ConfigKey(
         "replica.placer.class.name",
         ConfigType.CLASS,
-        "placement.StripedReplicaPlacer",
+        "placement.striped.StripedReplicaPlacer",
         "ReplicaPlacer that chooses replicas for new partitions; it reads its own "
         "replica.placer.* keys.",
     ),

@@ -89,6 +89,7 @@ def test_defaults() -> None:
     assert c.num_partitions == 1
     assert c.default_replication_factor == 1
     assert c.min_insync_replicas == 1
+    assert c.replica_placer_class_name == "placement.striped.StripedReplicaPlacer"
     assert c.authorizer_class_name is None
     assert c.super_users == ()
     assert c.metrics_port == -1
@@ -303,10 +304,12 @@ def test_config_error_exit_code_is_the_cli_usage_status() -> None:
         ("process.roles", "", "must list at least one of broker, controller"),
         ("process.roles", "controller,zookeeper", "'zookeeper' is not one of broker, controller"),
         ("process.roles", "controller,controller", "lists an entry twice"),
-        ("replica.placer.class.name", "Striped", "not a dotted Python class path"),
-        ("replica.placer.class.name", "placement.1bad", "not a dotted Python class path"),
-        ("replica.placer.class.name", "", "not a dotted Python class path"),
-        ("authorizer.class.name", "a..B", "not a dotted Python class path"),
+        ("replica.placer.class.name", "Striped", "not a class path such as"),
+        ("replica.placer.class.name", "placement.1bad", "not a class path such as"),
+        ("replica.placer.class.name", "", "not a class path such as"),
+        ("authorizer.class.name", "a..B", "not a class path such as"),
+        ("authorizer.class.name", "mod:", "not a class path such as"),
+        ("authorizer.class.name", "a.b:C:D", "not a class path such as"),
         ("super.users", "User:alice;bob", "entry 'bob' is not a principal Type:name"),
     ],
 )
@@ -328,6 +331,8 @@ def test_validator_rejects(key: str, value: str, problem: str) -> None:
         ("process.roles", " broker , controller ", ("broker", "controller")),
         ("cluster.id", "", None),
         ("authorizer.class.name", "acl.Authorizer", "acl.Authorizer"),
+        ("replica.placer.class.name", "my_placers:Rack.Placer", "my_placers:Rack.Placer"),
+        ("replica.placer.class.name", "a.b.c.D", "a.b.c.D"),
         ("super.users", "User:alice; User:bob;", ("User:alice", "User:bob")),
         ("super.users", "User:CN=x,O=y", ("User:CN=x,O=y",)),
     ],
