@@ -1049,3 +1049,7 @@ def config_table_markdown(keys: Iterable[ConfigKey] = CONFIG_KEYS) -> str:
         cells = (f"`{key.name}`", key.type.value, default, key.valid_values(), key.doc)
         rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(config_table_markdown(), end="")

@@ -107,7 +107,9 @@ def generate(out_root: Path = REPO_ROOT, proto_dir: Path = PROTO_DIR) -> list[Pa
         module = _module_name(file.name)
         short_name = module.rpartition(".")[2]
         message_stub = out_dir / f"{short_name}.pyi"
-        message_stub.write_text(_UNCHECKED_STUB_HEADER + message_stub.read_text())
+        message_stub.write_text(
+            _UNCHECKED_STUB_HEADER + message_stub.read_text(encoding="utf-8"), encoding="utf-8"
+        )
         (out_dir / f"{short_name}_grpc.pyi").write_text(
             grpc_stub_text(file, message_types), encoding="utf-8"
         )
