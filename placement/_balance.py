@@ -1,0 +1,298 @@
+"""The counting stripe behind the default, emptiest-broker and capacity placers.
+
+One engine serves three placers because they differ only in what the counts start from and which
+brokers may still take replicas: the topic's existing assignment (default), the whole cluster's
+counts (emptiest broker), or the topic's assignment plus a replica budget per broker (capacity).
+
+Choices, in priority order, each later rule only breaking ties of the earlier ones:
+
+* Leader: an unfenced broker with room; fewest leaders; then the rack with the fewest leaders per
+  unfenced broker; then fewest replicas; then the round's random order.
+* Each follower: a rack with a broker left for this partition; the rack with the fewest replicas
+  of this partition so far (this alone gives maximal rack spread); a rack that can still offer an
+  unfenced broker; fewest replicas per unfenced broker; random order. Inside the rack: unfenced
+  first, then fewest replicas, then fewest leaders, then random order.
+
+The random order is redrawn after every round of as many partitions as there are unfenced
+brokers, so ties do not keep pairing the same brokers.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import sys
+from collections.abc import Mapping, Sequence
+
+from placement.api import PlacementSpec, UsableBroker
+
+
+class NoCandidateError(Exception):
+    """The budget left no broker for a replica; callers turn this into a PlacementError."""
+
+    def __init__(self, partition: int, needed: int, found: int, leader: bool) -> None:
+        super().__init__(partition, needed, found, leader)
+        self.partition = partition
+        self.needed = needed
+        self.found = found
+        self.leader = leader
+
+
+_UNLIMITED = sys.maxsize
+
+
+class BalancedStripe:
+    """Placement state for one ``place`` call: counts, budgets and the current random order.
+
+    Each rack keeps two lazy heaps, one ordering its possible leaders and one its possible
+    followers. Counts only grow, so a heap entry whose counts no longer match the broker's is
+    stale and is dropped when it reaches the top; a broker that changes is pushed again. That
+    makes a partition cost a pass over the racks plus a few heap operations, not a pass over
+    every broker, which matters because placement runs on the controller's event thread.
+    """
+
+    __slots__ = (
+        "_fenced",
+        "_follow_heaps",
+        "_ids",
+        "_lead_heaps",
+        "_leaders",
+        "_members",
+        "_rack_follow_order",
+        "_rack_lead_load",
+        "_rack_leaders",
+        "_rack_of",
+        "_rack_open",
+        "_rack_open_unfenced",
+        "_rack_rank",
+        "_rack_replicas",
+        "_rack_weight",
+        "_rank",
+        "_replicas",
+        "_rng",
+        "_room",
+        "_since_shuffle",
+        "_unfenced_count",
+    )
+
+    def __init__(
+        self,
+        brokers: Sequence[UsableBroker],
+        rng: random.Random,
+        leaders: Mapping[int, int],
+        replicas: Mapping[int, int],
+        room: Mapping[int, int] | None = None,
+    ) -> None:
+        """``brokers`` distinct and sorted by id; ``room`` absent means no budget."""
+        self._rng = rng
+        self._ids = [broker.id for broker in brokers]
+        self._fenced = [broker.fenced for broker in brokers]
+        self._unfenced_count = sum(not fenced for fenced in self._fenced)
+        rack_names = sorted({broker.rack for broker in brokers}, key=rack_order_key)
+        rack_index = {name: index for index, name in enumerate(rack_names)}
+        self._rack_of = [rack_index[broker.rack] for broker in brokers]
+        self._members: list[list[int]] = [[] for _ in rack_names]
+        for index, rack in enumerate(self._rack_of):
+            self._members[rack].append(index)
+        self._leaders = [leaders.get(broker_id, 0) for broker_id in self._ids]
+        self._replicas = [replicas.get(broker_id, 0) for broker_id in self._ids]
+        if room is None:
+            self._room = [_UNLIMITED] * len(self._ids)
+        else:
+            self._room = [max(0, room.get(broker_id, 0)) for broker_id in self._ids]
+        rack_count = len(rack_names)
+        self._rank: list[int] = []
+        self._rack_rank: list[int] = []
+        self._rack_leaders = [0] * rack_count
+        self._rack_replicas = [0] * rack_count
+        self._rack_open = [0] * rack_count
+        self._rack_open_unfenced = [0] * rack_count
+        unfenced_per_rack = [0] * rack_count
+        for index, rack in enumerate(self._rack_of):
+            self._rack_leaders[rack] += self._leaders[index]
+            self._rack_replicas[rack] += self._replicas[index]
+            if not self._fenced[index]:
+                unfenced_per_rack[rack] += 1
+            if self._room[index] > 0:
+                self._rack_open[rack] += 1
+                if not self._fenced[index]:
+                    self._rack_open_unfenced[rack] += 1
+        # Racks are compared per unfenced broker: fenced brokers take replicas only as a last
+        # resort, so counting them would send a rack's share to its few live brokers.
+        self._rack_weight = [float(max(count, 1)) for count in unfenced_per_rack]
+        # Filled in by _reshuffle, which also draws the rack order they end with.
+        self._rack_lead_load = [0.0] * rack_count
+        self._rack_follow_order: list[tuple[float, float, int]] = [(0.0, 0.0, 0)] * rack_count
+        self._lead_heaps: list[list[tuple[int, int, int, int]]] = []
+        self._follow_heaps: list[list[tuple[bool, int, int, int, int]]] = []
+        self._since_shuffle = 0
+        self._reshuffle()
+
+    @classmethod
+    def from_assignment(
+        cls,
+        brokers: Sequence[UsableBroker],
+        assignment: Sequence[Sequence[int]],
+        rng: random.Random,
+        room: Mapping[int, int] | None = None,
+    ) -> BalancedStripe:
+        """Start from a topic's existing partitions, so new ones even out the whole topic."""
+        leaders: dict[int, int] = {}
+        replicas: dict[int, int] = {}
+        for partition in assignment:
+            if partition:
+                leaders[partition[0]] = leaders.get(partition[0], 0) + 1
+            for broker_id in partition:
+                replicas[broker_id] = replicas.get(broker_id, 0) + 1
+        return cls(brokers, rng, leaders, replicas, room)
+
+    def place_many(self, spec: PlacementSpec) -> list[list[int]]:
+        return [
+            self.place(spec.start_partition + offset, spec.replication_factor)
+            for offset in range(spec.partition_count)
+        ]
+
+    def place(self, partition: int, replication_factor: int) -> list[int]:
+        """Choose one partition's replicas, leader first, and count them."""
+        if self._unfenced_count > 1 and self._since_shuffle == self._unfenced_count:
+            self._reshuffle()
+        self._since_shuffle += 1
+        leader = self._choose_leader()
+        if leader is None:
+            raise NoCandidateError(partition, replication_factor, 0, leader=True)
+        chosen = [leader]
+        presence = [0] * len(self._members)
+        presence_unfenced = [0] * len(self._members)
+        presence[self._rack_of[leader]] = 1
+        presence_unfenced[self._rack_of[leader]] = 1
+        while len(chosen) < replication_factor:
+            follower = self._choose_follower(chosen, presence, presence_unfenced)
+            if follower is None:
+                raise NoCandidateError(partition, replication_factor, len(chosen), leader=False)
+            chosen.append(follower)
+            rack = self._rack_of[follower]
+            presence[rack] += 1
+            if not self._fenced[follower]:
+                presence_unfenced[rack] += 1
+        self._count(chosen)
+        return [self._ids[index] for index in chosen]
+
+    def _reshuffle(self) -> None:
+        self._rank = _random_ranks(len(self._ids), self._rng)
+        self._rack_rank = _random_ranks(len(self._members), self._rng)
+        self._since_shuffle = 0
+        for rack in range(len(self._members)):
+            self._update_rack_loads(rack)
+        self._lead_heaps = [[] for _ in self._members]
+        self._follow_heaps = [[] for _ in self._members]
+        for index in range(len(self._ids)):
+            self._push(index)
+
+    def _push(self, index: int) -> None:
+        if self._room[index] <= 0:
+            return
+        rack = self._rack_of[index]
+        fenced = self._fenced[index]
+        leaders = self._leaders[index]
+        replicas = self._replicas[index]
+        rank = self._rank[index]
+        if not fenced:
+            heapq.heappush(self._lead_heaps[rack], (leaders, replicas, rank, index))
+        heapq.heappush(self._follow_heaps[rack], (fenced, replicas, -leaders, rank, index))
+
+    def _update_rack_loads(self, rack: int) -> None:
+        weight = self._rack_weight[rack]
+        self._rack_lead_load[rack] = self._rack_leaders[rack] / weight
+        # Among racks equally full, prefer the one that has already led more: its brokers have
+        # had their leader replicas, while the others will get theirs soon.
+        self._rack_follow_order[rack] = (
+            self._rack_replicas[rack] / weight,
+            -self._rack_leaders[rack] / weight,
+            self._rack_rank[rack],
+        )
+
+    def _choose_leader(self) -> int | None:
+        leaders = self._leaders
+        replicas = self._replicas
+        best_index: int | None = None
+        best_key: tuple[int, float, int, int] | None = None
+        for rack, heap in enumerate(self._lead_heaps):
+            while heap:
+                lead_count, replica_count, rank, index = heap[0]
+                if lead_count == leaders[index] and replica_count == replicas[index]:
+                    key = (lead_count, self._rack_lead_load[rack], replica_count, rank)
+                    if best_key is None or key < best_key:
+                        best_index, best_key = index, key
+                    break
+                heapq.heappop(heap)
+        return best_index
+
+    def _choose_follower(
+        self, chosen: list[int], presence: list[int], presence_unfenced: list[int]
+    ) -> int | None:
+        # Rack spread first: only racks this partition uses least, and of those the ones that can
+        # still offer an unfenced broker, are candidates; their standing order breaks the tie.
+        best_level = -1
+        candidates: list[int] = []
+        for rack in range(len(self._members)):
+            # Every chosen broker had room, so these differences are what the rack still offers.
+            if self._rack_open[rack] <= presence[rack]:
+                continue
+            level = 2 * presence[rack]
+            if self._rack_open_unfenced[rack] <= presence_unfenced[rack]:
+                level += 1
+            if best_level < 0 or level < best_level:
+                best_level = level
+                candidates = [rack]
+            elif level == best_level:
+                candidates.append(rack)
+        if not candidates:
+            return None
+        best_rack = min(candidates, key=self._rack_follow_order.__getitem__)
+        heap = self._follow_heaps[best_rack]
+        leaders = self._leaders
+        replicas = self._replicas
+        set_aside = []
+        found: int | None = None
+        while heap:
+            _, replica_count, negative_leaders, _, index = heap[0]
+            if replica_count != replicas[index] or -negative_leaders != leaders[index]:
+                heapq.heappop(heap)
+            elif index in chosen:
+                set_aside.append(heapq.heappop(heap))
+            else:
+                found = index
+                break
+        for entry in set_aside:
+            heapq.heappush(heap, entry)
+        return found
+
+    def _count(self, chosen: list[int]) -> None:
+        leader = chosen[0]
+        self._leaders[leader] += 1
+        self._rack_leaders[self._rack_of[leader]] += 1
+        for index in chosen:
+            rack = self._rack_of[index]
+            self._replicas[index] += 1
+            self._rack_replicas[rack] += 1
+            self._room[index] -= 1
+            if self._room[index] == 0:
+                self._rack_open[rack] -= 1
+                if not self._fenced[index]:
+                    self._rack_open_unfenced[rack] -= 1
+            self._update_rack_loads(rack)
+            self._push(index)
+
+
+def rack_order_key(rack: str | None) -> tuple[bool, str]:
+    """Brokers without a rack form one rack of their own, which sorts first, as in Kafka."""
+    return (rack is not None, rack or "")
+
+
+def _random_ranks(count: int, rng: random.Random) -> list[int]:
+    order = list(range(count))
+    rng.shuffle(order)
+    ranks = [0] * count
+    for position, index in enumerate(order):
+        ranks[index] = position
+    return ranks
