@@ -1,0 +1,111 @@
+"""``meta.properties``: which node and which cluster a metadata directory belongs to.
+
+Written once by ``raftmeta format`` (as ``kafka-storage format`` does) and checked at every start,
+so that a node pointed at another node's directory, or at a directory from another cluster,
+refuses to run instead of joining a quorum with someone else's log and votes.
+
+Java properties style, the subset Kafka writes::
+
+    # comment
+    version=1
+    node.id=1
+    cluster.id=MkU3OEVBNTcwNTJENDM2Qg
+    directory.id=J8aAPcfLQt2bqs1JT_rMgQ
+
+Keys this version does not know are ignored, so a later version can add some.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from raftmeta.storage.errors import MetaPropertiesError
+from raftmeta.storage.fsutil import write_file_atomically
+
+META_PROPERTIES_FILE = "meta.properties"
+META_PROPERTIES_VERSION = 1
+_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def generate_id() -> str:
+    """A random id in Kafka's textual form: a UUID as 22 characters of URL-safe base64."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+
+
+def check_id(kind: str, value: str) -> str:
+    """Ids land in a key=value file and in log lines; keep them to characters that survive."""
+    if not _ID_PATTERN.match(value):
+        raise ValueError(f"{kind} {value!r} must be 1-64 characters of A-Z a-z 0-9 _ -")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class MetaProperties:
+    node_id: int
+    cluster_id: str
+    directory_id: str
+    version: int = META_PROPERTIES_VERSION
+
+    def __post_init__(self) -> None:
+        if self.node_id < 0:
+            raise ValueError(f"node id {self.node_id} is negative")
+        check_id("cluster id", self.cluster_id)
+        check_id("directory id", self.directory_id)
+
+    def to_text(self) -> str:
+        return (
+            "# Identity of this raftmeta metadata directory; written by 'raftmeta format'.\n"
+            f"version={self.version}\n"
+            f"node.id={self.node_id}\n"
+            f"cluster.id={self.cluster_id}\n"
+            f"directory.id={self.directory_id}\n"
+        )
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """``key=value`` (or ``key: value``) lines; ``#`` and ``!`` start comments."""
+    values: dict[str, str] = {}
+    for raw_line in text.splitlines():
+        line = raw_line.strip()
+        if not line or line[0] in "#!":
+            continue
+        separator = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if separator < 0:
+            raise ValueError(f"line {raw_line!r} has no '='")
+        values[line[:separator].strip()] = line[separator + 1 :].strip()
+    return values
+
+
+def read_meta_properties(path: str | os.PathLike[str]) -> MetaProperties:
+    """Parse ``path``; ``FileNotFoundError`` if absent, ``MetaPropertiesError`` if unusable."""
+    file = Path(path)
+    text = file.read_text(encoding="utf-8")
+    try:
+        values = parse_properties(text)
+        version = int(_required(values, "version"))
+        if version != META_PROPERTIES_VERSION:
+            raise ValueError(f"unsupported version {version}")
+        return MetaProperties(
+            node_id=int(_required(values, "node.id")),
+            cluster_id=_required(values, "cluster.id"),
+            directory_id=_required(values, "directory.id"),
+            version=version,
+        )
+    except ValueError as exc:
+        raise MetaPropertiesError(f"{file}: {exc}") from None
+
+
+def write_meta_properties(path: str | os.PathLike[str], properties: MetaProperties) -> None:
+    """Replace ``path`` atomically: a crash leaves the old identity or the new, never half."""
+    write_file_atomically(Path(path), properties.to_text().encode("utf-8"))
+
+
+def _required(values: dict[str, str], key: str) -> str:
+    if key not in values:
+        raise ValueError(f"missing {key}")
+    return values[key]

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from raftmeta.storage.errors import MetaPropertiesError
+from raftmeta.storage.meta_properties import (
+    MetaProperties,
+    generate_id,
+    parse_properties,
+    read_meta_properties,
+    write_meta_properties,
+)
+
+
+def test_round_trip_and_text_form(tmp_path: Path) -> None:
+    path = tmp_path / "meta.properties"
+    properties = MetaProperties(node_id=3, cluster_id="MkU3OEVBNTcwNTJENDM2Qg", directory_id="d1")
+    write_meta_properties(path, properties)
+    assert read_meta_properties(path) == properties
+    lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
+    assert lines == [
+        "version=1",
+        "node.id=3",
+        "cluster.id=MkU3OEVBNTcwNTJENDM2Qg",
+        "directory.id=d1",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["meta.properties"]
+
+
+def test_java_properties_conventions_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "meta.properties"
+    path.write_text(
+        "#Tue Jan 02 10:00:00 UTC 2024\n! another comment\n\n"
+        "  node.id = 7\ncluster.id:abc\nversion=1\ndirectory.id=xyz\nsome.future.key=1\n"
+    )
+    assert read_meta_properties(path) == MetaProperties(7, "abc", "xyz")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("version=1\ncluster.id=a\ndirectory.id=b\n", "missing node.id"),
+        ("version=0\nnode.id=1\ncluster.id=a\ndirectory.id=b\n", "unsupported version 0"),
+        ("version=1\nnode.id=one\ncluster.id=a\ndirectory.id=b\n", "invalid literal"),
+        ("version=1\nnode.id=1\ncluster.id=a b\ndirectory.id=b\n", "cluster id"),
+        ("version=1\nnode.id=-2\ncluster.id=a\ndirectory.id=b\n", "negative"),
+        ("version=1\nnode.id\n", "no '='"),
+    ],
+)
+def test_unusable_files_name_the_file_and_the_problem(
+    tmp_path: Path, text: str, reason: str
+) -> None:
+    path = tmp_path / "meta.properties"
+    path.write_text(text)
+    with pytest.raises(MetaPropertiesError) as caught:
+        read_meta_properties(path)
+    assert str(path) in str(caught.value) and reason in str(caught.value)
+
+
+def test_generated_ids_look_like_kafka_uuids() -> None:
+    ids = {generate_id() for _ in range(50)}
+    assert len(ids) == 50
+    assert all(len(i) == 22 and "=" not in i for i in ids)
+
+
+def test_parse_keeps_the_last_value_of_a_repeated_key() -> None:
+    assert parse_properties("a=1\na=2\nb=x=y") == {"a": "2", "b": "x=y"}
