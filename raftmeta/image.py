@@ -1,0 +1,732 @@
+"""The metadata image: what the committed records say the cluster looks like.
+
+Every voter and observer builds its image by replaying the same records in the same order, so
+replay must be deterministic and must refuse what it cannot apply: a record that names a topic,
+partition or broker registration that does not exist, or that would give a topic name a second
+id, raises :class:`ReplayError` and leaves the node to stop rather than diverge.
+
+Besides the state itself the image keeps the indexes the controller asks for on every fence,
+election and rebalance, updated on each replay so no question costs a scan of a million
+partitions: broker → partitions whose ISR holds it, leaderless partitions, partitions not led
+by their preferred replica, and per-broker leader and preferred-replica counts.
+
+A partition costs about 100 bytes of registration plus its replica tuples and a few index
+entries; the ISR tuple is the replica tuple itself when they are equal, as they usually are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Set
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, TypeAlias
+
+from raftmeta.records import (
+    LEADER_RECOVERY_UNCHANGED,
+    LEADER_UNCHANGED,
+    NO_LEADER,
+    BrokerEndpoint,
+    BrokerFeature,
+    BrokerRegistrationChangeRecord,
+    ConfigRecord,
+    ConfigResourceType,
+    ControlledShutdownChange,
+    FeatureLevelRecord,
+    FencingChange,
+    NoOpRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    Record,
+    RegisterBrokerRecord,
+    RemoveTopicRecord,
+    TopicId,
+    TopicRecord,
+    UnregisterBrokerRecord,
+    Uuid,
+    encode_record,
+    fast_constructor,
+    uuid_to_str,
+)
+
+PartitionKey: TypeAlias = tuple[TopicId, int]
+"""(topic id, partition id): names a partition independent of its topic's current name."""
+
+ConfigResource: TypeAlias = tuple[int, str]
+"""(:class:`ConfigResourceType` id, resource name)."""
+
+_EMPTY_KEYS: frozenset[PartitionKey] = frozenset()
+_FULL_RECOVERY_STATES = (0, 1)
+_CHANGE_RECOVERY_STATES = (LEADER_RECOVERY_UNCHANGED, 0, 1)
+_FENCING_CHANGES = frozenset(int(change) for change in FencingChange)
+_SHUTDOWN_CHANGES = frozenset(int(change) for change in ControlledShutdownChange)
+_KNOWN_RESOURCE_TYPES = frozenset(
+    int(kind) for kind in ConfigResourceType if kind is not ConfigResourceType.UNKNOWN
+)
+
+
+class ReplayError(Exception):
+    """A record the image cannot apply. Fatal: continuing would diverge from the quorum."""
+
+    def __init__(self, reason: str, offset: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.offset = offset
+
+    def __str__(self) -> str:
+        if self.offset is None:
+            return self.reason
+        return f"record at offset {self.offset}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistration:
+    broker_id: int
+    incarnation_id: Uuid
+    broker_epoch: int
+    endpoints: tuple[BrokerEndpoint, ...]
+    features: tuple[BrokerFeature, ...]
+    rack: str | None
+    fenced: bool
+    in_controlled_shutdown: bool
+
+    @property
+    def is_active(self) -> bool:
+        """Whether the broker may lead partitions and be added to an ISR."""
+        return not self.fenced and not self.in_controlled_shutdown
+
+    @classmethod
+    def from_record(cls, record: RegisterBrokerRecord) -> BrokerRegistration:
+        return cls(
+            record.broker_id,
+            record.incarnation_id,
+            record.broker_epoch,
+            record.endpoints,
+            record.features,
+            record.rack,
+            bool(record.fenced),
+            bool(record.in_controlled_shutdown),
+        )
+
+    def to_record(self) -> RegisterBrokerRecord:
+        return RegisterBrokerRecord(
+            self.broker_id,
+            self.incarnation_id,
+            self.broker_epoch,
+            self.endpoints,
+            self.features,
+            self.rack,
+            self.fenced,
+            self.in_controlled_shutdown,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRegistration:
+    """One partition's state. Immutable, so a reader holding one never sees it half-changed."""
+
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    leader: int
+    leader_recovery_state: int
+    leader_epoch: int
+    partition_epoch: int
+
+    @property
+    def preferred_leader(self) -> int:
+        return self.replicas[0] if self.replicas else NO_LEADER
+
+    @property
+    def has_leader(self) -> bool:
+        return self.leader != NO_LEADER
+
+    @property
+    def is_led_by_preferred(self) -> bool:
+        """True too for a leaderless partition with no replicas: it has no preference to miss."""
+        return self.leader == self.preferred_leader
+
+    @classmethod
+    def from_record(cls, record: PartitionRecord) -> PartitionRegistration:
+        return _partition_from_record(record)
+
+    def merge(self, change: PartitionChangeRecord) -> PartitionRegistration:
+        """The state after ``change``; raises :class:`ReplayError` for an out-of-range field."""
+        leader = change.leader
+        if leader == LEADER_UNCHANGED:
+            leader, leader_epoch = self.leader, self.leader_epoch
+        elif leader >= NO_LEADER:
+            leader_epoch = self.leader_epoch + 1
+        else:
+            raise ReplayError(f"PartitionChangeRecord leader {leader} is below {LEADER_UNCHANGED}")
+        recovery_state = change.leader_recovery_state
+        if recovery_state == LEADER_RECOVERY_UNCHANGED:
+            recovery_state = self.leader_recovery_state
+        elif recovery_state not in _FULL_RECOVERY_STATES:
+            raise ReplayError(f"PartitionChangeRecord leader_recovery_state {recovery_state}")
+        replicas = self.replicas if change.replicas is None else change.replicas
+        isr = self.isr if change.isr is None else change.isr
+        if isr is not replicas and isr == replicas:
+            isr = replicas
+        return _build_partition(
+            replicas,
+            isr,
+            self.removing_replicas
+            if change.removing_replicas is None
+            else change.removing_replicas,
+            self.adding_replicas if change.adding_replicas is None else change.adding_replicas,
+            leader,
+            recovery_state,
+            leader_epoch,
+            self.partition_epoch + 1,
+        )
+
+    def to_record(self, topic_id: TopicId, partition_id: int) -> PartitionRecord:
+        return _build_partition_record(
+            partition_id,
+            topic_id,
+            self.replicas,
+            self.isr,
+            self.removing_replicas,
+            self.adding_replicas,
+            self.leader,
+            self.leader_recovery_state,
+            self.leader_epoch,
+            self.partition_epoch,
+        )
+
+
+_build_partition = fast_constructor(PartitionRegistration)
+_build_partition_record = fast_constructor(PartitionRecord)
+
+
+def _partition_from_record(record: PartitionRecord) -> PartitionRegistration:
+    if record.leader < NO_LEADER:
+        raise ReplayError(f"PartitionRecord leader {record.leader} is below {NO_LEADER}")
+    if record.leader_recovery_state not in _FULL_RECOVERY_STATES:
+        raise ReplayError(f"PartitionRecord leader_recovery_state {record.leader_recovery_state}")
+    replicas = record.replicas
+    isr = record.isr
+    if isr == replicas:
+        isr = replicas
+    return _build_partition(
+        replicas,
+        isr,
+        record.removing_replicas,
+        record.adding_replicas,
+        record.leader,
+        record.leader_recovery_state,
+        record.leader_epoch,
+        record.partition_epoch,
+    )
+
+
+class TopicImage:
+    """A topic and its partitions. The image changes it in place; others only read it."""
+
+    __slots__ = ("_name", "_partitions", "_topic_id")
+
+    def __init__(self, name: str, topic_id: TopicId) -> None:
+        self._name = name
+        self._topic_id = topic_id
+        self._partitions: dict[int, PartitionRegistration] = {}
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def topic_id(self) -> TopicId:
+        return self._topic_id
+
+    @property
+    def partitions(self) -> Mapping[int, PartitionRegistration]:
+        return MappingProxyType(self._partitions)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TopicImage):
+            return NotImplemented
+        return (
+            self._name == other._name
+            and self._topic_id == other._topic_id
+            and self._partitions == other._partitions
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"TopicImage({self._name!r}, {uuid_to_str(self._topic_id)}, "
+            f"{len(self._partitions)} partitions)"
+        )
+
+
+class MetadataImage:
+    """The cluster as of ``offset``, the log offset of the last record applied (-1: none)."""
+
+    def __init__(self) -> None:
+        self._offset = -1
+        self._features: dict[str, int] = {}
+        self._brokers: dict[int, BrokerRegistration] = {}
+        self._topics: dict[TopicId, TopicImage] = {}
+        self._topic_ids_by_name: dict[str, TopicId] = {}
+        self._configs: dict[ConfigResource, dict[str, str]] = {}
+        self._partition_count = 0
+        # Indexes, derived from the partitions and kept in step on every replay. Empty sets and
+        # zero counts are dropped, so two images with equal state hold equal indexes.
+        self._isr_partitions: dict[int, set[PartitionKey]] = {}
+        self._leaderless: set[PartitionKey] = set()
+        self._not_led_by_preferred: set[PartitionKey] = set()
+        self._leader_counts: dict[int, int] = {}
+        self._preferred_counts: dict[int, int] = {}
+        self._preferred_leader_counts: dict[int, int] = {}
+        self._replay_by_type: dict[type[Any], Any] = {
+            RegisterBrokerRecord: self._replay_register_broker,
+            UnregisterBrokerRecord: self._replay_unregister_broker,
+            BrokerRegistrationChangeRecord: self._replay_broker_change,
+            TopicRecord: self._replay_topic,
+            PartitionRecord: self._replay_partition,
+            PartitionChangeRecord: self._replay_partition_change,
+            RemoveTopicRecord: self._replay_remove_topic,
+            ConfigRecord: self._replay_config,
+            FeatureLevelRecord: self._replay_feature_level,
+            NoOpRecord: _ignore,
+        }
+
+    # --- replay --------------------------------------------------------------------------
+
+    def apply(self, record: Record, offset: int) -> None:
+        """Applies one committed record found at ``offset``; offsets must increase."""
+        if offset <= self._offset:
+            raise ReplayError(f"already at offset {self._offset}", offset)
+        replay = self._replay_by_type.get(type(record))
+        if replay is None:
+            raise ReplayError(f"{type(record).__name__} is not a metadata record", offset)
+        try:
+            replay(record)
+        except ReplayError as exc:
+            exc.offset = offset
+            raise
+        self._offset = offset
+
+    def apply_batch(self, records: Iterable[Record], base_offset: int) -> None:
+        """Applies records found at ``base_offset``, ``base_offset + 1``, and so on."""
+        if base_offset <= self._offset:
+            raise ReplayError(f"already at offset {self._offset}", base_offset)
+        replay_by_type = self._replay_by_type
+        offset = base_offset - 1
+        try:
+            for record in records:
+                offset += 1
+                replay = replay_by_type.get(type(record))
+                if replay is None:
+                    raise ReplayError(f"{type(record).__name__} is not a metadata record")
+                replay(record)
+        except ReplayError as exc:
+            exc.offset = offset
+            self._offset = offset - 1
+            raise
+        if offset >= base_offset:
+            self._offset = offset
+
+    @classmethod
+    def from_records(cls, records: Iterable[Record], offset: int) -> MetadataImage:
+        """Loads a snapshot: the records of :meth:`to_records`, taken when at ``offset``."""
+        image = cls()
+        replay_by_type = image._replay_by_type
+        for position, record in enumerate(records):
+            replay = replay_by_type.get(type(record))
+            try:
+                if replay is None:
+                    raise ReplayError(f"{type(record).__name__} is not a metadata record")
+                replay(record)
+            except ReplayError as exc:
+                exc.reason = f"snapshot record {position}: {exc.reason}"
+                raise
+        image._offset = offset
+        return image
+
+    def _replay_register_broker(self, record: RegisterBrokerRecord) -> None:
+        self._brokers[record.broker_id] = BrokerRegistration.from_record(record)
+
+    def _registration_at_epoch(self, broker_id: int, broker_epoch: int) -> BrokerRegistration:
+        registration = self._brokers.get(broker_id)
+        if registration is None:
+            raise ReplayError(f"no registration for broker {broker_id}")
+        if registration.broker_epoch != broker_epoch:
+            raise ReplayError(
+                f"broker {broker_id} is registered at epoch {registration.broker_epoch}, "
+                f"not {broker_epoch}"
+            )
+        return registration
+
+    def _replay_unregister_broker(self, record: UnregisterBrokerRecord) -> None:
+        self._registration_at_epoch(record.broker_id, record.broker_epoch)
+        del self._brokers[record.broker_id]
+
+    def _replay_broker_change(self, record: BrokerRegistrationChangeRecord) -> None:
+        registration = self._registration_at_epoch(record.broker_id, record.broker_epoch)
+        if record.fenced not in _FENCING_CHANGES:
+            raise ReplayError(f"fenced value {record.fenced} is not -1, 0 or 1")
+        if record.in_controlled_shutdown not in _SHUTDOWN_CHANGES:
+            raise ReplayError(
+                f"in_controlled_shutdown value {record.in_controlled_shutdown} is not 0 or 1"
+            )
+        fenced = registration.fenced
+        if record.fenced == FencingChange.FENCE:
+            fenced = True
+        elif record.fenced == FencingChange.UNFENCE:
+            fenced = False
+        in_controlled_shutdown = (
+            registration.in_controlled_shutdown
+            or record.in_controlled_shutdown == ControlledShutdownChange.IN_CONTROLLED_SHUTDOWN
+        )
+        self._brokers[record.broker_id] = BrokerRegistration(
+            registration.broker_id,
+            registration.incarnation_id,
+            registration.broker_epoch,
+            registration.endpoints,
+            registration.features,
+            registration.rack,
+            fenced,
+            in_controlled_shutdown,
+        )
+
+    def _replay_topic(self, record: TopicRecord) -> None:
+        existing_id = self._topic_ids_by_name.get(record.name)
+        if existing_id is not None:
+            raise ReplayError(
+                f"topic {record.name!r} already exists with id {uuid_to_str(existing_id)}"
+            )
+        existing = self._topics.get(record.topic_id)
+        if existing is not None:
+            raise ReplayError(
+                f"topic id {uuid_to_str(record.topic_id)} already names topic {existing.name!r}"
+            )
+        self._topics[record.topic_id] = TopicImage(record.name, record.topic_id)
+        self._topic_ids_by_name[record.name] = record.topic_id
+
+    def _topic(self, topic_id: TopicId) -> TopicImage:
+        topic = self._topics.get(topic_id)
+        if topic is None:
+            raise ReplayError(f"no topic with id {uuid_to_str(topic_id)}")
+        return topic
+
+    def _replay_partition(self, record: PartitionRecord) -> None:
+        topic = self._topics.get(record.topic_id)
+        if topic is None:
+            raise ReplayError(f"no topic with id {uuid_to_str(record.topic_id)}")
+        registration = _partition_from_record(record)
+        partitions = topic._partitions
+        partition_id = record.partition_id
+        previous = partitions.get(partition_id)
+        partitions[partition_id] = registration
+        # The key holds the topic's own id object, not the decoded record's copy of it.
+        key = (topic._topic_id, partition_id)
+        if previous is None:
+            self._partition_count += 1
+            self._index_partition(key, registration)
+        else:
+            self._reindex_partition(key, previous, registration)
+
+    def _replay_partition_change(self, record: PartitionChangeRecord) -> None:
+        topic = self._topics.get(record.topic_id)
+        if topic is None:
+            raise ReplayError(f"no topic with id {uuid_to_str(record.topic_id)}")
+        partitions = topic._partitions
+        partition_id = record.partition_id
+        previous = partitions.get(partition_id)
+        if previous is None:
+            raise ReplayError(f"topic {topic._name!r} has no partition {partition_id}")
+        registration = previous.merge(record)
+        partitions[partition_id] = registration
+        self._reindex_partition((topic._topic_id, partition_id), previous, registration)
+
+    def _replay_remove_topic(self, record: RemoveTopicRecord) -> None:
+        topic = self._topic(record.topic_id)
+        del self._topics[topic._topic_id]
+        del self._topic_ids_by_name[topic._name]
+        self._configs.pop((int(ConfigResourceType.TOPIC), topic._name), None)
+        topic_id = topic._topic_id
+        for partition_id, registration in topic._partitions.items():
+            self._unindex_partition((topic_id, partition_id), registration)
+        self._partition_count -= len(topic._partitions)
+
+    def _replay_config(self, record: ConfigRecord) -> None:
+        if record.resource_type not in _KNOWN_RESOURCE_TYPES:
+            raise ReplayError(f"unknown config resource type {record.resource_type}")
+        resource = (record.resource_type, record.resource_name)
+        if record.value is None:
+            configs = self._configs.get(resource)
+            if configs is not None:
+                configs.pop(record.name, None)
+                if not configs:
+                    del self._configs[resource]
+        else:
+            configs = self._configs.get(resource)
+            if configs is None:
+                self._configs[resource] = {record.name: record.value}
+            else:
+                configs[record.name] = record.value
+
+    def _replay_feature_level(self, record: FeatureLevelRecord) -> None:
+        if record.feature_level == 0:
+            self._features.pop(record.name, None)
+        else:
+            self._features[record.name] = record.feature_level
+
+    # --- indexes -------------------------------------------------------------------------
+
+    def _index_partition(self, key: PartitionKey, registration: PartitionRegistration) -> None:
+        isr_partitions = self._isr_partitions
+        for broker_id in registration.isr:
+            members = isr_partitions.get(broker_id)
+            if members is None:
+                isr_partitions[broker_id] = {key}
+            else:
+                members.add(key)
+        replicas = registration.replicas
+        self._add_leadership(key, registration.leader, replicas[0] if replicas else NO_LEADER)
+
+    def _unindex_partition(self, key: PartitionKey, registration: PartitionRegistration) -> None:
+        isr_partitions = self._isr_partitions
+        for broker_id in registration.isr:
+            members = isr_partitions.get(broker_id)
+            if members is not None:
+                members.discard(key)
+                if not members:
+                    del isr_partitions[broker_id]
+        replicas = registration.replicas
+        self._remove_leadership(key, registration.leader, replicas[0] if replicas else NO_LEADER)
+
+    def _reindex_partition(
+        self, key: PartitionKey, previous: PartitionRegistration, current: PartitionRegistration
+    ) -> None:
+        previous_isr = previous.isr
+        current_isr = current.isr
+        if previous_isr is not current_isr and previous_isr != current_isr:
+            isr_partitions = self._isr_partitions
+            for broker_id in previous_isr:
+                if broker_id not in current_isr:
+                    members = isr_partitions.get(broker_id)
+                    if members is not None:
+                        members.discard(key)
+                        if not members:
+                            del isr_partitions[broker_id]
+            for broker_id in current_isr:
+                if broker_id not in previous_isr:
+                    members = isr_partitions.get(broker_id)
+                    if members is None:
+                        isr_partitions[broker_id] = {key}
+                    else:
+                        members.add(key)
+        previous_replicas = previous.replicas
+        current_replicas = current.replicas
+        previous_preferred = previous_replicas[0] if previous_replicas else NO_LEADER
+        current_preferred = current_replicas[0] if current_replicas else NO_LEADER
+        if previous.leader != current.leader or previous_preferred != current_preferred:
+            self._remove_leadership(key, previous.leader, previous_preferred)
+            self._add_leadership(key, current.leader, current_preferred)
+
+    def _add_leadership(self, key: PartitionKey, leader: int, preferred: int) -> None:
+        if leader == NO_LEADER:
+            self._leaderless.add(key)
+        else:
+            counts = self._leader_counts
+            counts[leader] = counts.get(leader, 0) + 1
+        if preferred != NO_LEADER:
+            counts = self._preferred_counts
+            counts[preferred] = counts.get(preferred, 0) + 1
+        if leader != preferred:
+            self._not_led_by_preferred.add(key)
+        elif leader != NO_LEADER:
+            counts = self._preferred_leader_counts
+            counts[leader] = counts.get(leader, 0) + 1
+
+    def _remove_leadership(self, key: PartitionKey, leader: int, preferred: int) -> None:
+        if leader == NO_LEADER:
+            self._leaderless.discard(key)
+        else:
+            _decrement(self._leader_counts, leader)
+        if preferred != NO_LEADER:
+            _decrement(self._preferred_counts, preferred)
+        if leader != preferred:
+            self._not_led_by_preferred.discard(key)
+        elif leader != NO_LEADER:
+            _decrement(self._preferred_leader_counts, leader)
+
+    # --- reading -------------------------------------------------------------------------
+
+    @property
+    def offset(self) -> int:
+        return self._offset
+
+    @property
+    def features(self) -> Mapping[str, int]:
+        return MappingProxyType(self._features)
+
+    @property
+    def brokers(self) -> Mapping[int, BrokerRegistration]:
+        return MappingProxyType(self._brokers)
+
+    def broker(self, broker_id: int) -> BrokerRegistration | None:
+        return self._brokers.get(broker_id)
+
+    @property
+    def topics(self) -> Mapping[TopicId, TopicImage]:
+        return MappingProxyType(self._topics)
+
+    @property
+    def topic_ids_by_name(self) -> Mapping[str, TopicId]:
+        return MappingProxyType(self._topic_ids_by_name)
+
+    def topic(self, topic_id: TopicId) -> TopicImage | None:
+        return self._topics.get(topic_id)
+
+    def topic_by_name(self, name: str) -> TopicImage | None:
+        topic_id = self._topic_ids_by_name.get(name)
+        return None if topic_id is None else self._topics[topic_id]
+
+    def partition(self, topic_id: TopicId, partition_id: int) -> PartitionRegistration | None:
+        topic = self._topics.get(topic_id)
+        return None if topic is None else topic._partitions.get(partition_id)
+
+    @property
+    def partition_count(self) -> int:
+        return self._partition_count
+
+    def partitions(self) -> Iterator[tuple[PartitionKey, PartitionRegistration]]:
+        for topic_id, topic in self._topics.items():
+            for partition_id, registration in topic._partitions.items():
+                yield (topic_id, partition_id), registration
+
+    def configs(self, resource_type: int, resource_name: str) -> Mapping[str, str]:
+        configs = self._configs.get((resource_type, resource_name))
+        return MappingProxyType({} if configs is None else configs)
+
+    @property
+    def config_resources(self) -> Set[ConfigResource]:
+        return self._configs.keys()
+
+    # The sets below are live: copy one before applying more records while iterating it.
+
+    def partitions_with_isr_member(self, broker_id: int) -> Set[PartitionKey]:
+        """What fencing or shutting down ``broker_id`` must take it out of."""
+        return self._isr_partitions.get(broker_id, _EMPTY_KEYS)
+
+    @property
+    def leaderless_partitions(self) -> Set[PartitionKey]:
+        """Candidates for an election when a broker unfences or unclean election is enabled."""
+        return self._leaderless
+
+    @property
+    def partitions_not_led_by_preferred(self) -> Set[PartitionKey]:
+        """What a preferred-leader rebalance walks; leaderless partitions are included."""
+        return self._not_led_by_preferred
+
+    def leader_count(self, broker_id: int) -> int:
+        return self._leader_counts.get(broker_id, 0)
+
+    def preferred_count(self, broker_id: int) -> int:
+        """Partitions whose preferred replica (``replicas[0]``) is ``broker_id``."""
+        return self._preferred_counts.get(broker_id, 0)
+
+    def preferred_and_leading_count(self, broker_id: int) -> int:
+        """Of :meth:`preferred_count`, those ``broker_id`` leads: the leader-imbalance ratio is
+        ``1 - preferred_and_leading_count / preferred_count``."""
+        return self._preferred_leader_counts.get(broker_id, 0)
+
+    @property
+    def leader_counts(self) -> Mapping[int, int]:
+        return MappingProxyType(self._leader_counts)
+
+    @property
+    def preferred_counts(self) -> Mapping[int, int]:
+        return MappingProxyType(self._preferred_counts)
+
+    @property
+    def preferred_and_leading_counts(self) -> Mapping[int, int]:
+        return MappingProxyType(self._preferred_leader_counts)
+
+    # --- snapshots and comparison --------------------------------------------------------
+
+    def to_records(self) -> Iterator[Record]:
+        """The image as records, in a canonical order so equal images write equal snapshots.
+
+        Order: feature levels, brokers, then per topic (by name) its TopicRecord, its configs
+        and its partitions (by id), then every other config.
+        """
+        for name in sorted(self._features):
+            yield FeatureLevelRecord(name, self._features[name])
+        for broker_id in sorted(self._brokers):
+            yield self._brokers[broker_id].to_record()
+        topic_resource = int(ConfigResourceType.TOPIC)
+        for name in sorted(self._topic_ids_by_name):
+            topic = self._topics[self._topic_ids_by_name[name]]
+            topic_id = topic._topic_id
+            yield TopicRecord(name, topic_id)
+            yield from _config_records(
+                topic_resource, name, self._configs.get((topic_resource, name))
+            )
+            partitions = topic._partitions
+            to_record = PartitionRegistration.to_record
+            for partition_id in sorted(partitions):
+                yield to_record(partitions[partition_id], topic_id, partition_id)
+        for resource in sorted(self._configs):
+            resource_type, resource_name = resource
+            if resource_type == topic_resource and resource_name in self._topic_ids_by_name:
+                continue
+            yield from _config_records(resource_type, resource_name, self._configs[resource])
+
+    def digest(self) -> str:
+        """A hash of the content (not the offset); equal images at one offset give equal digests.
+
+        It hashes the canonical snapshot encoding, so it is stable across processes and
+        releases as long as the record encoding is.
+        """
+        hasher = hashlib.blake2b(digest_size=32)
+        update = hasher.update
+        for record in self.to_records():
+            update(encode_record(record))
+        return hasher.hexdigest()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MetadataImage):
+            return NotImplemented
+        return (
+            self._offset == other._offset
+            and self._features == other._features
+            and self._brokers == other._brokers
+            and self._topic_ids_by_name == other._topic_ids_by_name
+            and self._configs == other._configs
+            and self._topics == other._topics
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"MetadataImage(offset={self._offset}, brokers={len(self._brokers)}, "
+            f"topics={len(self._topics)}, partitions={self._partition_count})"
+        )
+
+
+def _ignore(_record: Record) -> None:
+    pass
+
+
+def _decrement(counts: dict[int, int], broker_id: int) -> None:
+    count = counts[broker_id]
+    if count == 1:
+        del counts[broker_id]
+    else:
+        counts[broker_id] = count - 1
+
+
+def _config_records(
+    resource_type: int, resource_name: str, configs: dict[str, str] | None
+) -> Iterator[ConfigRecord]:
+    if configs:
+        for name in sorted(configs):
+            yield ConfigRecord(resource_type, resource_name, name, configs[name])
