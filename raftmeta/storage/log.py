@@ -316,8 +316,10 @@ class FileLog:
         """Batches from ``from_offset`` (a batch boundary; default the log start) to the end."""
         if from_offset is None or from_offset <= self._start:
             return list(self._batches)
+        if from_offset >= self.log_end_offset:
+            return []
         index = bisect.bisect_left(self._bases, from_offset)
-        if index < len(self._bases) and self._bases[index] != from_offset:
+        if index == len(self._bases) or self._bases[index] != from_offset:
             raise LogUsageError(f"offset {from_offset} is inside a batch")
         return self._batches[index:]
 
@@ -436,7 +438,7 @@ class FileLog:
         if offset >= self.log_end_offset:
             return
         index = bisect.bisect_left(self._bases, offset)
-        if self._bases[index] != offset:
+        if index == len(self._bases) or self._bases[index] != offset:
             raise LogUsageError(f"cannot truncate to {offset}: it is inside a batch")
         try:
             self._close_active()
@@ -484,7 +486,8 @@ class FileLog:
         if offset == self._start:
             return
         index = bisect.bisect_left(self._bases, offset)
-        if index < len(self._bases) and self._bases[index] != offset:
+        on_boundary = index < len(self._bases) and self._bases[index] == offset
+        if offset < self.log_end_offset and not on_boundary:
             raise LogUsageError(f"cannot start the log at {offset}: it is inside a batch")
         try:
             _write_start_checkpoint(self.directory, offset)

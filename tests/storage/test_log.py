@@ -133,6 +133,11 @@ def test_truncate_to_refuses_cuts_inside_batches_or_below_the_start(tmp_path: Pa
     log.advance_start(3)
     with pytest.raises(LogUsageError, match="inside a batch"):
         log.truncate_to(4)
+    with pytest.raises(LogUsageError, match="inside a batch"):
+        log.truncate_to(8)  # inside the last batch
+    with pytest.raises(LogUsageError, match="inside a batch"):
+        log.batches(from_offset=8)
+    assert log.batches(from_offset=9) == []
     with pytest.raises(LogUsageError, match="below the log start"):
         log.truncate_to(0)
     log.truncate_to(100)  # past the end: nothing to cut
@@ -173,6 +178,8 @@ def test_advance_start_checks_its_argument(tmp_path: Path) -> None:
     log.append(batch_run(0, [1, 1]))
     with pytest.raises(LogUsageError, match="inside a batch"):
         log.advance_start(1)
+    with pytest.raises(LogUsageError, match="inside a batch"):
+        log.advance_start(5)  # inside the last batch
     with pytest.raises(LogUsageError, match="use reset"):
         log.advance_start(7)
     log.advance_start(3)
