@@ -414,6 +414,9 @@ class RaftCore:
             epoch, leader = message.leader_epoch, message.leader_id
         else:
             epoch, leader = message.epoch, message.leader_id
+        if isinstance(message, VoteResponse) and message.vote_granted:
+            # A voter that grants does not count the leader it names as live any more.
+            leader = None
         if epoch > self.epoch:
             if leader is not None and leader != self.node_id:
                 self._become_follower(epoch, leader, now_ms)

@@ -1,0 +1,138 @@
+"""Deliberately broken cores, one per invariant, to prove the checker can fail.
+
+Each keeps the real core and changes one rule, the way a plausible bug would.
+"""
+
+from __future__ import annotations
+
+from raftmeta.raft.batch import SnapshotId, make_batch
+from raftmeta.raft.core import AppendResult, RaftCore
+from raftmeta.raft.messages import FetchRequest, FetchResponse, Message, VoteResponse
+from raftmeta.raft.ready import AdvanceLogStart, Outbound
+from raftmeta.raft.roles import Leader
+from raftmeta.raft.state import ElectionState
+
+
+class SelfElectingCore(RaftCore):
+    """A candidate that declares itself leader without waiting for votes."""
+
+    def _become_candidate(self, now_ms: int) -> None:
+        super()._become_candidate(now_ms)
+        from raftmeta.raft.roles import Candidate
+
+        if isinstance(self.state, Candidate):
+            self._become_leader(now_ms)
+
+
+class EpochRegressingCore(RaftCore):
+    """Recovery that is off by one: it writes back an epoch one lower than it read."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        if self._election.epoch > 0:
+            self._election = ElectionState(self._election.epoch - 1, None, None)
+            self._election_dirty = True
+
+
+class EagerVoterCore(RaftCore):
+    """Answers a vote before its election state is durable."""
+
+    def _send(self, destination: int, message: Message, *, after_persist: bool) -> None:
+        if isinstance(message, VoteResponse):
+            self._messages.append(Outbound(destination, message))
+            return
+        super()._send(destination, message, after_persist=after_persist)
+
+
+class ForgetfulFollowerCore(RaftCore):
+    """Takes whatever high watermark the leader sends, even a lower one."""
+
+    def _update_follower_high_watermark(self, leader_high_watermark: int) -> None:
+        new_high_watermark = min(leader_high_watermark, self.log.end_offset)
+        if new_high_watermark != self.high_watermark:
+            self.high_watermark = new_high_watermark
+            self._hw_changed = True
+
+
+class AckBeforeFsyncCore(RaftCore):
+    """Acknowledges fetched records (by fetching again) before they are fsynced."""
+
+    def _send(self, destination: int, message: Message, *, after_persist: bool) -> None:
+        if isinstance(message, FetchRequest):
+            self._messages.append(Outbound(destination, message))
+            return
+        super()._send(destination, message, after_persist=after_persist)
+
+
+class OldEpochCommitCore(RaftCore):
+    """Counts entries of earlier epochs toward the high watermark (Raft's Figure 8 bug)."""
+
+    def _maybe_advance_high_watermark(self, state: Leader, now_ms: int) -> None:
+        offsets = sorted(
+            (
+                min(self._durable_end, self.log.end_offset)
+                if voter == self.node_id
+                else (state.progress[voter].end_offset or 0)
+                for voter in self.voters
+            ),
+            reverse=True,
+        )
+        candidate = offsets[self.majority - 1]
+        if candidate > self.high_watermark:
+            self.high_watermark = candidate
+            self._hw_changed = True
+            self._complete_parked_fetches(state, now_ms)
+        if not state.announced and candidate > state.epoch_start_offset:
+            state.announced = True
+
+
+class EpochBlindLeaderCore(RaftCore):
+    """A leader that checks only the fetch offset, never the fetcher's last epoch."""
+
+    def _fetch_position_problem(self, request: FetchRequest) -> FetchResponse | None:
+        log = self.log
+        if log.start_offset <= request.fetch_offset <= log.end_offset and log.is_batch_boundary(
+            request.fetch_offset
+        ):
+            return None
+        return super()._fetch_position_problem(request)
+
+
+class OverCompactingCore(RaftCore):
+    """Deletes the whole log it has written, past the snapshot that covers part of it."""
+
+    def snapshot_taken(
+        self, snapshot_id: SnapshotId, size: int, *, advance_log_start: bool = True
+    ) -> None:
+        super().snapshot_taken(snapshot_id, size, advance_log_start=False)
+        end = self.log.end_offset
+        if end > snapshot_id.end_offset:
+            self._log_ops.append(AdvanceLogStart(SnapshotId(end, self.log.last_epoch)))
+
+
+class SnapshotReloadingLeaderCore(RaftCore):
+    """Reloads its latest snapshot into the state machine whenever it becomes leader."""
+
+    def _become_leader(self, now_ms: int) -> None:
+        super()._become_leader(now_ms)
+        if self._latest_snapshot is not None:
+            self._loaded_snapshot = self._latest_snapshot
+
+
+class DoubleAppendCore(RaftCore):
+    """Appends every proposal twice."""
+
+    def propose(self, records: list[bytes], now_ms: int, timestamp_ms: int = 0) -> AppendResult:  # type: ignore[override]
+        result = super().propose(records, now_ms, timestamp_ms)
+        self._append_local(make_batch(self.log.end_offset, self.epoch, records))
+        return result
+
+
+class NeverCampaignsCore(RaftCore):
+    """Never asks for votes: a quorum of these never elects anyone."""
+
+    def _become_prospective(self, now_ms: int) -> None:
+        from raftmeta.raft.roles import Unattached
+
+        self._reset_role(now_ms)
+        self.state = Unattached(now_ms + self._election_timeout())
