@@ -13,11 +13,13 @@ import time
 from pathlib import Path
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raftmeta.raft.batch import Batch, make_batch
-from raftmeta.storage.codec import encode_batch
+from raftmeta.storage.codec import StopReason, encode_batch
+from raftmeta.storage.errors import LogFailedError
 from raftmeta.storage.log import FileLog, list_segment_files
 
 from .support import records_for
@@ -211,3 +213,78 @@ def test_kill_9_never_loses_an_acknowledged_batch(tmp_path: Path) -> None:
     reopened = FileLog.open(tmp_path, segment_bytes=4096)
     assert reopened.recovery.clean  # the first reopen already repaired any torn tail
     reopened.close()
+
+
+# ------------------------------------------------------------- failures in the middle of a write
+
+
+def _multi_segment_log(directory: Path) -> tuple[FileLog, list[Batch]]:
+    batches = [make_batch(o, 1, records_for(o, 2, 30)) for o in range(0, 16, 2)]
+    log = FileLog.open(directory, segment_bytes=2 * len(encode_batch(batches[0])))
+    log.append(batches)
+    log.flush()
+    assert len(log.segment_paths()) == 4
+    return log, batches
+
+
+def test_a_failed_write_poisons_the_log_until_it_is_reopened(tmp_path: Path) -> None:
+    log, batches = _multi_segment_log(tmp_path)
+
+    def half_then_fail(fd: int, data: bytes | memoryview) -> None:
+        os.write(fd, bytes(data)[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    with (
+        mock.patch("raftmeta.storage.log.write_all", half_then_fail),
+        pytest.raises(OSError, match="No space"),
+    ):
+        log.append([make_batch(16, 1, [b"lost"])])
+    with pytest.raises(LogFailedError, match="reopen"):
+        log.flush()
+    with pytest.raises(LogFailedError):
+        log.append([make_batch(16, 1, [b"again"])])
+    log.close()
+    log = FileLog.open(tmp_path)
+    assert log.batches() == batches
+    assert log.recovery.reason in (StopReason.TORN_HEADER, StopReason.TORN_PAYLOAD)
+
+
+def _fail_after(calls: int) -> object:
+    """A ``Path.unlink`` that works ``calls`` times, then fails as a crash would stop it."""
+    real_unlink = Path.unlink
+    done = [0]
+
+    def unlink(self: Path, missing_ok: bool = False) -> None:
+        if done[0] == calls:
+            raise OSError(5, "simulated crash")
+        done[0] += 1
+        real_unlink(self, missing_ok=missing_ok)
+
+    return unlink
+
+
+def test_an_interrupted_reset_leaves_a_prefix_of_the_old_log(tmp_path: Path) -> None:
+    log, batches = _multi_segment_log(tmp_path)
+    with mock.patch.object(Path, "unlink", _fail_after(2)), pytest.raises(OSError):
+        log.reset(100)
+    log.close()
+    log = FileLog.open(tmp_path)
+    assert (log.log_start_offset, log.batches()) == (0, batches[:4])
+
+
+def test_an_interrupted_truncation_leaves_a_prefix_of_the_old_log(tmp_path: Path) -> None:
+    log, batches = _multi_segment_log(tmp_path)
+    with mock.patch.object(Path, "unlink", _fail_after(1)), pytest.raises(OSError):
+        log.truncate_to(2)
+    log.close()
+    log = FileLog.open(tmp_path)
+    assert log.batches() == batches[:6]
+
+
+def test_an_interrupted_advance_start_still_starts_where_it_was_asked(tmp_path: Path) -> None:
+    log, batches = _multi_segment_log(tmp_path)
+    with mock.patch.object(Path, "unlink", _fail_after(0)), pytest.raises(OSError):
+        log.advance_start(12)
+    log.close()
+    log = FileLog.open(tmp_path)
+    assert (log.log_start_offset, log.batches()) == (12, batches[6:])
