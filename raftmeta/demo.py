@@ -1,0 +1,43 @@
+"""The main job, while the networked quorum is being built: a simulated three-voter quorum.
+
+It runs the real consensus core with an observer, kills the leader, brings it back, and shows
+that a new leader took over, that every acknowledged append survived, and that every node
+holds the same committed log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from raftmeta.raft.roles import Role
+from raftmeta.sim.cluster import Simulation
+from raftmeta.sim.faults import Crash, FaultPlan
+
+
+def run_demo(seed: int = 2026, out: Callable[[str], None] = print) -> int:
+    leader_crash = Crash(node=1, down_ms=1500)
+    plan = FaultPlan(((3000, leader_crash),), fault_phase_ms=5000, min_run_ms=8000)
+    simulation = Simulation(seed, voters=3, observers=1, plan=plan)
+    out("raftmeta demo: three voters (1, 2, 3) and one observer (4), simulated network and disks")
+    out("  running the real consensus core; node 1 is killed at 3.0 s and restarts at 4.5 s")
+    result = simulation.run()
+    epochs = sorted(simulation.checker.leaders.items())
+    for epoch, leader in epochs:
+        out(f"  epoch {epoch}: node {leader} led")
+    nodes = simulation.nodes.values()
+    out(f"  {result.acknowledged} appends acknowledged, all present exactly once in the log")
+    out(f"  simulated {result.simulated_ms / 1000:.1f} s in {result.events} events")
+    for node in nodes:
+        core = node.core
+        assert core is not None
+        role = core.role.value if core.role is not Role.UNATTACHED else "Observer"
+        out(
+            f"  node {node.node_id}: {role:<9} epoch {core.epoch}  "
+            f"high watermark {core.high_watermark}  applied values {len(node.machine.values)}"
+        )
+    histories = [n.machine.values for n in nodes]
+    longest = max(histories, key=len)
+    agree = all(h == longest[: len(h)] for h in histories)
+    out(f"  committed logs agree on every node: {'yes' if agree else 'NO'}")
+    out("  every safety invariant was checked after each of those events")
+    return 0 if agree and len(epochs) >= 2 else 1
