@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.machine import describe_machine  # noqa: E402
-from raftmeta.raft.config import RaftConfig  # noqa: E402
-from raftmeta.raft.core import RaftCore  # noqa: E402
-from raftmeta.raft.log import RaftLog  # noqa: E402
-from raftmeta.raft.roles import Role  # noqa: E402
-from raftmeta.raft.state import ElectionState  # noqa: E402
-from raftmeta.sim.cluster import Simulation  # noqa: E402
+from benchmarks.machine import describe_machine
+from raftmeta.raft.config import RaftConfig
+from raftmeta.raft.core import RaftCore
+from raftmeta.raft.log import RaftLog
+from raftmeta.raft.roles import Role
+from raftmeta.raft.state import ElectionState
+from raftmeta.sim.cluster import Simulation
 
 
 class InstantQuorum:
