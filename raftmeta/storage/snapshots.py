@@ -395,7 +395,8 @@ class SnapshotReader:
             file.seek(self._body_start)
             remaining = self._body_end - self._body_start
             while remaining or carry:
-                chunk = file.read(min(_READ_CHUNK, remaining)) if remaining else b""
+                wanted = max(_READ_CHUNK, len(carry))  # doubles across a batch bigger than a chunk
+                chunk = file.read(min(wanted, remaining)) if remaining else b""
                 remaining -= len(chunk)
                 buffer = carry + chunk if carry else chunk
                 scanner = BatchScanner(buffer, expected_base_offset=next_offset, min_epoch=epoch)
