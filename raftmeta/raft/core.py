@@ -369,6 +369,7 @@ class RaftCore:
             high_watermark=self.high_watermark if self._hw_changed else None,
             leader_change=self._leader_change,
             log_end_offset=self.log.end_offset,
+            next_deadline_ms=self.next_deadline_ms(),
         )
         self._election_dirty = False
         self._log_ops = []

@@ -76,6 +76,8 @@ class Ready:
     leader_change: LeaderAndEpoch | None = None
     log_end_offset: int = 0
     """The log end this Ready makes durable; the core counts it once ``advance`` is called."""
+    next_deadline_ms: int = 0
+    """When the core next wants ``tick``, as of this Ready; ask again after ``advance``."""
 
     def needs_persist(self) -> bool:
         return self.election_state is not None or bool(self.log_ops)
