@@ -20,11 +20,13 @@ brokers, so ties do not keep pairing the same brokers.
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from placement.api import PlacementSpec, UsableBroker
+from placement.api import ClusterView, PlacementSpec, UsableBroker
 
 
 class NoCandidateError(Exception):
@@ -66,12 +68,15 @@ class BalancedStripe:
         "_rack_open_unfenced",
         "_rack_rank",
         "_rack_replicas",
+        "_rack_tie_replicas",
         "_rack_weight",
         "_rank",
         "_replicas",
         "_rng",
         "_room",
         "_since_shuffle",
+        "_tie_leaders",
+        "_tie_replicas",
         "_unfenced_count",
     )
 
@@ -82,8 +87,16 @@ class BalancedStripe:
         leaders: Mapping[int, int],
         replicas: Mapping[int, int],
         room: Mapping[int, int] | None = None,
+        *,
+        tie_leaders: Mapping[int, int] | None = None,
+        tie_replicas: Mapping[int, int] | None = None,
     ) -> None:
-        """``brokers`` distinct and sorted by id; ``room`` absent means no budget."""
+        """``brokers`` distinct and sorted by id; ``room`` absent means no budget.
+
+        ``leaders`` and ``replicas`` are the counts to balance; ``tie_leaders`` and
+        ``tie_replicas`` (usually cluster-wide counts) only break ties between brokers that
+        those leave equal, ahead of the random order.
+        """
         self._rng = rng
         self._ids = [broker.id for broker in brokers]
         self._fenced = [broker.fenced for broker in brokers]
@@ -96,6 +109,10 @@ class BalancedStripe:
             self._members[rack].append(index)
         self._leaders = [leaders.get(broker_id, 0) for broker_id in self._ids]
         self._replicas = [replicas.get(broker_id, 0) for broker_id in self._ids]
+        tie_leaders = tie_leaders or {}
+        tie_replicas = tie_replicas or {}
+        self._tie_leaders = [tie_leaders.get(broker_id, 0) for broker_id in self._ids]
+        self._tie_replicas = [tie_replicas.get(broker_id, 0) for broker_id in self._ids]
         if room is None:
             self._room = [_UNLIMITED] * len(self._ids)
         else:
@@ -105,12 +122,14 @@ class BalancedStripe:
         self._rack_rank: list[int] = []
         self._rack_leaders = [0] * rack_count
         self._rack_replicas = [0] * rack_count
+        self._rack_tie_replicas = [0] * rack_count
         self._rack_open = [0] * rack_count
         self._rack_open_unfenced = [0] * rack_count
         unfenced_per_rack = [0] * rack_count
         for index, rack in enumerate(self._rack_of):
             self._rack_leaders[rack] += self._leaders[index]
             self._rack_replicas[rack] += self._replicas[index]
+            self._rack_tie_replicas[rack] += self._tie_replicas[index]
             if not self._fenced[index]:
                 unfenced_per_rack[rack] += 1
             if self._room[index] > 0:
@@ -122,9 +141,9 @@ class BalancedStripe:
         self._rack_weight = [float(max(count, 1)) for count in unfenced_per_rack]
         # Filled in by _reshuffle, which also draws the rack order they end with.
         self._rack_lead_load = [0.0] * rack_count
-        self._rack_follow_order: list[tuple[float, float, int]] = [(0.0, 0.0, 0)] * rack_count
-        self._lead_heaps: list[list[tuple[int, int, int, int]]] = []
-        self._follow_heaps: list[list[tuple[bool, int, int, int, int]]] = []
+        self._rack_follow_order = [(0.0, 0.0, 0.0, 0)] * rack_count
+        self._lead_heaps: list[list[tuple[int, int, int, int, int]]] = []
+        self._follow_heaps: list[list[tuple[bool, int, int, int, int, int]]] = []
         self._since_shuffle = 0
         self._reshuffle()
 
@@ -135,16 +154,30 @@ class BalancedStripe:
         assignment: Sequence[Sequence[int]],
         rng: random.Random,
         room: Mapping[int, int] | None = None,
+        cluster: ClusterView | None = None,
     ) -> BalancedStripe:
-        """Start from a topic's existing partitions, so new ones even out the whole topic."""
-        leaders: dict[int, int] = {}
-        replicas: dict[int, int] = {}
-        for partition in assignment:
-            if partition:
-                leaders[partition[0]] = leaders.get(partition[0], 0) + 1
-            for broker_id in partition:
-                replicas[broker_id] = replicas.get(broker_id, 0) + 1
-        return cls(brokers, rng, leaders, replicas, room)
+        """Start from a topic's existing partitions, so new ones even out the whole topic.
+
+        With ``cluster``, its per-broker counts break ties, so that many small topics, each
+        balanced on its own, also add up to a balanced cluster.
+        """
+        # Counter counts in C: this runs over the whole topic on every CreatePartitions.
+        leaders = Counter(partition[0] for partition in assignment if partition)
+        replicas = Counter(itertools.chain.from_iterable(assignment))
+        tie_leaders: dict[int, int] | None = None
+        tie_replicas: dict[int, int] | None = None
+        if cluster is not None:
+            tie_leaders = {broker.id: cluster.leader_count(broker.id) for broker in brokers}
+            tie_replicas = {broker.id: cluster.replica_count(broker.id) for broker in brokers}
+        return cls(
+            brokers,
+            rng,
+            leaders,
+            replicas,
+            room,
+            tie_leaders=tie_leaders,
+            tie_replicas=tie_replicas,
+        )
 
     def place_many(self, spec: PlacementSpec) -> list[list[int]]:
         return [
@@ -197,8 +230,14 @@ class BalancedStripe:
         replicas = self._replicas[index]
         rank = self._rank[index]
         if not fenced:
-            heapq.heappush(self._lead_heaps[rack], (leaders, replicas, rank, index))
-        heapq.heappush(self._follow_heaps[rack], (fenced, replicas, -leaders, rank, index))
+            heapq.heappush(
+                self._lead_heaps[rack],
+                (leaders, replicas, self._tie_leaders[index], rank, index),
+            )
+        heapq.heappush(
+            self._follow_heaps[rack],
+            (fenced, replicas, -leaders, self._tie_replicas[index], rank, index),
+        )
 
     def _update_rack_loads(self, rack: int) -> None:
         weight = self._rack_weight[rack]
@@ -208,6 +247,7 @@ class BalancedStripe:
         self._rack_follow_order[rack] = (
             self._rack_replicas[rack] / weight,
             -self._rack_leaders[rack] / weight,
+            self._rack_tie_replicas[rack] / weight,
             self._rack_rank[rack],
         )
 
@@ -215,12 +255,18 @@ class BalancedStripe:
         leaders = self._leaders
         replicas = self._replicas
         best_index: int | None = None
-        best_key: tuple[int, float, int, int] | None = None
+        best_key: tuple[int, float, int, int, int] | None = None
         for rack, heap in enumerate(self._lead_heaps):
             while heap:
-                lead_count, replica_count, rank, index = heap[0]
+                lead_count, replica_count, tie_leaders, rank, index = heap[0]
                 if lead_count == leaders[index] and replica_count == replicas[index]:
-                    key = (lead_count, self._rack_lead_load[rack], replica_count, rank)
+                    key = (
+                        lead_count,
+                        self._rack_lead_load[rack],
+                        replica_count,
+                        tie_leaders,
+                        rank,
+                    )
                     if best_key is None or key < best_key:
                         best_index, best_key = index, key
                     break
@@ -255,7 +301,7 @@ class BalancedStripe:
         set_aside = []
         found: int | None = None
         while heap:
-            _, replica_count, negative_leaders, _, index = heap[0]
+            _, replica_count, negative_leaders, _, _, index = heap[0]
             if replica_count != replicas[index] or -negative_leaders != leaders[index]:
                 heapq.heappop(heap)
             elif index in chosen:
@@ -270,11 +316,14 @@ class BalancedStripe:
     def _count(self, chosen: list[int]) -> None:
         leader = chosen[0]
         self._leaders[leader] += 1
+        self._tie_leaders[leader] += 1
         self._rack_leaders[self._rack_of[leader]] += 1
         for index in chosen:
             rack = self._rack_of[index]
             self._replicas[index] += 1
+            self._tie_replicas[index] += 1
             self._rack_replicas[rack] += 1
+            self._rack_tie_replicas[rack] += 1
             self._room[index] -= 1
             if self._room[index] == 0:
                 self._rack_open[rack] -= 1

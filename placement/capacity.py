@@ -110,7 +110,7 @@ class CapacityAwarePlacer:
                 else limit - cluster.replica_count(broker.id)
             )
         stripe = BalancedStripe.from_assignment(
-            brokers, cluster.existing_assignment(), self._rng, room
+            brokers, cluster.existing_assignment(), self._rng, room, cluster
         )
         try:
             return stripe.place_many(spec)

@@ -179,5 +179,7 @@ class StripedReplicaPlacer:
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
         brokers = distinct_brokers(cluster.usable_brokers())
         check_replication_factor(spec.replication_factor, brokers)
-        stripe = BalancedStripe.from_assignment(brokers, cluster.existing_assignment(), self._rng)
+        stripe = BalancedStripe.from_assignment(
+            brokers, cluster.existing_assignment(), self._rng, cluster=cluster
+        )
         return stripe.place_many(spec)
