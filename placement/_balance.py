@@ -3,15 +3,24 @@
 One engine serves three placers because they differ only in what the counts start from and which
 brokers may still take replicas: the topic's existing assignment (default), the whole cluster's
 counts (emptiest broker), or the topic's assignment plus a replica budget per broker (capacity).
+A second set of counts, normally the cluster-wide ones, only breaks ties; that keeps every topic
+balanced on its own while many small topics still add up to a balanced cluster.
 
 Choices, in priority order, each later rule only breaking ties of the earlier ones:
 
-* Leader: an unfenced broker with room; fewest leaders; then the rack with the fewest leaders per
-  unfenced broker; then fewest replicas; then the round's random order.
-* Each follower: a rack with a broker left for this partition; the rack with the fewest replicas
-  of this partition so far (this alone gives maximal rack spread); a rack that can still offer an
-  unfenced broker; fewest replicas per unfenced broker; random order. Inside the rack: unfenced
-  first, then fewest replicas, then fewest leaders, then random order.
+* Leader: an unfenced broker with room; fewest leaders; the rack with the fewest leaders per
+  unfenced broker; fewest replicas; fewest tie-break leaders; the round's random order.
+* Each follower's rack: one with a broker left for this partition; fewest replicas of this
+  partition so far (this alone gives maximal rack spread); able to offer an unfenced broker;
+  fewest replicas per unfenced broker; most leaders per unfenced broker; fewest tie-break
+  replicas per unfenced broker; random order.
+* The follower in that rack: unfenced first; fewest replicas; most leaders; fewest tie-break
+  replicas; random order.
+
+"Most leaders" looks backwards but is what keeps replicas even: a broker with fewer leaders is
+about to get a leader, and a replica with it, so its follower slot is better given to a broker
+that has already had its turn. With it, leaders and replicas per broker both stay within one of
+each other on racks of equal size (the property tests check both).
 
 The random order is redrawn after every round of as many partitions as there are unfenced
 brokers, so ties do not keep pairing the same brokers.

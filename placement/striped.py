@@ -4,11 +4,11 @@ Both keep the priorities of Kafka's controller (reference §4.2): spread each pa
 many racks as possible, then spread replicas over brokers, then use fenced brokers only when
 nothing else will do, and never make a fenced broker the leader.
 
-:class:`KafkaStripedReplicaPlacer` follows Kafka's cursors step by step. It is kept so the
-benchmark can show what the default changes, and so its two known weaknesses stay reproducible:
-leaders are spread evenly over racks but can pile up on one broker per rack (KAFKA-15354), and
-every call starts from a random point, so CreatePartitions ignores the layout it extends
-(KAFKA-14437).
+:class:`KafkaStripedReplicaPlacer` follows Kafka's cursors step by step, as the version our
+reference describes them. It is kept so the benchmark can show what the default changes, and so
+that version's two known weaknesses stay reproducible: leaders are spread evenly over racks but
+can pile up on one broker per rack (KAFKA-15354), and every call starts from a random point, so
+CreatePartitions ignores the layout it extends (KAFKA-14437).
 
 :class:`StripedReplicaPlacer`, the default, reaches the same stripe by counting instead of by
 cursor position: each leader goes to an unfenced broker with the fewest leaders, each follower to
@@ -158,14 +158,18 @@ class StripedReplicaPlacer:
     """The default placer: Kafka's stripe, with leaders balanced per broker and continuation.
 
     Within the topic, after every partition: leaders per unfenced broker differ by at most one;
-    each partition spans min(RF, racks) racks; replicas go to the emptiest broker of the chosen
-    rack. A CreatePartitions call starts from the counts of the partitions that already exist,
-    so the whole topic ends up as even as if it had been created at once.
+    each partition spans min(RF, racks) racks; followers go to the emptiest broker of the
+    least-used rack. CreatePartitions starts from the counts of the partitions that already
+    exist, so the whole topic ends up as even as if it had been created at once.
 
-    Ties are broken by a random order drawn from the injected source and redrawn after every
-    round of as many partitions as there are unfenced brokers, so large topics do not repeat
-    the same replica sets (Kafka reshuffles for the same reason). Same seed, same view: same
-    answer.
+    Ties are broken first by the cluster-wide counts (``leader_count``/``replica_count``), so
+    that many small topics, each even on its own, also add up to an even cluster; then by a
+    random order drawn from the injected source and redrawn after every round of as many
+    partitions as there are unfenced brokers, so that large topics do not repeat the same replica
+    sets (Kafka reshuffles for the same reason). Same seed, same view: same answer.
+
+    Cost: a pass over the racks and a few heap operations per partition, plus one pass over the
+    topic's existing partitions per call.
     """
 
     def __init__(self, rng: random.Random | None = None) -> None:
