@@ -24,6 +24,9 @@ def load_placer(
 ) -> ReplicaPlacer:
     """Import, construct (no arguments) and configure the placer ``dotted_path`` names.
 
+    ``config`` holds settings under their full names (``replica.placer.cordoned.brokers``, not
+    ``cordoned.brokers``): pass the node's settings, or
+    ``RaftmetaConfig.originals_with_prefix("replica.placer.", strip=False)``.
     ``key`` is the setting being read, for messages; a wrapping placer that loads a delegate
     passes its own key. Raises :class:`PlacerLoadError` (or its subclass PlacerConfigError, when
     ``configure`` rejects a setting), always with a one-line message.
