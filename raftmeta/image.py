@@ -17,7 +17,7 @@ entries; the ISR tuple is the replica tuple itself when they are equal, as they 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeAlias
@@ -281,18 +281,6 @@ class MetadataImage:
         self._leader_counts: dict[int, int] = {}
         self._preferred_counts: dict[int, int] = {}
         self._preferred_leader_counts: dict[int, int] = {}
-        self._replay_by_type: dict[type[Any], Any] = {
-            RegisterBrokerRecord: self._replay_register_broker,
-            UnregisterBrokerRecord: self._replay_unregister_broker,
-            BrokerRegistrationChangeRecord: self._replay_broker_change,
-            TopicRecord: self._replay_topic,
-            PartitionRecord: self._replay_partition,
-            PartitionChangeRecord: self._replay_partition_change,
-            RemoveTopicRecord: self._replay_remove_topic,
-            ConfigRecord: self._replay_config,
-            FeatureLevelRecord: self._replay_feature_level,
-            NoOpRecord: _ignore,
-        }
 
     # --- replay --------------------------------------------------------------------------
 
@@ -300,11 +288,11 @@ class MetadataImage:
         """Applies one committed record found at ``offset``; offsets must increase."""
         if offset <= self._offset:
             raise ReplayError(f"already at offset {self._offset}", offset)
-        replay = self._replay_by_type.get(type(record))
+        replay = _REPLAY_BY_TYPE.get(type(record))
         if replay is None:
             raise ReplayError(f"{type(record).__name__} is not a metadata record", offset)
         try:
-            replay(record)
+            replay(self, record)
         except ReplayError as exc:
             exc.offset = offset
             raise
@@ -314,7 +302,7 @@ class MetadataImage:
         """Applies records found at ``base_offset``, ``base_offset + 1``, and so on."""
         if base_offset <= self._offset:
             raise ReplayError(f"already at offset {self._offset}", base_offset)
-        replay_by_type = self._replay_by_type
+        replay_by_type = _REPLAY_BY_TYPE
         offset = base_offset - 1
         try:
             for record in records:
@@ -322,7 +310,7 @@ class MetadataImage:
                 replay = replay_by_type.get(type(record))
                 if replay is None:
                     raise ReplayError(f"{type(record).__name__} is not a metadata record")
-                replay(record)
+                replay(self, record)
         except ReplayError as exc:
             exc.offset = offset
             self._offset = offset - 1
@@ -334,13 +322,13 @@ class MetadataImage:
     def from_records(cls, records: Iterable[Record], offset: int) -> MetadataImage:
         """Loads a snapshot: the records of :meth:`to_records`, taken when at ``offset``."""
         image = cls()
-        replay_by_type = image._replay_by_type
+        replay_by_type = _REPLAY_BY_TYPE
         for position, record in enumerate(records):
             replay = replay_by_type.get(type(record))
             try:
                 if replay is None:
                     raise ReplayError(f"{type(record).__name__} is not a metadata record")
-                replay(record)
+                replay(image, record)
             except ReplayError as exc:
                 exc.reason = f"snapshot record {position}: {exc.reason}"
                 raise
@@ -712,8 +700,25 @@ class MetadataImage:
         )
 
 
-def _ignore(_record: Record) -> None:
+def _ignore(_image: MetadataImage, _record: Record) -> None:
     pass
+
+
+# Functions, not bound methods stored on each image: a dict of bound methods would tie every
+# image into a reference cycle, leaving a million-partition image to wait for the cycle
+# collector instead of being freed when dropped.
+_REPLAY_BY_TYPE: dict[type[Any], Callable[[MetadataImage, Any], None]] = {
+    RegisterBrokerRecord: MetadataImage._replay_register_broker,
+    UnregisterBrokerRecord: MetadataImage._replay_unregister_broker,
+    BrokerRegistrationChangeRecord: MetadataImage._replay_broker_change,
+    TopicRecord: MetadataImage._replay_topic,
+    PartitionRecord: MetadataImage._replay_partition,
+    PartitionChangeRecord: MetadataImage._replay_partition_change,
+    RemoveTopicRecord: MetadataImage._replay_remove_topic,
+    ConfigRecord: MetadataImage._replay_config,
+    FeatureLevelRecord: MetadataImage._replay_feature_level,
+    NoOpRecord: _ignore,
+}
 
 
 def _decrement(counts: dict[int, int], broker_id: int) -> None:
