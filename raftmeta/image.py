@@ -10,8 +10,10 @@ election and rebalance, updated on each replay so no question costs a scan of a 
 partitions: broker → partitions whose ISR holds it, leaderless partitions, partitions not led
 by their preferred replica, and per-broker leader and preferred-replica counts.
 
-A partition costs about 100 bytes of registration plus its replica tuples and a few index
-entries; the ISR tuple is the replica tuple itself when they are equal, as they usually are.
+Partitions dominate memory, so a registration is a slotted object of tuples and ints, about
+100 bytes, and its ISR tuple is the replica tuple itself whenever the two are equal, as they
+usually are. With its key, index entries and its topic's dict slot a partition costs about
+half a kilobyte: a million partitions on 100 brokers fit in about 540 MiB.
 """
 
 from __future__ import annotations
@@ -57,7 +59,6 @@ ConfigResource: TypeAlias = tuple[int, str]
 
 _EMPTY_KEYS: frozenset[PartitionKey] = frozenset()
 _FULL_RECOVERY_STATES = (0, 1)
-_CHANGE_RECOVERY_STATES = (LEADER_RECOVERY_UNCHANGED, 0, 1)
 _FENCING_CHANGES = frozenset(int(change) for change in FencingChange)
 _SHUTDOWN_CHANGES = frozenset(int(change) for change in ControlledShutdownChange)
 _KNOWN_RESOURCE_TYPES = frozenset(

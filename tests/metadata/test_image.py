@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
 from raftmeta.image import MetadataImage, PartitionRegistration, ReplayError
@@ -503,3 +506,16 @@ def test_digest_covers_content_not_offset() -> None:
     assert changed.digest() != image.digest()
     assert len(image.digest()) == 64
     assert MetadataImage().digest() == MetadataImage().digest()
+
+
+def test_a_dropped_image_is_freed_without_the_cycle_collector() -> None:
+    image = orders_image(register(1, 2))
+    dropped = weakref.ref(image)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del image
+        assert dropped() is None
+    finally:
+        if was_enabled:
+            gc.enable()
