@@ -25,7 +25,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, ClassVar, TypeAlias, TypeVar
@@ -312,7 +312,7 @@ _T = TypeVar("_T")
 
 
 def fast_constructor(cls: type[_T]) -> Callable[..., _T]:
-    """A positional constructor for a frozen slotted dataclass, about four times faster.
+    """A positional constructor for a frozen slotted dataclass, three to four times faster.
 
     A frozen dataclass ``__init__`` stores each field through ``object.__setattr__``, a slow
     generic call; decoding a million partitions pays that ten times each. This builds the
@@ -339,9 +339,10 @@ def fast_constructor(cls: type[_T]) -> Callable[..., _T]:
 
 # --- encoding ------------------------------------------------------------------------------
 
-# Packing tuples of ints, strings, bytes and None runs entirely in C without calling back into
-# Python, so one shared packer cannot interleave two threads' output; it resets itself after
-# every pack, including a failed one. Reusing it saves allocating a buffer per record.
+# Packing tuples of ints, strings, bytes and None runs entirely in C, holding the GIL and never
+# calling back into Python (no ``default`` hook), so one shared packer cannot interleave two
+# threads' output; it resets itself after every pack, including a failed one. Reusing it saves
+# allocating a buffer per record, a third of the cost of ``msgpack.packb``.
 _packer = msgpack.Packer(use_bin_type=True)
 _pack: Callable[[object], bytes] = _packer.pack
 
@@ -394,11 +395,17 @@ def encode_record(record: Record) -> bytes:
     return _pack(to_array(record))
 
 
-def encode_records(records: list[Record]) -> list[bytes]:
-    """Encodes many records, skipping the per-call lookups of :func:`encode_record`."""
+def encode_each(records: Iterable[Record]) -> list[bytes]:
+    """Encodes many records, skipping the per-call lookups of :func:`encode_record`.
+
+    (Not :func:`raftmeta.raft.batch.encode_records`, which packs encoded records into a batch.)
+    """
     arrays = _ARRAY_OF
     pack = _pack
-    return [pack(arrays[type(record)](record)) for record in records]
+    try:
+        return [pack(arrays[type(record)](record)) for record in records]
+    except KeyError as exc:
+        raise TypeError(f"{exc.args[0].__name__} is not a metadata record") from None
 
 
 # --- decoding ------------------------------------------------------------------------------

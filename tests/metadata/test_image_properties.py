@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from raftmeta.image import MetadataImage, PartitionKey
-from raftmeta.records import NO_LEADER, Record, decode_record, encode_record, encode_records
+from raftmeta.records import NO_LEADER, Record, decode_record, encode_each, encode_record
 from tests.metadata.strategies import BROKER_IDS, histories
 
 
@@ -68,7 +68,7 @@ def test_snapshot_then_rest_equals_replay_from_offset_zero(data: st.DataObject) 
     history = data.draw(histories())
     split = data.draw(st.integers(0, len(history)))
     # Every record crosses the encoding on its way in, as it does through the log.
-    history = [decode_record(encoded) for encoded in encode_records(history)]
+    history = [decode_record(encoded) for encoded in encode_each(history)]
 
     expected = replay_all(history)
 
@@ -88,9 +88,9 @@ def test_snapshot_then_rest_equals_replay_from_offset_zero(data: st.DataObject) 
 @given(histories())
 def test_a_snapshot_of_a_loaded_snapshot_is_byte_identical(history: list[Record]) -> None:
     image = replay_all(history)
-    first = encode_records(list(image.to_records()))
+    first = encode_each(list(image.to_records()))
     loaded = MetadataImage.from_records((decode_record(b) for b in first), image.offset)
-    assert encode_records(list(loaded.to_records())) == first
+    assert encode_each(list(loaded.to_records())) == first
     assert loaded.digest() == image.digest()
 
 

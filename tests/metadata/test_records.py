@@ -24,8 +24,8 @@ from raftmeta.records import (
     TopicRecord,
     UnregisterBrokerRecord,
     decode_record,
+    encode_each,
     encode_record,
-    encode_records,
     fast_constructor,
     uuid_from_str,
     uuid_to_str,
@@ -47,8 +47,8 @@ def test_every_record_type_survives_encoding(record_class: type[Record]) -> None
 
 
 @given(records())
-def test_encode_records_matches_encode_record(record: Record) -> None:
-    assert encode_records([record, record]) == [encode_record(record)] * 2
+def test_encode_each_matches_encode_record(record: Record) -> None:
+    assert encode_each([record, record]) == [encode_record(record)] * 2
 
 
 def test_type_ids_and_versions_are_kraft_api_keys() -> None:
@@ -165,8 +165,10 @@ def test_garbage_is_an_error(data: bytes) -> None:
 
 
 def test_encoding_something_else_is_a_type_error() -> None:
-    with pytest.raises(TypeError, match="not a metadata record"):
+    with pytest.raises(TypeError, match="BrokerFeature is not a metadata record"):
         encode_record(BrokerFeature("x", 1, 2))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="BrokerFeature is not a metadata record"):
+        encode_each([NoOpRecord(), BrokerFeature("x", 1, 2)])  # type: ignore[list-item]
 
 
 def test_fast_constructor_builds_the_real_frozen_class() -> None:
