@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from raftmeta.errors import ErrorCode
-from raftmeta.raft.batch import Batch, OffsetAndEpoch, SnapshotId, make_batch
+from raftmeta.raft.batch import Batch, SnapshotId, make_batch
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.control import leader_change_batch
+from raftmeta.raft.fetch_position import check_fetch_position
 from raftmeta.raft.log import LogInvariantError, RaftLog
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
@@ -789,42 +790,21 @@ class RaftCore:
 
     def _fetch_position_problem(self, request: FetchRequest) -> FetchResponse | None:
         """Why the fetcher's log cannot simply continue at its fetch offset, if it cannot."""
-        log = self.log
-        offset, last_epoch = request.fetch_offset, request.last_fetched_epoch
-        snapshot = self._latest_snapshot
-        if log.snapshot is not None and snapshot is not None:
-            start = log.snapshot
-            if (
-                offset < log.start_offset
-                or (offset == log.start_offset and last_epoch != start.epoch)
-                or last_epoch < start.epoch
-            ):
-                return FetchResponse(
-                    ErrorCode.NONE,
-                    self.epoch,
-                    self.node_id,
-                    offset,
-                    self.high_watermark,
-                    log.start_offset,
-                    snapshot_id=snapshot,
-                )
-        if offset == 0 and log.start_offset == 0:
+        position = check_fetch_position(
+            self.log, self._latest_snapshot, request.fetch_offset, request.last_fetched_epoch
+        )
+        if position.valid:
             return None
-        end = log.end_offset_for_epoch(last_epoch)
-        if end.epoch != last_epoch or end.offset < offset or not log.is_batch_boundary(offset):
-            diverging = end if end.epoch >= 0 else None
-            if diverging is None:
-                diverging = OffsetAndEpoch(log.start_offset, 0)
-            return FetchResponse(
-                ErrorCode.NONE,
-                self.epoch,
-                self.node_id,
-                offset,
-                self.high_watermark,
-                log.start_offset,
-                diverging=diverging,
-            )
-        return None
+        return FetchResponse(
+            ErrorCode.NONE,
+            self.epoch,
+            self.node_id,
+            request.fetch_offset,
+            self.high_watermark,
+            self.log.start_offset,
+            diverging=position.diverging,
+            snapshot_id=position.snapshot_id,
+        )
 
     def _answer_fetch(self, replica_id: int, request: FetchRequest) -> None:
         max_bytes = min(request.max_bytes, self.config.fetch_max_bytes)
