@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raftmeta.image import MetadataImage, PartitionKey
@@ -47,7 +47,7 @@ def assert_indexes_match_a_recount(image: MetadataImage) -> None:
     assert dict(image.preferred_and_leading_counts) == dict(preferred_and_leading)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_incremental_indexes_equal_a_recount_after_every_record(history: list[Record]) -> None:
     image = MetadataImage()
@@ -62,7 +62,7 @@ def replay_all(history: list[Record]) -> MetadataImage:
     return image
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_snapshot_then_rest_equals_replay_from_offset_zero(data: st.DataObject) -> None:
     history = data.draw(histories())
@@ -84,7 +84,7 @@ def test_snapshot_then_rest_equals_replay_from_offset_zero(data: st.DataObject) 
     assert_indexes_match_a_recount(restored)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_a_snapshot_of_a_loaded_snapshot_is_byte_identical(history: list[Record]) -> None:
     image = replay_all(history)
@@ -94,7 +94,7 @@ def test_a_snapshot_of_a_loaded_snapshot_is_byte_identical(history: list[Record]
     assert loaded.digest() == image.digest()
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories(), histories())
 def test_different_content_gives_different_digests(
     first: list[Record], second: list[Record]

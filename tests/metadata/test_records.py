@@ -4,7 +4,7 @@ import dataclasses
 
 import msgpack
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 from raftmeta.records import (
     RECORD_CLASSES,
@@ -37,6 +37,7 @@ TOPIC_ID = bytes(range(16))
 
 @pytest.mark.parametrize("record_class", RECORD_CLASSES, ids=lambda cls: cls.__name__)
 def test_every_record_type_survives_encoding(record_class: type[Record]) -> None:
+    @settings(deadline=None)
     @given(RECORD_STRATEGIES[record_class])
     def round_trip(record: Record) -> None:
         decoded = decode_record(encode_record(record))
@@ -46,6 +47,7 @@ def test_every_record_type_survives_encoding(record_class: type[Record]) -> None
     round_trip()
 
 
+@settings(deadline=None)
 @given(records())
 def test_encode_each_matches_encode_record(record: Record) -> None:
     assert encode_each([record, record]) == [encode_record(record)] * 2
