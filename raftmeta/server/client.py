@@ -1,0 +1,220 @@
+"""``RaftClient``: the embedding API over a ``RaftNode``.
+
+An application implements ``Listener`` and calls ``append``; it never sees the core. Appends
+made close together are gathered for ``linger_ms`` into one batch, so a burst of writes costs
+one fsync on the leader and one round trip to the followers rather than one each.
+
+Offsets are handed out when ``append`` is called, before the batch is proposed: only this
+accumulator proposes while the node leads an epoch, so the next offset is known. That is what
+lets ``append`` answer at once instead of after the linger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from raftmeta.raft.batch import Batch
+from raftmeta.raft.core import NotLeaderError
+from raftmeta.raft.ready import LeaderAndEpoch
+from raftmeta.raft.roles import Role
+from raftmeta.server.node import RaftNode, monotonic_ms
+from raftmeta.storage.snapshots import SnapshotReader
+
+log = logging.getLogger(__name__)
+
+SnapshotSource = Callable[[], Iterable[bytes]]
+"""Serializes the state machine as of the last batch handed to ``handle_commit``."""
+
+
+class Listener(Protocol):
+    """The state machine's side of the log. Called on the event loop, in log order."""
+
+    def handle_commit(self, batches: Sequence[Batch]) -> None:
+        """Committed batches, control batches included (``is_control``) so offsets line up."""
+
+    def handle_load_snapshot(self, reader: SnapshotReader) -> None:
+        """Replace the whole state with the snapshot's; commits after it follow."""
+
+    def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
+        """A new epoch or leader. This node hears that it leads only once it has caught up
+        to the committed log, so a new leader never serves a stale state."""
+
+
+@dataclass(slots=True)
+class _Waiting:
+    last_offset: int
+    epoch: int
+    future: asyncio.Future[int]
+
+
+@dataclass(slots=True)
+class _Accumulator:
+    epoch: int
+    base_offset: int
+    records: list[bytes] = field(default_factory=list)
+    size: int = 0
+    waiting: list[_Waiting] = field(default_factory=list)
+    flush_handle: asyncio.TimerHandle | asyncio.Handle | None = None
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + len(self.records)
+
+
+class RaftClient:
+    def __init__(
+        self,
+        node: RaftNode,
+        listener: Listener,
+        *,
+        snapshot_source: SnapshotSource | None = None,
+        linger_ms: int | None = None,
+        max_bytes_between_snapshots: int | None = None,
+    ) -> None:
+        self.node = node
+        self.listener = listener
+        self.snapshot_source = snapshot_source
+        settings = node.settings
+        self.linger_ms = settings.append_linger_ms if linger_ms is None else linger_ms
+        self.max_bytes_between_snapshots = (
+            settings.max_bytes_between_snapshots
+            if max_bytes_between_snapshots is None
+            else max_bytes_between_snapshots
+        )
+        self.max_batch_bytes = settings.raft.max_batch_bytes // 2
+        """Flush early well below the core's limit: the encoded batch adds framing."""
+        self.bytes_since_snapshot = 0
+        self.committed_offset = 0
+        """Every record below this offset has been handed to the listener."""
+        self._accumulator: _Accumulator | None = None
+        self._in_flight: deque[_Waiting] = deque()
+        node.attach(self)
+
+    # ------------------------------------------------------------------------ appending
+
+    def append(self, records: Sequence[bytes]) -> tuple[int, asyncio.Future[int]]:
+        """Queue ``records`` for one batch; returns the offset of the last record and a future
+        that resolves to it once committed.
+
+        Raises ``NotLeaderError`` at once on a node that does not lead. The future fails with
+        ``NotLeaderError`` if this node loses its epoch before the records commit; they may
+        still commit under the next leader, so the outcome is then unknown, as in Kafka.
+        """
+        if not records:
+            raise ValueError("append needs at least one record")
+        core = self.node.core
+        if core.role is not Role.LEADER:
+            raise NotLeaderError(core.leader_id, core.epoch)
+        accumulator = self._accumulator
+        if accumulator is None:
+            accumulator = _Accumulator(core.epoch, core.log.end_offset)
+            self._accumulator = accumulator
+            loop = asyncio.get_running_loop()
+            if self.linger_ms > 0:
+                accumulator.flush_handle = loop.call_later(self.linger_ms / 1000, self.flush)
+            else:
+                accumulator.flush_handle = loop.call_soon(self.flush)
+        accumulator.records.extend(records)
+        accumulator.size += sum(len(record) for record in records)
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        last_offset = accumulator.next_offset - 1
+        accumulator.waiting.append(_Waiting(last_offset, accumulator.epoch, future))
+        if accumulator.size >= self.max_batch_bytes:
+            self.flush()
+        return last_offset, future
+
+    def flush(self) -> None:
+        """Propose what has gathered as one batch now, without waiting out the linger."""
+        accumulator, self._accumulator = self._accumulator, None
+        if accumulator is None:
+            return
+        if accumulator.flush_handle is not None:
+            accumulator.flush_handle.cancel()
+        node = self.node
+        try:
+            core = node.core
+            if core.role is not Role.LEADER or core.epoch != accumulator.epoch:
+                raise NotLeaderError(core.leader_id, core.epoch)
+            result = core.propose(
+                accumulator.records, monotonic_ms(), timestamp_ms=time.time_ns() // 1_000_000
+            )
+        except (NotLeaderError, ConnectionError, ValueError) as error:
+            for waiting in accumulator.waiting:
+                if not waiting.future.done():
+                    waiting.future.set_exception(error)
+            return
+        if result.base_offset != accumulator.base_offset:
+            raise AssertionError(
+                f"batch landed at {result.base_offset}, not at the promised "
+                f"{accumulator.base_offset}: something else proposed to the core"
+            )
+        self._in_flight.extend(accumulator.waiting)
+        node.wake()
+
+    def _fail_all(self, error: Exception) -> None:
+        accumulator, self._accumulator = self._accumulator, None
+        waiting = list(self._in_flight)
+        self._in_flight.clear()
+        if accumulator is not None:
+            if accumulator.flush_handle is not None:
+                accumulator.flush_handle.cancel()
+            waiting.extend(accumulator.waiting)
+        for item in waiting:
+            if not item.future.done():
+                item.future.set_exception(error)
+
+    # ------------------------------------------------------------------- node callbacks
+
+    def load_snapshot(self, reader: SnapshotReader) -> None:
+        self.listener.handle_load_snapshot(reader)
+        self.bytes_since_snapshot = 0
+        self.committed_offset = reader.snapshot_id.end_offset
+
+    def commit(self, batches: Sequence[Batch]) -> None:
+        self.listener.handle_commit(batches)
+        in_flight = self._in_flight
+        for batch in batches:
+            self.bytes_since_snapshot += len(batch.payload)
+            while in_flight and in_flight[0].last_offset < batch.next_offset:
+                waiting = in_flight.popleft()
+                if waiting.future.done():
+                    continue
+                if waiting.epoch == batch.epoch:
+                    waiting.future.set_result(waiting.last_offset)
+                else:
+                    waiting.future.set_exception(NotLeaderError(None, batch.epoch))
+        self.committed_offset = batches[-1].next_offset
+
+    def leader_change(self, leader: LeaderAndEpoch) -> None:
+        self.listener.handle_leader_change(leader.leader_id, leader.epoch)
+
+    def state_changed(self) -> None:
+        """Fail every pending append as soon as the epoch they were promised in is lost."""
+        pending_epoch: int | None = None
+        if self._in_flight:
+            pending_epoch = self._in_flight[0].epoch
+        elif self._accumulator is not None:
+            pending_epoch = self._accumulator.epoch
+        if pending_epoch is None:
+            return
+        node = self.node
+        if not node.running:
+            self._fail_all(NotLeaderError(None, pending_epoch))
+            return
+        core = node.core
+        if core.role is not Role.LEADER or core.epoch != pending_epoch:
+            self._fail_all(NotLeaderError(core.leader_id, core.epoch))
+
+    def snapshot_due(self) -> list[bytes] | None:
+        if self.snapshot_source is None:
+            return None
+        if self.bytes_since_snapshot < self.max_bytes_between_snapshots:
+            return None
+        self.bytes_since_snapshot = 0
+        return list(self.snapshot_source())

@@ -1,0 +1,407 @@
+"""``RaftNode``: one consensus core on a real disk and a real network, driven by asyncio.
+
+A single driver task owns the order of work the Ready contract demands: send what may go early,
+persist (off the event loop), send what waited for the disk, hand commits to the application,
+then ``advance``. Inbound calls and answers to our own calls are stepped into the core as they
+arrive, even while a Ready is being persisted; the core allows that, and it keeps a slow fsync
+from stalling elections and fetches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import grpc
+
+from raftmeta.errors import ErrorCode
+from raftmeta.raft.batch import Batch, SnapshotId
+from raftmeta.raft.core import RaftCore
+from raftmeta.raft.messages import FetchSnapshotResponse, Message, Request, Response
+from raftmeta.raft.ready import LeaderAndEpoch, Outbound, Ready
+from raftmeta.raft.roles import Role
+from raftmeta.rpc import raft_pb2 as pb
+from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.server import wire
+from raftmeta.server.disk import NodeDisk
+from raftmeta.server.peers import GRPC_OPTIONS, Peers
+from raftmeta.server.service import RaftService
+from raftmeta.server.settings import NodeSettings
+from raftmeta.storage.data_dir import MetadataDir
+from raftmeta.storage.errors import SnapshotError
+from raftmeta.storage.snapshots import SnapshotReader
+
+log = logging.getLogger(__name__)
+
+
+def monotonic_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class Application(Protocol):
+    """What the node tells the layer above it; ``RaftClient`` is the usual one."""
+
+    def load_snapshot(self, reader: SnapshotReader) -> None: ...
+
+    def commit(self, batches: Sequence[Batch]) -> None: ...
+
+    def leader_change(self, leader: LeaderAndEpoch) -> None: ...
+
+    def state_changed(self) -> None:
+        """The core took input: its role or epoch may have moved."""
+
+    def snapshot_due(self) -> list[bytes] | None:
+        """Records that rebuild the state as of the last commit, when a snapshot is wanted."""
+
+
+class _NoApplication:
+    def load_snapshot(self, reader: SnapshotReader) -> None:
+        pass
+
+    def commit(self, batches: Sequence[Batch]) -> None:
+        pass
+
+    def leader_change(self, leader: LeaderAndEpoch) -> None:
+        pass
+
+    def state_changed(self) -> None:
+        pass
+
+    def snapshot_due(self) -> list[bytes] | None:
+        return None
+
+
+class NodeStoppedError(ConnectionError):
+    """The node is not running, so a call into it can get no answer."""
+
+
+class RaftNode:
+    def __init__(self, settings: NodeSettings) -> None:
+        self.settings = settings
+        self.node_id = settings.node_id
+        self.port: int | None = None
+        self._app: Application = _NoApplication()
+        self._disk: NodeDisk | None = None
+        self._core: RaftCore | None = None
+        self._server: Any = None
+        self._peers: Peers | None = None
+        self._driver: asyncio.Task[None] | None = None
+        self._wakeup = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._stopping = False
+        self._waiters: dict[tuple[int, type[Request]], asyncio.Future[Response]] = {}
+        self._calls: set[asyncio.Task[None]] = set()
+        self._applied_offset = 0
+        self.failure: BaseException | None = None
+        """Why the driver stopped on its own, if it did; the node is unusable after it."""
+
+    # ------------------------------------------------------------------------ life cycle
+
+    def attach(self, application: Application) -> None:
+        if self._core is not None:
+            raise RuntimeError("attach the application before the node starts")
+        self._app = application
+
+    @property
+    def cluster_id(self) -> str:
+        if self._disk is None:
+            raise RuntimeError("the node has not opened its directory yet")
+        return self._disk.directory.cluster_id
+
+    @property
+    def core(self) -> RaftCore:
+        if self._core is None:
+            raise NodeStoppedError(f"node {self.node_id} is not running")
+        return self._core
+
+    @property
+    def running(self) -> bool:
+        return self._core is not None and not self._stopping
+
+    async def bind(self) -> int:
+        """Open the metadata directory and start serving; returns the port bound.
+
+        Calls that arrive before ``start`` are answered UNAVAILABLE, so peers just retry.
+        """
+        settings = self.settings
+        directory = await asyncio.to_thread(
+            MetadataDir.open, settings.data_dir, settings.node_id, settings.cluster_id
+        )
+        self._disk = NodeDisk(directory)
+        server = grpc.aio.server(options=GRPC_OPTIONS)
+        pb_grpc.add_RaftServicer_to_server(RaftService(self), server)
+        address = f"{settings.listen_host}:{settings.listen_port}"
+        try:
+            port = server.add_insecure_port(address)
+            await server.start()
+        except BaseException:
+            directory.close()
+            raise
+        self._server = server
+        self.port = port
+        return int(port)
+
+    async def start(self, voters: Mapping[int, str] | None = None) -> None:
+        """Resume from disk and join the quorum; ``voters`` overrides the settings' addresses."""
+        if self._disk is None:
+            await self.bind()
+        disk = self._disk
+        assert disk is not None
+        addresses = dict(voters if voters is not None else self.settings.voters)
+        core = disk.new_core(
+            frozenset(addresses), self.settings.raft, monotonic_ms(), random.Random()
+        )
+        latest = disk.directory.latest_snapshot
+        self._applied_offset = core.log.start_offset
+        if latest is not None:
+            reader = await asyncio.to_thread(disk.directory.read_snapshot, latest)
+            self._app.load_snapshot(reader)
+        self._peers = Peers(
+            self.node_id,
+            disk.directory.cluster_id,
+            addresses,
+            self.settings.raft.request_timeout_ms,
+        )
+        self._core = core
+        self._app.state_changed()
+        self._driver = asyncio.create_task(self._run(), name=f"raft-node-{self.node_id}")
+
+    async def stop(self, *, graceful: bool = True) -> None:
+        """Leave the quorum. A graceful stop of the leader first resigns and asks the other
+        voters to elect a successor now, so failover takes round trips rather than a timeout."""
+        core = self._core
+        if graceful and self.running and core is not None and core.role is Role.LEADER:
+            self._idle.clear()
+            core.resign(monotonic_ms())
+            self._after_input()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), 2.0)
+            if self._calls:
+                await asyncio.wait(set(self._calls), timeout=1.0)
+        self._stopping = True
+        self._wakeup.set()
+        if self._driver is not None:
+            await self._driver
+            self._driver = None
+        self._fail_waiters()
+        if self._server is not None:
+            await self._server.stop(grace=None)
+            self._server = None
+        for call in list(self._calls):
+            call.cancel()
+        if self._calls:
+            await asyncio.wait(set(self._calls))
+        if self._peers is not None:
+            await self._peers.close()
+            self._peers = None
+        if self._disk is not None:
+            await asyncio.to_thread(self._disk.close)
+            self._disk = None
+        self._core = None
+        self._app.state_changed()
+
+    # ------------------------------------------------------------------------ inbound
+
+    async def handle_request(self, sender: int, request: Request) -> Response:
+        """Step an inbound request and wait for the core's answer to it.
+
+        One call per (peer, kind) waits at a time: a peer that asks again has given up on the
+        earlier call, and the core answers only the latest (a re-sent Fetch replaces the one
+        it parked).
+        """
+        if not self.running:
+            raise NodeStoppedError(f"node {self.node_id} is not running")
+        key = (sender, type(request))
+        previous = self._waiters.pop(key, None)
+        if previous is not None and not previous.done():
+            previous.set_exception(NodeStoppedError("superseded by a newer request"))
+        waiter: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._waiters[key] = waiter
+        self._step(sender, request)
+        raft = self.settings.raft
+        timeout_ms = raft.request_timeout_ms + raft.fetch_max_wait_ms
+        try:
+            response = await asyncio.wait_for(waiter, timeout_ms / 1000)
+        finally:
+            if self._waiters.get(key) is waiter:
+                del self._waiters[key]
+        if isinstance(response, FetchSnapshotResponse) and response.chunk_length:
+            response = await self._fill_snapshot_chunk(response)
+        return response
+
+    async def _fill_snapshot_chunk(self, response: FetchSnapshotResponse) -> FetchSnapshotResponse:
+        disk = self._disk
+        try:
+            if disk is None:
+                raise SnapshotError("the node stopped")
+            data = await asyncio.to_thread(
+                disk.read_snapshot_chunk,
+                response.snapshot_id,
+                response.position,
+                response.chunk_length,
+            )
+        except (OSError, SnapshotError) as error:
+            log.warning("node %d: cannot serve snapshot chunk: %s", self.node_id, error)
+            return FetchSnapshotResponse(
+                ErrorCode.SNAPSHOT_NOT_FOUND,
+                response.epoch,
+                response.leader_id,
+                response.snapshot_id,
+                response.position,
+            )
+        return FetchSnapshotResponse(
+            response.error,
+            response.epoch,
+            response.leader_id,
+            response.snapshot_id,
+            response.position,
+            response.size,
+            len(data),
+            data,
+        )
+
+    def _deliver_response(self, sender: int, response: Response) -> None:
+        if self.running:
+            self._step(sender, response)
+
+    def _step(self, sender: int, message: Message) -> None:
+        self.core.step(sender, message, monotonic_ms())
+        self._after_input()
+
+    def _after_input(self) -> None:
+        self._app.state_changed()
+        self._wakeup.set()
+
+    def wake(self) -> None:
+        """The core got input from outside the node (a proposal): run the driver."""
+        self._after_input()
+
+    def describe_quorum(self) -> pb.DescribeQuorumResponse:
+        core = self.core
+        if core.role is not Role.LEADER:
+            return pb.DescribeQuorumResponse(
+                error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                leader_id=wire.UNKNOWN if core.leader_id is None else core.leader_id,
+                leader_epoch=core.epoch,
+                high_watermark=wire.UNKNOWN,
+            )
+        description = core.describe()
+        wall_offset = time.time_ns() // 1_000_000 - monotonic_ms()
+
+        def wall(value: int | None) -> int:
+            return wire.UNKNOWN if value is None else value + wall_offset
+
+        def replicas(states: Sequence[Any]) -> list[pb.ReplicaState]:
+            return [
+                pb.ReplicaState(
+                    replica_id=state.replica_id,
+                    log_end_offset=(
+                        wire.UNKNOWN if state.log_end_offset is None else state.log_end_offset
+                    ),
+                    last_fetch_timestamp=wall(state.last_fetch_ms),
+                    last_caught_up_timestamp=wall(state.last_caught_up_ms),
+                )
+                for state in states
+            ]
+
+        return pb.DescribeQuorumResponse(
+            error_code=ErrorCode.NONE,
+            leader_id=self.node_id,
+            leader_epoch=description.leader_epoch,
+            high_watermark=description.high_watermark,
+            voters=replicas(description.voters),
+            observers=replicas(description.observers),
+        )
+
+    # ------------------------------------------------------------------------ driver
+
+    async def _run(self) -> None:
+        core = self.core
+        try:
+            while not self._stopping:
+                self._wakeup.clear()
+                now = monotonic_ms()
+                if now >= core.next_deadline_ms():
+                    core.tick(now)
+                    self._app.state_changed()
+                ready = core.ready()
+                if ready is None:
+                    self._idle.set()
+                    delay_ms = core.next_deadline_ms() - monotonic_ms()
+                    if delay_ms > 0:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(self._wakeup.wait(), delay_ms / 1000)
+                    continue
+                await self._execute(core, ready)
+        except Exception as error:
+            # The core fails loudly on impossible transitions; a node that hit one must stop
+            # rather than guess, and an operator decides what to do with its directory.
+            log.exception("node %d: driver stopped", self.node_id)
+            self.failure = error
+            self._stopping = True
+            self._fail_waiters()
+            self._app.state_changed()
+
+    async def _execute(self, core: RaftCore, ready: Ready) -> None:
+        disk = self._disk
+        assert disk is not None
+        self._send(ready.messages)
+        if ready.needs_persist():
+            await asyncio.to_thread(disk.persist, ready)
+        self._send(ready.messages_after_persist)
+        app = self._app
+        if ready.loaded_snapshot is not None:
+            reader = await asyncio.to_thread(disk.directory.read_snapshot, ready.loaded_snapshot)
+            app.load_snapshot(reader)
+            self._applied_offset = ready.loaded_snapshot.end_offset
+        if ready.committed:
+            app.commit(ready.committed)
+            self._applied_offset = ready.committed[-1].next_offset
+        if ready.leader_change is not None:
+            app.leader_change(ready.leader_change)
+        core.advance(ready, monotonic_ms())
+        self._app.state_changed()
+        await self._maybe_snapshot(core, disk)
+
+    async def _maybe_snapshot(self, core: RaftCore, disk: NodeDisk) -> None:
+        records = self._app.snapshot_due()
+        if records is None:
+            return
+        end = self._applied_offset
+        if end <= core.log.start_offset or end > core.high_watermark:
+            return
+        snapshot_id = SnapshotId(end, core.log.epoch_at(end - 1))
+        if disk.directory.snapshot_path(snapshot_id).exists():
+            return
+        size = await asyncio.to_thread(disk.write_snapshot, snapshot_id, records)
+        log.info("node %d: took snapshot %s", self.node_id, snapshot_id.file_stem())
+        core.snapshot_taken(snapshot_id, size)
+        self._wakeup.set()
+
+    def _send(self, outbound: Sequence[Outbound]) -> None:
+        peers = self._peers
+        assert peers is not None
+        for item in outbound:
+            message = item.message
+            if isinstance(message, Request):
+                call = asyncio.create_task(
+                    peers.call(item.destination, message, self._deliver_response)
+                )
+                self._calls.add(call)
+                call.add_done_callback(self._calls.discard)
+                continue
+            key = (item.destination, wire.RESPONSE_TO_REQUEST[type(message)])
+            waiter = self._waiters.pop(key, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(message)
+
+    def _fail_waiters(self) -> None:
+        waiters, self._waiters = self._waiters, {}
+        for waiter in waiters.values():
+            if not waiter.done():
+                waiter.set_exception(NodeStoppedError(f"node {self.node_id} stopped"))

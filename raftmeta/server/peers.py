@@ -1,0 +1,116 @@
+"""Outbound calls to the other voters, one grpc.aio channel each.
+
+A request the core sends becomes one unary call; its answer is handed back to be stepped in.
+A failed call is dropped without retry: the core already resends on its own timers, and a
+second retry policy here would only fight it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import grpc
+
+from raftmeta.errors import ErrorCode
+from raftmeta.raft.messages import (
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchSnapshotRequest,
+    Request,
+    Response,
+    VoteRequest,
+)
+from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.server import wire
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""Above the 8 MiB fetch and batch limits, so a full fetch response always fits."""
+
+GRPC_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+)
+
+CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    *GRPC_OPTIONS,
+    # gRPC's default reconnect backoff grows to two minutes; a restarted voter must be
+    # reachable again within an election timeout or two.
+    ("grpc.initial_reconnect_backoff_ms", 50),
+    ("grpc.min_reconnect_backoff_ms", 50),
+    ("grpc.max_reconnect_backoff_ms", 500),
+)
+
+Deliver = Callable[[int, Response], None]
+
+
+class Peers:
+    def __init__(
+        self,
+        local_id: int,
+        cluster_id: str,
+        addresses: Mapping[int, str],
+        request_timeout_ms: int,
+    ) -> None:
+        self.local_id = local_id
+        self.cluster_id = cluster_id
+        self.request_timeout_ms = request_timeout_ms
+        self._channels: dict[int, Any] = {}
+        self._stubs: dict[int, pb_grpc.RaftStub] = {}
+        for peer_id, address in addresses.items():
+            if peer_id == local_id:
+                continue
+            channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            self._channels[peer_id] = channel
+            self._stubs[peer_id] = pb_grpc.RaftStub(channel)
+
+    async def call(self, destination: int, request: Request, deliver: Deliver) -> None:
+        """Send ``request`` and deliver the answer; a failure is dropped."""
+        stub = self._stubs.get(destination)
+        if stub is None:
+            log.warning("node %d: no address for node %d", self.local_id, destination)
+            return
+        message = wire.request_to_pb(request, self.cluster_id, self.local_id)
+        timeout_ms = self.request_timeout_ms
+        method: Any
+        if isinstance(request, VoteRequest):
+            method = stub.Vote
+        elif isinstance(request, BeginQuorumEpochRequest):
+            method = stub.BeginQuorumEpoch
+        elif isinstance(request, EndQuorumEpochRequest):
+            method = stub.EndQuorumEpoch
+        elif isinstance(request, FetchRequest):
+            method = stub.Fetch
+            timeout_ms += request.max_wait_ms
+        elif isinstance(request, FetchSnapshotRequest):
+            method = stub.FetchSnapshot
+        try:
+            answer = await method(message, timeout=timeout_ms / 1000)
+        except grpc.aio.AioRpcError as error:
+            log.debug(
+                "node %d: %s to node %d failed: %s",
+                self.local_id,
+                type(request).__name__,
+                destination,
+                error.code(),
+            )
+            return
+        response = wire.response_from_pb(answer, request)
+        if response.error is ErrorCode.INCONSISTENT_CLUSTER_ID:
+            log.error(
+                "node %d: node %d belongs to another cluster; check controller.quorum.voters",
+                self.local_id,
+                destination,
+            )
+            return
+        deliver(destination, response)
+
+    async def close(self) -> None:
+        for channel in self._channels.values():
+            await channel.close()
+        self._channels.clear()
+        self._stubs.clear()

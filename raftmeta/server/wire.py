@@ -1,0 +1,299 @@
+"""Translation between the core's message values and the gRPC ``Raft`` service messages.
+
+The proto leaves out the echo fields the core uses to recognise stale answers (a vote's
+candidate epoch, a fetch's offset), because a unary call already pairs each answer with its
+question; the caller fills them in from the request it sent. Batches cross the wire in the
+storage codec's bytes, so the leader never re-encodes a batch record by record.
+"""
+
+from __future__ import annotations
+
+from raftmeta.errors import ErrorCode
+from raftmeta.raft.batch import OffsetAndEpoch, SnapshotId
+from raftmeta.raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    Request,
+    Response,
+    VoteRequest,
+    VoteResponse,
+)
+from raftmeta.rpc import raft_pb2 as pb
+from raftmeta.storage.codec import decode_batches, encode_batches
+
+UNKNOWN = -1
+"""The proto's sentinel for an id or epoch nobody knows."""
+
+PbRequest = (
+    pb.VoteRequest
+    | pb.BeginQuorumEpochRequest
+    | pb.EndQuorumEpochRequest
+    | pb.FetchRequest
+    | pb.FetchSnapshotRequest
+)
+PbResponse = (
+    pb.VoteResponse
+    | pb.BeginQuorumEpochResponse
+    | pb.EndQuorumEpochResponse
+    | pb.FetchResponse
+    | pb.FetchSnapshotResponse
+)
+
+
+def error_code(value: int) -> ErrorCode:
+    """A code from the wire; one this build does not know is still an error, never NONE."""
+    try:
+        return ErrorCode(value)
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def _node(value: int) -> int | None:
+    return None if value < 0 else value
+
+
+def _id(value: int | None) -> int:
+    return UNKNOWN if value is None else value
+
+
+def _snapshot_to_pb(snapshot_id: SnapshotId) -> pb.SnapshotId:
+    return pb.SnapshotId(end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch)
+
+
+def _snapshot_from_pb(message: pb.SnapshotId) -> SnapshotId:
+    return SnapshotId(message.end_offset, message.epoch)
+
+
+# --------------------------------------------------------------------------------- requests
+
+
+def request_to_pb(request: Request, cluster_id: str, local_id: int) -> PbRequest:
+    if isinstance(request, VoteRequest):
+        return pb.VoteRequest(
+            cluster_id=cluster_id,
+            candidate_epoch=request.candidate_epoch,
+            candidate_id=request.candidate_id,
+            last_offset_epoch=request.last_offset_epoch,
+            last_offset=request.last_offset,
+            pre_vote=request.pre_vote,
+        )
+    if isinstance(request, BeginQuorumEpochRequest):
+        return pb.BeginQuorumEpochRequest(
+            cluster_id=cluster_id, leader_id=request.leader_id, leader_epoch=request.leader_epoch
+        )
+    if isinstance(request, EndQuorumEpochRequest):
+        return pb.EndQuorumEpochRequest(
+            cluster_id=cluster_id,
+            leader_id=request.leader_id,
+            leader_epoch=request.leader_epoch,
+            preferred_successors=list(request.preferred_successors),
+        )
+    if isinstance(request, FetchRequest):
+        return pb.FetchRequest(
+            cluster_id=cluster_id,
+            replica_id=local_id,
+            current_leader_epoch=request.current_leader_epoch,
+            fetch_offset=request.fetch_offset,
+            last_fetched_epoch=request.last_fetched_epoch,
+            max_wait_ms=request.max_wait_ms,
+            max_bytes=request.max_bytes,
+        )
+    return pb.FetchSnapshotRequest(
+        cluster_id=cluster_id,
+        replica_id=local_id,
+        current_leader_epoch=request.current_leader_epoch,
+        snapshot_id=_snapshot_to_pb(request.snapshot_id),
+        position=request.position,
+        max_bytes=request.max_bytes,
+    )
+
+
+def vote_request_from_pb(message: pb.VoteRequest) -> tuple[int, VoteRequest]:
+    request = VoteRequest(
+        message.candidate_epoch,
+        message.candidate_id,
+        message.last_offset_epoch,
+        message.last_offset,
+        message.pre_vote,
+    )
+    return message.candidate_id, request
+
+
+def begin_epoch_request_from_pb(
+    message: pb.BeginQuorumEpochRequest,
+) -> tuple[int, BeginQuorumEpochRequest]:
+    return message.leader_id, BeginQuorumEpochRequest(message.leader_id, message.leader_epoch)
+
+
+def end_epoch_request_from_pb(
+    message: pb.EndQuorumEpochRequest,
+) -> tuple[int, EndQuorumEpochRequest]:
+    request = EndQuorumEpochRequest(
+        message.leader_id, message.leader_epoch, tuple(message.preferred_successors)
+    )
+    return message.leader_id, request
+
+
+def fetch_request_from_pb(message: pb.FetchRequest) -> tuple[int, FetchRequest]:
+    request = FetchRequest(
+        message.current_leader_epoch,
+        message.fetch_offset,
+        message.last_fetched_epoch,
+        message.max_wait_ms,
+        message.max_bytes,
+    )
+    return message.replica_id, request
+
+
+def fetch_snapshot_request_from_pb(
+    message: pb.FetchSnapshotRequest,
+) -> tuple[int, FetchSnapshotRequest]:
+    request = FetchSnapshotRequest(
+        message.current_leader_epoch,
+        _snapshot_from_pb(message.snapshot_id),
+        message.position,
+        message.max_bytes,
+    )
+    return message.replica_id, request
+
+
+# -------------------------------------------------------------------------------- responses
+
+
+def response_to_pb(response: Response) -> PbResponse:
+    """The wire form of a response; a snapshot chunk must already carry its data."""
+    if isinstance(response, VoteResponse):
+        return pb.VoteResponse(
+            error_code=response.error,
+            leader_id=_id(response.leader_id),
+            leader_epoch=response.epoch,
+            vote_granted=response.vote_granted,
+        )
+    if isinstance(response, BeginQuorumEpochResponse):
+        return pb.BeginQuorumEpochResponse(
+            error_code=response.error,
+            leader_id=_id(response.leader_id),
+            leader_epoch=response.epoch,
+        )
+    if isinstance(response, EndQuorumEpochResponse):
+        return pb.EndQuorumEpochResponse(
+            error_code=response.error,
+            leader_id=_id(response.leader_id),
+            leader_epoch=response.epoch,
+        )
+    leader = pb.LeaderIdAndEpoch(leader_id=_id(response.leader_id), leader_epoch=response.epoch)
+    if isinstance(response, FetchResponse):
+        fetch = pb.FetchResponse(
+            error_code=response.error,
+            high_watermark=response.high_watermark,
+            current_leader=leader,
+            records=encode_batches(response.batches),
+            log_start_offset=response.log_start_offset,
+        )
+        if response.diverging is not None:
+            fetch.diverging_epoch.CopyFrom(
+                pb.EpochEndOffset(
+                    epoch=response.diverging.epoch, end_offset=response.diverging.offset
+                )
+            )
+        if response.snapshot_id is not None:
+            fetch.snapshot_id.CopyFrom(_snapshot_to_pb(response.snapshot_id))
+        return fetch
+    if response.chunk_length != len(response.data):
+        raise ValueError("a snapshot chunk must be read from the file before it is sent")
+    return pb.FetchSnapshotResponse(
+        error_code=response.error,
+        current_leader=leader,
+        snapshot_id=_snapshot_to_pb(response.snapshot_id),
+        size=response.size,
+        position=response.position,
+        unaligned_records=response.data,
+    )
+
+
+def response_from_pb(message: PbResponse, request: Request) -> Response:
+    """The core's form of ``message``, with the echo fields taken from ``request``."""
+    if isinstance(message, pb.VoteResponse):
+        assert isinstance(request, VoteRequest)
+        return VoteResponse(
+            error_code(message.error_code),
+            message.leader_epoch,
+            _node(message.leader_id),
+            message.vote_granted,
+            request.candidate_epoch,
+            request.pre_vote,
+        )
+    if isinstance(message, pb.BeginQuorumEpochResponse):
+        return BeginQuorumEpochResponse(
+            error_code(message.error_code), message.leader_epoch, _node(message.leader_id)
+        )
+    if isinstance(message, pb.EndQuorumEpochResponse):
+        return EndQuorumEpochResponse(
+            error_code(message.error_code), message.leader_epoch, _node(message.leader_id)
+        )
+    leader = message.current_leader
+    if isinstance(message, pb.FetchResponse):
+        assert isinstance(request, FetchRequest)
+        diverging = None
+        if message.HasField("diverging_epoch"):
+            diverging = OffsetAndEpoch(
+                message.diverging_epoch.end_offset, message.diverging_epoch.epoch
+            )
+        snapshot_id = None
+        if message.HasField("snapshot_id"):
+            snapshot_id = _snapshot_from_pb(message.snapshot_id)
+        return FetchResponse(
+            error_code(message.error_code),
+            leader.leader_epoch,
+            _node(leader.leader_id),
+            request.fetch_offset,
+            message.high_watermark,
+            message.log_start_offset,
+            tuple(decode_batches(message.records)),
+            diverging,
+            snapshot_id,
+        )
+    assert isinstance(request, FetchSnapshotRequest)
+    data = bytes(message.unaligned_records)
+    return FetchSnapshotResponse(
+        error_code(message.error_code),
+        leader.leader_epoch,
+        _node(leader.leader_id),
+        request.snapshot_id,
+        request.position,
+        message.size,
+        len(data),
+        data,
+    )
+
+
+def error_response(
+    request_type: type[Request], error: ErrorCode, epoch: int = UNKNOWN
+) -> PbResponse:
+    """An answer that carries only an error, for requests the core never sees."""
+    leader = pb.LeaderIdAndEpoch(leader_id=UNKNOWN, leader_epoch=epoch)
+    if request_type is VoteRequest:
+        return pb.VoteResponse(error_code=error, leader_id=UNKNOWN, leader_epoch=epoch)
+    if request_type is BeginQuorumEpochRequest:
+        return pb.BeginQuorumEpochResponse(error_code=error, leader_id=UNKNOWN, leader_epoch=epoch)
+    if request_type is EndQuorumEpochRequest:
+        return pb.EndQuorumEpochResponse(error_code=error, leader_id=UNKNOWN, leader_epoch=epoch)
+    if request_type is FetchRequest:
+        return pb.FetchResponse(error_code=error, high_watermark=UNKNOWN, current_leader=leader)
+    return pb.FetchSnapshotResponse(error_code=error, current_leader=leader)
+
+
+RESPONSE_TO_REQUEST: dict[type[Response], type[Request]] = {
+    VoteResponse: VoteRequest,
+    BeginQuorumEpochResponse: BeginQuorumEpochRequest,
+    EndQuorumEpochResponse: EndQuorumEpochRequest,
+    FetchResponse: FetchRequest,
+    FetchSnapshotResponse: FetchSnapshotRequest,
+}
+"""Which request a response answers, to find the inbound call waiting for it."""

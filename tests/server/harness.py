@@ -1,0 +1,196 @@
+"""A quorum of real ``RaftNode``s on loopback gRPC and real directories, in one event loop.
+
+Tests wait on conditions the listeners signal, each with a deadline, never on sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from raftmeta.raft.batch import Batch
+from raftmeta.raft.config import RaftConfig
+from raftmeta.raft.roles import Role
+from raftmeta.server import NodeSettings, RaftClient, RaftNode
+from raftmeta.storage import MetadataDir, SnapshotReader
+
+CLUSTER_ID = "raftmeta-server-test"
+DEADLINE_S = 10.0
+
+
+class Changes:
+    """Wakes every waiter whenever any listener saw something."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def notify(self) -> None:
+        event, self._event = self._event, asyncio.Event()
+        event.set()
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = DEADLINE_S) -> None:
+        async def until() -> None:
+            while True:
+                event = self._event
+                if predicate():
+                    return
+                await event.wait()
+
+        await asyncio.wait_for(until(), timeout)
+
+
+@dataclass(eq=False)
+class Recorder:
+    """A listener whose state machine is the list of committed records."""
+
+    node_id: int
+    changes: Changes
+    batches: list[Batch] = field(default_factory=list)
+    values: list[bytes] = field(default_factory=list)
+    leader: tuple[int | None, int] = (None, -1)
+    snapshot_end: int = 0
+    snapshots_loaded: int = 0
+
+    @property
+    def committed_offset(self) -> int:
+        return self.batches[-1].next_offset if self.batches else self.snapshot_end
+
+    def handle_commit(self, batches: Sequence[Batch]) -> None:
+        self.batches.extend(batches)
+        self.values.extend(r for b in batches if not b.is_control for r in b.records())
+        self.changes.notify()
+
+    def handle_load_snapshot(self, reader: SnapshotReader) -> None:
+        self.values = list(reader.records())
+        self.batches = []
+        self.snapshot_end = reader.snapshot_id.end_offset
+        self.snapshots_loaded += 1
+        self.changes.notify()
+
+    def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
+        self.leader = (leader_id, epoch)
+        self.changes.notify()
+
+    def snapshot(self) -> Iterable[bytes]:
+        return list(self.values)
+
+
+@dataclass(eq=False)
+class Member:
+    node: RaftNode
+    client: RaftClient
+    recorder: Recorder
+
+
+class Cluster:
+    def __init__(
+        self,
+        root: Path,
+        size: int = 3,
+        *,
+        raft: RaftConfig | None = None,
+        max_bytes_between_snapshots: int = 20 * 1024 * 1024,
+    ) -> None:
+        self.root = root
+        self.ids = list(range(1, size + 1))
+        self.raft = raft or RaftConfig()
+        self.max_bytes_between_snapshots = max_bytes_between_snapshots
+        self.changes = Changes()
+        self.ports: dict[int, int] = {}
+        self.members: dict[int, Member] = {}
+
+    def data_dir(self, node_id: int) -> Path:
+        return self.root / f"node-{node_id}"
+
+    @property
+    def addresses(self) -> dict[int, str]:
+        return {node_id: f"127.0.0.1:{port}" for node_id, port in self.ports.items()}
+
+    def _member(self, node_id: int) -> Member:
+        settings = NodeSettings(
+            node_id=node_id,
+            voters={},
+            data_dir=self.data_dir(node_id),
+            cluster_id=CLUSTER_ID,
+            listen_port=self.ports.get(node_id, 0),
+            raft=self.raft,
+            max_bytes_between_snapshots=self.max_bytes_between_snapshots,
+        )
+        node = RaftNode(settings)
+        recorder = Recorder(node_id, self.changes)
+        client = RaftClient(node, recorder, snapshot_source=recorder.snapshot)
+        return Member(node, client, recorder)
+
+    async def start(self) -> None:
+        members = {}
+        for node_id in self.ids:
+            MetadataDir.format(self.data_dir(node_id), node_id, CLUSTER_ID)
+            member = self._member(node_id)
+            self.ports[node_id] = await member.node.bind()
+            members[node_id] = member
+        self.members = members
+        for member in members.values():
+            await member.node.start(self.addresses)
+
+    async def restart(self, node_id: int) -> Member:
+        member = self._member(node_id)
+        self.members[node_id] = member
+        await member.node.start(self.addresses)
+        return member
+
+    async def stop(self, node_id: int, *, graceful: bool = True) -> None:
+        member = self.members.pop(node_id)
+        await member.node.stop(graceful=graceful)
+
+    async def close(self) -> None:
+        for node_id in list(self.members):
+            await self.stop(node_id, graceful=False)
+
+    def leader(self) -> Member | None:
+        """The member that leads and has announced it, i.e. caught up in its epoch."""
+        for member in self.members.values():
+            node = member.node
+            if not node.running or node.core.role is not Role.LEADER:
+                continue
+            if member.recorder.leader == (node.node_id, node.core.epoch):
+                return member
+        return None
+
+    async def wait_for_leader(self, *, newer_than: int = -1) -> Member:
+        def found() -> bool:
+            leader = self.leader()
+            return leader is not None and leader.node.core.epoch > newer_than
+
+        await self.changes.wait_for(found)
+        leader = self.leader()
+        assert leader is not None
+        return leader
+
+    async def wait_for_commit(self, offset: int, members: Iterable[Member] | None = None) -> None:
+        chosen = list(self.members.values() if members is None else members)
+        await self.changes.wait_for(
+            lambda: all(m.recorder.committed_offset >= offset for m in chosen)
+        )
+
+    async def append(self, records: Sequence[bytes]) -> int:
+        """Append through the current leader and wait for the commit."""
+        leader = await self.wait_for_leader()
+        _, future = leader.client.append(records)
+        return await asyncio.wait_for(future, DEADLINE_S)
+
+
+Scenario = Callable[[Cluster], Coroutine[Any, Any, None]]
+
+
+def run(scenario: Scenario, cluster: Cluster, timeout: float = 45.0) -> None:
+    async def main() -> None:
+        try:
+            await cluster.start()
+            await asyncio.wait_for(scenario(cluster), timeout)
+        finally:
+            await cluster.close()
+
+    asyncio.run(main())
