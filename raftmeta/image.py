@@ -321,7 +321,11 @@ class MetadataImage:
 
     @classmethod
     def from_records(cls, records: Iterable[Record], offset: int) -> MetadataImage:
-        """Loads a snapshot: the records of :meth:`to_records`, taken when at ``offset``."""
+        """Loads a snapshot: the records of :meth:`to_records` from an image at ``offset``.
+
+        ``offset`` is the last log offset the snapshot covers, one below its end offset; the
+        log is replayed on from the next one.
+        """
         image = cls()
         replay_by_type = _REPLAY_BY_TYPE
         for position, record in enumerate(records):
