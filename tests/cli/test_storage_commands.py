@@ -1,0 +1,102 @@
+"""The storage-facing commands, run as a user runs them: a real process, real files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from raftmeta.raft.batch import SnapshotId, make_batch
+from raftmeta.raft.control import leader_change_batch
+from raftmeta.records import TopicRecord, encode_record, uuid_from_str
+from raftmeta.storage import FileLog, SnapshotWriter
+
+
+def raftmeta(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "raftmeta", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def write_config(tmp_path: Path) -> Path:
+    config = tmp_path / "node.properties"
+    config.write_text(
+        "node.id=1\nprocess.roles=controller\n"
+        "controller.quorum.voters=1@127.0.0.1:9093\n"
+        f"metadata.log.dir={tmp_path / 'data'}\n"
+    )
+    return config
+
+
+def test_random_uuid_prints_a_fresh_kafka_style_id() -> None:
+    first, second = raftmeta("random-uuid"), raftmeta("random-uuid")
+    assert first.returncode == 0
+    assert len(first.stdout.strip()) == 22
+    assert first.stdout != second.stdout
+
+
+def test_format_refuses_an_already_formatted_directory(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert raftmeta("format", "--config", str(config), "--cluster-id", "abc").returncode == 0
+    again = raftmeta("format", "--config", str(config), "--cluster-id", "abc")
+    assert again.returncode == 1
+    assert "already formatted" in again.stderr and "--ignore-formatted" in again.stderr
+    assert len(again.stderr.strip().splitlines()) == 1
+    ignored = raftmeta(
+        "format", "--config", str(config), "--cluster-id", "abc", "--ignore-formatted"
+    )
+    assert ignored.returncode == 0
+
+
+def test_bad_input_gives_one_line_and_a_nonzero_exit(tmp_path: Path) -> None:
+    cases = [
+        (("format", "--config", str(tmp_path / "missing"), "--cluster-id", "x"), 2),
+        (("--no-such-flag",), 2),
+        (("log", "dump"), 2),
+        (("snapshot", "dump", str(tmp_path / "missing.checkpoint")), 1),
+        (("log", "dump", str(tmp_path / "nowhere")), 1),
+    ]
+    bad_config = tmp_path / "bad.properties"
+    bad_config.write_text("node.id=abc\n")
+    cases.append((("format", "--config", str(bad_config), "--cluster-id", "x"), 2))
+    for args, status in cases:
+        result = raftmeta(*args)
+        assert result.returncode == status, (args, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_log_dump_shows_batches_records_and_a_torn_tail(tmp_path: Path) -> None:
+    topic = TopicRecord("orders", uuid_from_str("AAAAAAAAAAAAAAAAAAAAAA"))
+    log = FileLog.open(tmp_path)
+    log.append([leader_change_batch(0, 1, 1, [1, 2, 3], [1, 2])])
+    log.append([make_batch(1, 1, [encode_record(topic)], timestamp_ms=5)])
+    log.flush()
+    log.close()
+    segment = next(tmp_path.glob("*.log"))
+    with segment.open("ab") as file:
+        file.write(b"\x01\x02\x03")
+    result = raftmeta("log", "dump", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    entries = [json.loads(line) for line in result.stdout.splitlines()]
+    batches = [e for e in entries if "records" in e]
+    assert [b["base_offset"] for b in batches] == [0, 1]
+    assert batches[0]["records"][0]["type"] == "LeaderChange"
+    assert batches[1]["records"][0]["type"] == "TopicRecord"
+    assert batches[1]["records"][0]["name"] == "orders"
+    assert any("stopped" in e for e in entries), "the torn tail is shown, not hidden"
+    text = raftmeta("log", "dump", str(tmp_path))
+    assert "TopicRecord" in text.stdout and "epoch 1" in text.stdout
+
+
+def test_snapshot_dump_shows_header_and_records(tmp_path: Path) -> None:
+    topic = TopicRecord("payments", uuid_from_str("AAAAAAAAAAAAAAAAAAAAAA"))
+    with SnapshotWriter(tmp_path, SnapshotId(10, 2), cluster_id="abc") as writer:
+        writer.append([encode_record(topic)])
+        path = writer.freeze()
+    result = raftmeta("snapshot", "dump", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    entries = [json.loads(line) for line in result.stdout.splitlines()]
+    assert entries[0]["end_offset"] == 10 and entries[0]["cluster_id"] == "abc"
+    assert entries[1]["records"][0]["name"] == "payments"
