@@ -267,11 +267,27 @@ class RaftNode:
 
     def _deliver_response(self, sender: int, response: Response) -> None:
         if self.running:
-            self._step(sender, response)
+            with contextlib.suppress(NodeStoppedError):
+                self._step(sender, response)
 
     def _step(self, sender: int, message: Message) -> None:
-        self.core.step(sender, message, monotonic_ms())
+        try:
+            self.core.step(sender, message, monotonic_ms())
+        except Exception as error:
+            self._fail(error)
+            raise NodeStoppedError(f"node {self.node_id} failed: {error!r}") from error
         self._after_input()
+
+    def _fail(self, error: Exception) -> None:
+        """The core fails loudly on impossible transitions; a node that hit one must stop
+        rather than guess, and an operator decides what to do with its directory."""
+        log.error("node %d: stopping after a fatal error", self.node_id, exc_info=error)
+        if self.failure is None:
+            self.failure = error
+        self._stopping = True
+        self._wakeup.set()
+        self._fail_waiters()
+        self._app.state_changed()
 
     def _after_input(self) -> None:
         self._app.state_changed()
@@ -339,13 +355,7 @@ class RaftNode:
                     continue
                 await self._execute(core, ready)
         except Exception as error:
-            # The core fails loudly on impossible transitions; a node that hit one must stop
-            # rather than guess, and an operator decides what to do with its directory.
-            log.exception("node %d: driver stopped", self.node_id)
-            self.failure = error
-            self._stopping = True
-            self._fail_waiters()
-            self._app.state_changed()
+            self._fail(error)
 
     async def _execute(self, core: RaftCore, ready: Ready) -> None:
         disk = self._disk

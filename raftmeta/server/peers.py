@@ -25,6 +25,7 @@ from raftmeta.raft.messages import (
 )
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.server import wire
+from raftmeta.storage.errors import BatchDecodeError
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,18 @@ class Peers:
                 error.code(),
             )
             return
-        response = wire.response_from_pb(answer, request)
+        try:
+            response = wire.response_from_pb(answer, request)
+        except (BatchDecodeError, ValueError) as error:
+            # Bytes damaged on the way are never appended; the core asks again.
+            log.warning(
+                "node %d: bad %s from node %d: %s",
+                self.local_id,
+                type(answer).__name__,
+                destination,
+                error,
+            )
+            return
         if response.error is ErrorCode.INCONSISTENT_CLUSTER_ID:
             log.error(
                 "node %d: node %d belongs to another cluster; check controller.quorum.voters",

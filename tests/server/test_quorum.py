@@ -6,10 +6,15 @@ import asyncio
 import time
 from pathlib import Path
 
+import grpc
 import pytest
 
+from raftmeta.errors import ErrorCode
+from raftmeta.raft.roles import Role
+from raftmeta.rpc import raft_pb2 as pb
+from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.server import NotLeaderError
-from tests.server.harness import DEADLINE_S, Cluster, Member, run
+from tests.server.harness import CLUSTER_ID, DEADLINE_S, Cluster, Member, run
 
 
 def committed_log(member: Member) -> list[tuple[int, int, bool, bytes]]:
@@ -21,7 +26,7 @@ def test_three_nodes_elect_a_leader_and_commit_appends_identically(tmp_path: Pat
 
     async def scenario(cluster: Cluster) -> None:
         leader = await cluster.wait_for_leader()
-        assert sum(1 for m in cluster.members.values() if m.node.core.role.name == "LEADER") == 1
+        assert sum(1 for m in cluster.members.values() if m.node.core.role is Role.LEADER) == 1
         for i in range(20):
             started = time.perf_counter()
             await cluster.append([f"one-{i}".encode()])
@@ -127,3 +132,52 @@ def test_a_follower_that_missed_compacted_records_loads_the_leaders_snapshot(
         assert len(restarted.recorder.values) == 30
 
     run(scenario, Cluster(tmp_path, max_bytes_between_snapshots=300))
+
+
+def test_leader_lost_without_resigning_is_replaced_after_the_fetch_timeout(
+    tmp_path: Path,
+) -> None:
+    async def scenario(cluster: Cluster) -> None:
+        leader = await cluster.wait_for_leader()
+        await cluster.append([b"before"])
+        old_epoch = leader.node.core.epoch
+        await cluster.stop(leader.node.node_id, graceful=False)
+        successor = await cluster.wait_for_leader(newer_than=old_epoch)
+        offset = await cluster.append([b"after"])
+        await cluster.wait_for_commit(offset + 1)
+        assert successor.recorder.values == [b"before", b"after"]
+
+    run(scenario, Cluster(tmp_path))
+
+
+def test_requests_from_another_cluster_are_refused_and_describe_quorum_answers(
+    tmp_path: Path,
+) -> None:
+    async def scenario(cluster: Cluster) -> None:
+        leader = await cluster.wait_for_leader()
+        await cluster.append([b"x"])
+        address = cluster.addresses[leader.node.node_id]
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = pb_grpc.RaftStub(channel)
+            vote = await stub.Vote(
+                pb.VoteRequest(
+                    cluster_id="another-cluster",
+                    candidate_epoch=leader.node.core.epoch + 5,
+                    candidate_id=2,
+                    last_offset_epoch=leader.node.core.epoch,
+                    last_offset=1000,
+                )
+            )
+            assert vote.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
+            assert not vote.vote_granted
+            fetch = await stub.Fetch(pb.FetchRequest(cluster_id="another-cluster", replica_id=9))
+            assert fetch.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
+            assert leader.node.core.role is Role.LEADER
+            described = await stub.DescribeQuorum(pb.DescribeQuorumRequest(cluster_id=CLUSTER_ID))
+        assert described.error_code == ErrorCode.NONE
+        assert described.leader_id == leader.node.node_id
+        assert described.high_watermark == leader.node.core.high_watermark
+        assert sorted(v.replica_id for v in described.voters) == [1, 2, 3]
+        assert all(v.log_end_offset >= 0 for v in described.voters)
+
+    run(scenario, Cluster(tmp_path))
