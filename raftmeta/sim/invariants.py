@@ -167,7 +167,10 @@ class InvariantChecker:
             return
         if message.pre_vote:
             return
-        if durable.epoch != message.epoch or durable.voted_id != destination:
+        # A durable later epoch also binds the vote: the node can never vote in this one again.
+        if durable.epoch < message.epoch or (
+            durable.epoch == message.epoch and durable.voted_id != destination
+        ):
             self.fail(
                 VOTE_ONCE_PER_EPOCH,
                 f"node {source} granted its vote in epoch {message.epoch} to {destination} "

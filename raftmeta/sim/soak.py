@@ -51,6 +51,12 @@ def soak(start: int, count: int, workers: int, *, progress: bool = True) -> list
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for batch in pool.map(run_range, ranges):
             outcomes.extend(batch)
+            for failure in (o for o in batch if o.violation):
+                print(
+                    f"\nseed {failure.seed}: {failure.violation}\n"
+                    f"  replay: {replay_command(failure.seed)}",
+                    file=sys.stderr,
+                )
             if progress:
                 failed = sum(1 for o in outcomes if o.violation)
                 rate = len(outcomes) / max(time.monotonic() - began, 1e-9)
