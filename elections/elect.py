@@ -1,0 +1,438 @@
+"""Elections against a metadata image: ElectLeaders, broker lifecycle, and the periodic runs.
+
+Every function reads the image and returns the PartitionChangeRecords to append; none changes
+the image, reads a clock or does I/O, so the controller can call them on its latest image
+(committed plus pending) from its event loop and tests can check them against plain models.
+
+Records carry only what changes: ``leader`` when the leader moves (-2 otherwise), ``isr`` and
+``leader_recovery_state`` when they change. Replaying a record adds one to the partition epoch,
+and one to the leader epoch when it names a leader, so these functions set no epochs.
+
+Output order is deterministic (by topic id and partition, or by topic name for ElectLeaders
+replies), never set-iteration order, which varies from process to process.
+
+Which brokers may lead: those registered, not fenced and not in controlled shutdown in the
+image given, adjusted for the broker whose transition is being written (see each function).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from elections.leader_choice import choose_leader
+from elections.messages import (
+    EXCESSIVE_BATCH_MESSAGE,
+    election_not_needed,
+    no_leader_elected,
+    no_such_partition,
+    no_such_topic,
+)
+from elections.types import (
+    SUCCESS,
+    ElectionOutcome,
+    ElectionType,
+    PartitionResult,
+    TopicPartition,
+    TopicResults,
+)
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.image import MetadataImage, PartitionKey, PartitionRegistration
+from raftmeta.records import NO_LEADER, ConfigResourceType, PartitionChangeRecord, TopicId
+
+MAX_RECORDS_PER_BATCH = 10_000
+"""Kafka's cap on records in one controller append, and on records one user operation writes."""
+
+MAX_ELECTIONS_PER_RUN = 1_000
+"""Kafka's cap on elections in one periodic rebalance or unclean-election run."""
+
+UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodicElections:
+    """The records of one periodic run, and whether it stopped at its cap.
+
+    A capped run left work undone: Kafka schedules the next run almost at once (10 ms) instead
+    of after a full interval, and so should the controller.
+    """
+
+    records: tuple[PartitionChangeRecord, ...]
+    capped: bool
+
+
+def active_brokers(image: MetadataImage) -> Callable[[int], bool]:
+    """Whether a broker may lead in ``image``: registered, not fenced, not shutting down."""
+
+    def is_acceptable(broker_id: int) -> bool:
+        registration = image.broker(broker_id)
+        return registration is not None and registration.is_active
+
+    return is_acceptable
+
+
+def unclean_election_enabled(image: MetadataImage, topic: str, default: bool) -> bool:
+    """The topic's effective ``unclean.leader.election.enable``.
+
+    The topic's own config wins, then the dynamic cluster-wide default (a BROKER config with
+    an empty name), then ``default``, the static server config. A value that is neither true
+    nor false (in any case) is passed over, as if unset: config validation refuses such values,
+    so one in the log predates validation and should not switch on data-losing elections.
+    """
+    for resource_type, resource_name in (
+        (ConfigResourceType.TOPIC, topic),
+        (ConfigResourceType.BROKER, ""),
+    ):
+        value = image.configs(resource_type, resource_name).get(UNCLEAN_LEADER_ELECTION_ENABLE)
+        if value is not None:
+            lowered = value.strip().lower()
+            if lowered in ("true", "false"):
+                return lowered == "true"
+    return default
+
+
+# --- ElectLeaders -----------------------------------------------------------------------------
+
+
+def elect_leaders(
+    image: MetadataImage,
+    election_type: ElectionType | int,
+    partitions: Iterable[TopicPartition] | None,
+    *,
+    max_records: int = MAX_RECORDS_PER_BATCH,
+    reject_oversized: bool = False,
+) -> ElectionOutcome:
+    """Answers an ElectLeaders request against ``image``.
+
+    ``partitions`` ``None`` means every partition of every topic. Then only partitions where
+    an election happened or failed are reported (ELECTION_NOT_NEEDED is dropped), but every
+    topic appears, perhaps with no partitions; topics come by name, partitions by id.
+
+    Listed partitions are all reported, ELECTION_NOT_NEEDED included, grouped by topic in the
+    order each topic first appears and in request order within it. A partition listed twice is
+    decided once, reported each time with the same result, and gets one record; Kafka would
+    write the same record twice and bump the leader epoch twice for nothing.
+
+    An empty (not ``None``) list gives an empty outcome before anything is checked, as in
+    Kafka. An election type other than PREFERRED or UNCLEAN raises :class:`KafkaError`
+    INVALID_REQUEST, a top-level error.
+
+    More than ``max_records`` records: the outcome is still whole, and its
+    :attr:`~ElectionOutcome.batches` cut the records into appends of at most ``max_records``.
+    Kafka instead fails the whole request with POLICY_VIOLATION, which leaves an operator of a
+    large cluster no way to rebalance everything after a restart but to list partitions in
+    chunks by hand. Splitting is safe because each record is a self-contained change to its
+    own partition: if the controller fails over between batches, the committed ones stand, the
+    client sees NOT_CONTROLLER and retries, and partitions already moved then report
+    ELECTION_NOT_NEEDED (or drop out of an all-partitions reply). ``reject_oversized=True``
+    restores Kafka's behaviour: :class:`KafkaError` POLICY_VIOLATION with Kafka's message.
+    """
+    requested: list[TopicPartition] | None = None
+    if partitions is not None:
+        requested = list(partitions)
+        if not requested:
+            return ElectionOutcome((), (), max_records)
+    election = ElectionType.from_request(election_type)
+    if max_records < 1:
+        raise ValueError(f"max_records must be at least 1, got {max_records}")
+
+    is_acceptable = active_brokers(image)
+    records: list[PartitionChangeRecord] = []
+    if requested is None:
+        results = _elect_all(image, election, is_acceptable, records)
+    else:
+        results = _elect_listed(image, election, requested, is_acceptable, records)
+    if reject_oversized and len(records) > max_records:
+        raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH_MESSAGE)
+    return ElectionOutcome(results, tuple(records), max_records)
+
+
+def _elect_listed(
+    image: MetadataImage,
+    election: ElectionType,
+    requested: list[TopicPartition],
+    is_acceptable: Callable[[int], bool],
+    records: list[PartitionChangeRecord],
+) -> tuple[TopicResults, ...]:
+    by_topic: dict[str, list[tuple[int, PartitionResult]]] = {}
+    decided: dict[TopicPartition, PartitionResult] = {}
+    for topic_partition in requested:
+        result = decided.get(topic_partition)
+        if result is None:
+            result, record = _elect_named(image, election, topic_partition, is_acceptable)
+            decided[topic_partition] = result
+            if record is not None:
+                records.append(record)
+        by_topic.setdefault(topic_partition.topic, []).append((topic_partition.partition, result))
+    return tuple(TopicResults(topic, tuple(entries)) for topic, entries in by_topic.items())
+
+
+def _elect_named(
+    image: MetadataImage,
+    election: ElectionType,
+    topic_partition: TopicPartition,
+    is_acceptable: Callable[[int], bool],
+) -> tuple[PartitionResult, PartitionChangeRecord | None]:
+    topic_name, partition_id = topic_partition.topic, topic_partition.partition
+    topic = image.topic_by_name(topic_name)
+    if topic is None:
+        return no_such_topic(topic_name), None
+    registration = topic.partitions.get(partition_id)
+    if registration is None:
+        return no_such_partition(topic_name, partition_id), None
+    return _elect_one(
+        election, topic_name, topic.topic_id, partition_id, registration, is_acceptable
+    )
+
+
+def _elect_all(
+    image: MetadataImage,
+    election: ElectionType,
+    is_acceptable: Callable[[int], bool],
+    records: list[PartitionChangeRecord],
+) -> tuple[TopicResults, ...]:
+    # Only these partitions can need an election; walking the index instead of every partition
+    # keeps an all-partitions request on a million-partition image proportional to the work.
+    candidates = (
+        image.partitions_not_led_by_preferred
+        if election is ElectionType.PREFERRED
+        else image.leaderless_partitions
+    )
+    candidates_by_topic: dict[TopicId, list[int]] = {}
+    for topic_id, partition_id in candidates:
+        candidates_by_topic.setdefault(topic_id, []).append(partition_id)
+
+    results: list[TopicResults] = []
+    for topic_name in sorted(image.topic_ids_by_name):
+        topic_id = image.topic_ids_by_name[topic_name]
+        entries: list[tuple[int, PartitionResult]] = []
+        for partition_id in sorted(candidates_by_topic.get(topic_id, ())):
+            registration = image.partition(topic_id, partition_id)
+            if registration is None:  # pragma: no cover - the index only holds real partitions
+                continue
+            result, record = _elect_one(
+                election, topic_name, topic_id, partition_id, registration, is_acceptable
+            )
+            if result.error is ErrorCode.ELECTION_NOT_NEEDED:
+                continue
+            entries.append((partition_id, result))
+            if record is not None:
+                records.append(record)
+        results.append(TopicResults(topic_name, tuple(entries)))
+    return tuple(results)
+
+
+def _elect_one(
+    election: ElectionType,
+    topic_name: str,
+    topic_id: TopicId,
+    partition_id: int,
+    registration: PartitionRegistration,
+    is_acceptable: Callable[[int], bool],
+) -> tuple[PartitionResult, PartitionChangeRecord | None]:
+    """One existing partition under ElectLeaders: the preconditions, then the leader choice."""
+    if election is ElectionType.PREFERRED and registration.leader == registration.preferred_leader:
+        return election_not_needed(topic_name, partition_id), None
+    if election is ElectionType.UNCLEAN and registration.leader != NO_LEADER:
+        # An unclean election only ever fills a leaderless partition.
+        return election_not_needed(topic_name, partition_id), None
+    change = choose_leader(registration, election, is_acceptable)
+    if change is None:
+        return no_leader_elected(topic_name, partition_id, election), None
+    return SUCCESS, change.to_record(topic_id, partition_id)
+
+
+# --- broker lifecycle -------------------------------------------------------------------------
+
+
+def online_elections_for_broker_removal(
+    image: MetadataImage, broker_id: int, *, unclean_default: bool = False
+) -> tuple[PartitionChangeRecord, ...]:
+    """Takes ``broker_id`` out of every ISR and moves its leaderships elsewhere.
+
+    For a broker being fenced, entering controlled shutdown, or unregistering: the controller
+    appends these records before (fencing, unregistering) or after (controlled shutdown) the
+    broker's own registration record, so ``broker_id`` is treated as unable to lead whatever
+    the image says about it.
+
+    Each partition whose ISR holds the broker loses it from the ISR; if it led, a new leader is
+    chosen from the rest of the ISR (ONLINE), or from any live replica when the topic's
+    effective ``unclean.leader.election.enable`` is true (UNCLEAN; ``unclean_default`` is the
+    static server config). With eligible leader replicas off the ISR never becomes empty: a
+    broker that was the last member stays in it, and the partition is left leaderless until
+    that broker returns (see :func:`elections_for_unfenced_broker`) or an unclean election.
+    """
+    is_active = active_brokers(image)
+
+    def is_acceptable(candidate: int) -> bool:
+        return candidate != broker_id and is_active(candidate)
+
+    unclean_by_topic: dict[TopicId, bool] = {}
+    records: list[PartitionChangeRecord] = []
+    for topic_id, partition_id in sorted(image.partitions_with_isr_member(broker_id)):
+        registration = image.partition(topic_id, partition_id)
+        if registration is None:  # pragma: no cover - the index only holds real partitions
+            continue
+        election = _lifecycle_election(image, topic_id, unclean_by_topic, unclean_default)
+        target_isr = tuple(member for member in registration.isr if member != broker_id)
+        change = choose_leader(registration, election, is_acceptable, target_isr=target_isr)
+        if change is not None:
+            records.append(change.to_record(topic_id, partition_id))
+    return tuple(records)
+
+
+def elections_for_unfenced_broker(
+    image: MetadataImage, broker_id: int, *, unclean_default: bool = False
+) -> tuple[PartitionChangeRecord, ...]:
+    """Leaders for leaderless partitions now that ``broker_id`` is unfenced.
+
+    Written right after the broker's unfencing record, possibly against an image that still
+    shows it fenced, so ``broker_id`` counts as able to lead. This is what brings back a
+    partition whose last ISR member was this broker. Every leaderless partition is tried, as
+    in Kafka, with ONLINE or UNCLEAN per its topic's effective config.
+    """
+    is_active = active_brokers(image)
+
+    def is_acceptable(candidate: int) -> bool:
+        return candidate == broker_id or is_active(candidate)
+
+    unclean_by_topic: dict[TopicId, bool] = {}
+    records: list[PartitionChangeRecord] = []
+    for topic_id, partition_id in sorted(image.leaderless_partitions):
+        registration = image.partition(topic_id, partition_id)
+        if registration is None:  # pragma: no cover - the index only holds real partitions
+            continue
+        election = _lifecycle_election(image, topic_id, unclean_by_topic, unclean_default)
+        change = choose_leader(registration, election, is_acceptable)
+        if change is not None:
+            records.append(change.to_record(topic_id, partition_id))
+    return tuple(records)
+
+
+def _lifecycle_election(
+    image: MetadataImage,
+    topic_id: TopicId,
+    unclean_by_topic: dict[TopicId, bool],
+    unclean_default: bool,
+) -> ElectionType:
+    unclean = unclean_by_topic.get(topic_id)
+    if unclean is None:
+        topic = image.topic(topic_id)
+        name = "" if topic is None else topic.name
+        unclean = unclean_by_topic[topic_id] = unclean_election_enabled(
+            image, name, unclean_default
+        )
+    return ElectionType.UNCLEAN if unclean else ElectionType.ONLINE
+
+
+# --- periodic runs ----------------------------------------------------------------------------
+
+
+def unclean_elections_for_leaderless(
+    image: MetadataImage,
+    *,
+    unclean_default: bool = False,
+    max_elections: int = MAX_ELECTIONS_PER_RUN,
+) -> PeriodicElections:
+    """The periodic unclean election (every ``unclean.leader.election.interval.ms``).
+
+    Gives leaderless partitions of topics whose effective ``unclean.leader.election.enable``
+    is true a leader, clean if one is possible, else unclean. Turning the config on for a topic
+    thus takes effect on the next run, not only at the next broker failure.
+    """
+    _check_cap(max_elections)
+    is_acceptable = active_brokers(image)
+    unclean_by_topic: dict[TopicId, bool] = {}
+    records: list[PartitionChangeRecord] = []
+    for topic_id, partition_id in sorted(image.leaderless_partitions):
+        election = _lifecycle_election(image, topic_id, unclean_by_topic, unclean_default)
+        if election is not ElectionType.UNCLEAN:
+            continue
+        registration = image.partition(topic_id, partition_id)
+        if registration is None:  # pragma: no cover - the index only holds real partitions
+            continue
+        change = choose_leader(registration, election, is_acceptable)
+        if change is None:
+            continue
+        if len(records) == max_elections:
+            return PeriodicElections(tuple(records), capped=True)
+        records.append(change.to_record(topic_id, partition_id))
+    return PeriodicElections(tuple(records), capped=False)
+
+
+def leader_imbalance(image: MetadataImage) -> dict[int, Fraction]:
+    """Each broker's leader imbalance, the classic controller's formula.
+
+    For a broker B, of the partitions whose preferred replica (first replica) is B, the share
+    B does not lead. Brokers that are nobody's preferred replica are left out; an exact
+    fraction lets callers compare against a percentage without rounding.
+    """
+    return {
+        broker_id: Fraction(preferred - image.preferred_and_leading_count(broker_id), preferred)
+        for broker_id, preferred in image.preferred_counts.items()
+    }
+
+
+def preferred_rebalance(
+    image: MetadataImage,
+    *,
+    threshold_percent: int,
+    max_elections: int = MAX_ELECTIONS_PER_RUN,
+    eligible: Callable[[int, PartitionKey], bool] | None = None,
+) -> PeriodicElections:
+    """Automatic preferred-leader rebalance, honouring ``leader.imbalance.per.broker.percentage``.
+
+    Kafka's KRaft controller ignores the percentage and moves every partition it can; the
+    classic controller, and operators who tuned the setting to limit leadership churn, expect
+    this: only brokers whose :func:`leader_imbalance` is strictly above ``threshold_percent``
+    get leaderships back, and then all of theirs that can move. 0 therefore moves every
+    movable partition, as KRaft does.
+
+    A partition moves only to its preferred replica, and only if that replica is in the ISR,
+    its broker can lead, and ``eligible(broker_id, (topic_id, partition_id))`` allows it. That
+    last is the catch-up gate: a broker just back from a restart is in the ISR before it has
+    warmed up, and handing it leadership at once spikes produce latency; the controller, which
+    owns the clock, answers from when the replica rejoined (``leader.imbalance.catch.up.ms``).
+    Partitions that cannot move now stay imbalanced for a later run. A partition whose
+    preferred replica cannot lead is not given another leader: that is an online election's
+    job, not a rebalance's.
+
+    At most ``max_elections`` records; ``capped`` says whether movable partitions remain.
+    """
+    if not 0 <= threshold_percent <= 100:
+        raise ValueError(f"threshold_percent must be within 0..100, got {threshold_percent}")
+    _check_cap(max_elections)
+    is_acceptable = active_brokers(image)
+    over_threshold = {
+        broker_id
+        for broker_id, preferred in image.preferred_counts.items()
+        if (preferred - image.preferred_and_leading_count(broker_id)) * 100
+        > threshold_percent * preferred
+    }
+    records: list[PartitionChangeRecord] = []
+    if not over_threshold:
+        return PeriodicElections((), capped=False)
+    for key in sorted(image.partitions_not_led_by_preferred):
+        registration = image.partition(*key)
+        if registration is None:  # pragma: no cover - the index only holds real partitions
+            continue
+        preferred = registration.preferred_leader
+        if (
+            preferred not in over_threshold
+            or preferred not in registration.isr
+            or not is_acceptable(preferred)
+            or (eligible is not None and not eligible(preferred, key))
+        ):
+            continue
+        if len(records) == max_elections:
+            return PeriodicElections(tuple(records), capped=True)
+        records.append(
+            PartitionChangeRecord(partition_id=key[1], topic_id=key[0], leader=preferred)
+        )
+    return PeriodicElections(tuple(records), capped=False)
+
+
+def _check_cap(max_elections: int) -> None:
+    if max_elections < 1:
+        raise ValueError(f"max_elections must be at least 1, got {max_elections}")
