@@ -31,8 +31,10 @@ START ?= 0
 soak: $(STAMP)
 	$(PY) -m raftmeta.sim.soak --start $(START) --count $(SEEDS)
 
+# Benchmarks are not part of the test suite; each prints its figures and the machine.
 bench: $(STAMP)
 	$(PY) benchmarks/core_bench.py
+	$(PY) benchmarks/placement_bench.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
