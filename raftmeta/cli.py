@@ -11,7 +11,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from raftmeta.config import RaftmetaConfig
 
 USAGE_ERROR = 2
 FAILURE = 1
@@ -69,12 +72,127 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot_dump.add_argument("file", type=Path, help="a .checkpoint file")
     snapshot_dump.add_argument("--json", action="store_true", help="one JSON object per line")
 
+    serve = commands.add_parser("serve", help="run one node of the quorum until SIGTERM or Ctrl-C")
+    serve.add_argument("--config", required=True, type=Path, help="the node's .properties")
+    serve.add_argument(
+        "--load-generator",
+        type=float,
+        metavar="RATE",
+        help="testing aid: while this node leads, append RATE numbered records a second and "
+        "record each acknowledged one in --acked-log",
+    )
+    serve.add_argument(
+        "--acked-log",
+        type=Path,
+        help="testing aid: file the load generator appends acknowledged values to "
+        "(default: acked.log in metadata.log.dir)",
+    )
+
+    dev = commands.add_parser(
+        "dev", help="run a local three-node quorum as three processes until Ctrl-C"
+    )
+    dev.add_argument(
+        "--data-dir", type=Path, default=Path("raftmeta-dev"), help="where the nodes keep data"
+    )
+    dev.add_argument(
+        "--base-port", type=_port, default=19093, help="node 1's port; nodes 2 and 3 use the next"
+    )
+
+    quorum = commands.add_parser("quorum", help="inspect the Raft quorum")
+    quorum_commands = quorum.add_subparsers(
+        dest="quorum_command", metavar="ACTION", parser_class=_Parser
+    )
+    describe = quorum_commands.add_parser(
+        "describe", help="the leader's view of the quorum, as kafka-metadata-quorum prints it"
+    )
+    describe.add_argument(
+        "--bootstrap-server",
+        required=True,
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="one or more voters; the leader among them answers",
+    )
+    describe.add_argument(
+        "--cluster-id", default="", help="the cluster id (printed by `raftmeta dev`)"
+    )
+    shape = describe.add_mutually_exclusive_group()
+    shape.add_argument("--status", action="store_true", help="leader, epoch, lag (the default)")
+    shape.add_argument("--replication", action="store_true", help="one row per replica")
+
     soak = commands.add_parser("soak", help="run seeded fault schedules against the core")
     soak.add_argument("--start", type=int, default=0, help="first seed")
     soak.add_argument("--count", type=int, default=1000, help="how many seeds")
     soak.add_argument("--seed", type=int, help="replay one seed")
     soak.add_argument("--trace", action="store_true", help="print the event trace")
     return parser
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65533:
+        raise argparse.ArgumentTypeError(f"port {port} is out of range (1 to 65533)")
+    return port
+
+
+def _load_config(path: Path) -> RaftmetaConfig:
+    from raftmeta.config import ConfigError, load_config
+
+    try:
+        return load_config(path)
+    except ConfigError as error:
+        raise CommandLineError(str(error), USAGE_ERROR) from error
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+    import os
+
+    # gRPC's core logs connection chatter at INFO; operators need only its errors.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    from raftmeta.config import ConfigError
+    from raftmeta.server.serve import LoadGenerator, ServeError, serve
+
+    config = _load_config(args.config)
+    load = None
+    if args.load_generator is not None:
+        if args.load_generator <= 0:
+            raise CommandLineError("--load-generator needs a rate above 0", USAGE_ERROR)
+        acked_log = args.acked_log or Path(config.metadata_log_dir) / "acked.log"
+        load = LoadGenerator(args.load_generator, acked_log)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO,
+        format=f"%(asctime)s node {config.node_id} %(levelname)s %(message)s",
+    )
+    try:
+        asyncio.run(serve(config, load))
+    except ConfigError as error:
+        raise CommandLineError(str(error), USAGE_ERROR) from error
+    except ServeError as error:
+        raise CommandLineError(str(error)) from error
+    return 0
+
+
+def _dev(args: argparse.Namespace) -> int:
+    from raftmeta.devcluster import run_dev
+
+    return run_dev(args.data_dir, args.base_port)
+
+
+def _quorum_describe(args: argparse.Namespace) -> int:
+    from raftmeta import quorum_describe as qd
+
+    try:
+        info = qd.describe_quorum(args.bootstrap_server, args.cluster_id)
+    except qd.DescribeError as error:
+        raise CommandLineError(str(error)) from error
+    lines = qd.replication_lines(info) if args.replication else qd.status_lines(info)
+    for line in lines:
+        print(line)
+    return 0
 
 
 def _format(args: argparse.Namespace) -> int:
@@ -144,6 +262,12 @@ def run(argv: Sequence[str] | None) -> int:
         args.command == "snapshot" and args.snapshot_command == "dump"
     ):
         return _dump(args)
+    if args.command == "serve":
+        return _serve(args)
+    if args.command == "dev":
+        return _dev(args)
+    if args.command == "quorum" and args.quorum_command == "describe":
+        return _quorum_describe(args)
     if args.command == "soak":
         from raftmeta.sim import soak
 

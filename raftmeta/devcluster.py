@@ -1,0 +1,251 @@
+"""A local three-node quorum of real ``raftmeta serve`` processes, for ``raftmeta dev`` and for
+tests that need real processes, real ports and real ``kill -9``.
+
+The directory holds everything, so running again on it resumes the same cluster with its data::
+
+    cluster.id                 the cluster id, chosen on the first run
+    node-<id>.properties       each node's configuration, rewritten on every run
+    node-<id>/                 each node's metadata.log.dir
+    node-<id>.log              each node's stderr, appended across runs
+
+Children are started in their own sessions, so a Ctrl-C in the terminal reaches only the
+parent, which then stops them in order. On Linux each child also asks the kernel to send it
+SIGTERM if the parent dies, so even a parent killed with ``kill -9`` leaves no node behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from raftmeta.config import format_properties
+from raftmeta.storage.data_dir import MetadataDir
+from raftmeta.storage.fsutil import fsync_directory
+from raftmeta.storage.meta_properties import generate_id
+
+NODE_IDS = (1, 2, 3)
+CLUSTER_ID_FILE = "cluster.id"
+STOP_DEADLINE_S = 10.0
+"""A graceful stop takes at most about three seconds; after this a node is killed."""
+
+
+def _die_with_parent() -> None:
+    """Runs in the child between fork and exec (Linux only: PR_SET_PDEATHSIG)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+class NodeProcess:
+    """One ``raftmeta serve`` child process and where its output goes."""
+
+    def __init__(self, node_id: int, config: Path, log_path: Path) -> None:
+        self.node_id = node_id
+        self.config = config
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, extra_args: Sequence[str] = ()) -> None:
+        if self.running:
+            raise RuntimeError(f"node {self.node_id} is already running")
+        command = [sys.executable, "-m", "raftmeta", "serve", "--config", str(self.config)]
+        with self.log_path.open("ab") as output:
+            self.process = subprocess.Popen(
+                [*command, *extra_args],
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=output,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.process is None else self.process.pid
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    @property
+    def exit_status(self) -> int | None:
+        return None if self.process is None else self.process.poll()
+
+    def signal(self, signum: int) -> None:
+        if self.running:
+            assert self.process is not None
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signum)
+
+    def kill(self) -> None:
+        """``kill -9``: no graceful step, no flush beyond what was already synced."""
+        self.signal(signal.SIGKILL)
+        self.wait(STOP_DEADLINE_S)
+
+    def wait(self, timeout_s: float) -> int | None:
+        if self.process is None:
+            return None
+        try:
+            return self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def log_tail(self, lines: int = 5) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def stop_all(nodes: Sequence[NodeProcess], deadline_s: float = STOP_DEADLINE_S) -> None:
+    """SIGTERM every node at once, then SIGKILL whatever still runs at the deadline."""
+    for node in nodes:
+        node.signal(signal.SIGTERM)
+    give_up = time.monotonic() + deadline_s
+    for node in nodes:
+        if node.wait(max(0.0, give_up - time.monotonic())) is None:
+            node.signal(signal.SIGKILL)
+            node.wait(deadline_s)
+
+
+def node_properties(
+    node_id: int, ports: dict[int, int], data_dir: Path, cluster_id: str
+) -> dict[str, str]:
+    voters = ",".join(f"{n}@127.0.0.1:{port}" for n, port in sorted(ports.items()))
+    return {
+        "node.id": str(node_id),
+        "process.roles": "controller",
+        "controller.quorum.voters": voters,
+        "metadata.log.dir": str(data_dir),
+        "cluster.id": cluster_id,
+    }
+
+
+class DevCluster:
+    """Three voters on ``127.0.0.1:base_port..base_port+2`` under one directory."""
+
+    def __init__(
+        self, root: Path, base_port: int, overrides: Mapping[str, str] | None = None
+    ) -> None:
+        self.root = root.resolve()
+        self.overrides = dict(overrides or {})
+        """Extra settings for every node, e.g. timeouts a test wants to tell apart."""
+        self.ports = {node_id: base_port + i for i, node_id in enumerate(NODE_IDS)}
+        self.nodes = {
+            node_id: NodeProcess(
+                node_id, self.root / f"node-{node_id}.properties", self.root / f"node-{node_id}.log"
+            )
+            for node_id in NODE_IDS
+        }
+        self.cluster_id = ""
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"127.0.0.1:{port}" for port in self.ports.values())
+
+    def data_dir(self, node_id: int) -> Path:
+        return self.root / f"node-{node_id}"
+
+    def prepare(self) -> bool:
+        """Choose (first run) or read the cluster id, format what is not formatted yet and
+        write every node's configuration; returns whether the cluster is new."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        id_file = self.root / CLUSTER_ID_FILE
+        fresh = not id_file.exists()
+        if fresh:
+            temporary = id_file.with_suffix(".tmp")
+            temporary.write_text(generate_id() + "\n")
+            os.replace(temporary, id_file)
+            fsync_directory(self.root)
+        self.cluster_id = id_file.read_text().strip()
+        for node_id, node in self.nodes.items():
+            data_dir = self.data_dir(node_id)
+            MetadataDir.format(data_dir, node_id, self.cluster_id, ignore_formatted=True)
+            properties = node_properties(node_id, self.ports, data_dir, self.cluster_id)
+            properties.update(self.overrides)
+            node.config.write_text(format_properties(properties))
+        return fresh
+
+    def start(self, extra_args: Sequence[str] = ()) -> None:
+        for node in self.nodes.values():
+            node.start(extra_args)
+
+    def exited(self) -> list[NodeProcess]:
+        return [n for n in self.nodes.values() if n.process is not None and not n.running]
+
+    def stop(self, deadline_s: float = STOP_DEADLINE_S) -> None:
+        stop_all(list(self.nodes.values()), deadline_s)
+
+
+def run_dev(root: Path, base_port: int, *, leader_deadline_s: float = 30.0) -> int:
+    """``raftmeta dev``: start the quorum, report it, and stop it all on Ctrl-C or SIGTERM."""
+    import threading
+
+    from raftmeta.quorum_describe import DescribeError, wait_for_leader
+
+    cluster = DevCluster(root, base_port)
+    try:
+        fresh = cluster.prepare()
+    except (OSError, ValueError) as error:
+        print(f"cannot prepare {cluster.root}: {error}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: object) -> None:
+        stop.set()
+
+    previous = {
+        signum: signal.signal(signum, request_stop) for signum in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        cluster.start()
+        for node_id, node in cluster.nodes.items():
+            print(f"node {node_id}: pid {node.pid}, log {node.log_path}", flush=True)
+        try:
+            info = wait_for_leader(
+                cluster.bootstrap_servers,
+                cluster.cluster_id,
+                leader_deadline_s,
+                give_up=lambda: stop.is_set() or bool(cluster.exited()),
+            )
+        except DescribeError as error:
+            if stop.is_set():
+                return 0
+            return _report_failure(cluster, str(error))
+        state = "new cluster" if fresh else "resumed cluster"
+        print(f"Cluster id: {cluster.cluster_id} ({state})", flush=True)
+        print(f"Bootstrap servers: {cluster.bootstrap_servers}", flush=True)
+        print(f"Leader: node {info.leader_id} (epoch {info.leader_epoch})", flush=True)
+        print(
+            "Describe with: raftmeta quorum describe --bootstrap-server "
+            f"{cluster.bootstrap_servers} --cluster-id {cluster.cluster_id}",
+            flush=True,
+        )
+        print("Press Ctrl-C to stop.", flush=True)
+        # Wakes at once on a signal; the timeout only bounds how late a crashed node is noticed.
+        while not stop.wait(0.5):
+            if cluster.exited():
+                return _report_failure(cluster, "a node exited")
+        print("Stopping...", file=sys.stderr, flush=True)
+        return 0
+    finally:
+        cluster.stop()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _report_failure(cluster: DevCluster, reason: str) -> int:
+    print(f"dev cluster failed: {reason}", file=sys.stderr)
+    for node in cluster.exited():
+        tail = node.log_tail(1)
+        print(f"node {node.node_id} exited with {node.exit_status}: {tail}", file=sys.stderr)
+    return 1

@@ -1,0 +1,212 @@
+"""``raftmeta quorum describe``: the quorum as its leader sees it, printed the way
+``kafka-metadata-quorum describe`` prints it, so operators can read it with the same habits.
+
+Only the leader tracks replication progress, so the question goes to every bootstrap server and
+the leader's answer is the one shown; a non-leader's answer only names who leads.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import grpc
+
+from raftmeta.errors import ErrorCode
+from raftmeta.rpc import raft_pb2 as pb
+from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+
+UNKNOWN = -1
+
+
+class DescribeError(Exception):
+    """No server gave the leader's view; the message is one line for the terminal."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replica:
+    node_id: int
+    log_end_offset: int
+    last_fetch_timestamp: int
+    last_caught_up_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuorumInfo:
+    cluster_id: str
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    voters: tuple[Replica, ...]
+    observers: tuple[Replica, ...]
+
+    @property
+    def leader(self) -> Replica | None:
+        return next((v for v in self.voters if v.node_id == self.leader_id), None)
+
+    def lag(self, replica: Replica) -> int:
+        """Records behind the leader's log end; -1 while the replica's end is unknown."""
+        leader = self.leader
+        if leader is None or replica.log_end_offset < 0 or leader.log_end_offset < 0:
+            return UNKNOWN
+        return max(0, leader.log_end_offset - replica.log_end_offset)
+
+    @property
+    def followers(self) -> tuple[Replica, ...]:
+        return tuple(v for v in self.voters if v.node_id != self.leader_id)
+
+    @property
+    def max_follower_lag(self) -> int:
+        lags = [self.lag(f) for f in self.followers]
+        return max(lags, default=0)
+
+    @property
+    def max_follower_lag_time_ms(self) -> int:
+        """How long the follower furthest behind has not been caught up, as the leader last
+        saw; -1 if a follower was never caught up."""
+        leader = self.leader
+        if leader is None or leader.last_caught_up_timestamp < 0:
+            return UNKNOWN
+        times = [f.last_caught_up_timestamp for f in self.followers]
+        if not times:
+            return 0
+        if min(times) < 0:
+            return UNKNOWN
+        return max(0, leader.last_caught_up_timestamp - min(times))
+
+
+def _split_servers(bootstrap: str) -> list[str]:
+    servers = [s.strip() for s in bootstrap.split(",") if s.strip()]
+    if not servers:
+        raise DescribeError("--bootstrap-server needs at least one host:port")
+    return servers
+
+
+def _ask(server: str, cluster_id: str, timeout_s: float) -> pb.DescribeQuorumResponse:
+    with grpc.insecure_channel(server) as channel:
+        stub = pb_grpc.RaftStub(channel)
+        response = stub.DescribeQuorum(
+            pb.DescribeQuorumRequest(cluster_id=cluster_id), timeout=timeout_s
+        )
+        # The stubs are typed for both flavours of channel; this one is synchronous.
+        assert isinstance(response, pb.DescribeQuorumResponse)
+        return response
+
+
+def _replicas(states: Sequence[pb.ReplicaState]) -> tuple[Replica, ...]:
+    return tuple(
+        Replica(s.replica_id, s.log_end_offset, s.last_fetch_timestamp, s.last_caught_up_timestamp)
+        for s in states
+    )
+
+
+def describe_quorum(bootstrap: str, cluster_id: str, *, timeout_s: float = 3.0) -> QuorumInfo:
+    """Ask each bootstrap server in turn until one answers as the leader."""
+    problems: list[str] = []
+    named_leader: tuple[int, int] | None = None
+    for server in _split_servers(bootstrap):
+        try:
+            response = _ask(server, cluster_id, timeout_s)
+        except grpc.RpcError as error:
+            code = error.code() if isinstance(error, grpc.Call) else None
+            reason = code.name if code is not None else "no answer"
+            problems.append(f"cannot reach {server} ({reason})")
+            continue
+        error_code = ErrorCode(response.error_code)
+        if error_code is ErrorCode.NONE:
+            return QuorumInfo(
+                cluster_id,
+                response.leader_id,
+                response.leader_epoch,
+                response.high_watermark,
+                _replicas(response.voters),
+                _replicas(response.observers),
+            )
+        if error_code is ErrorCode.INCONSISTENT_CLUSTER_ID:
+            if cluster_id:
+                problems.append(f"{server} belongs to a cluster other than {cluster_id}")
+            else:
+                problems.append(f"{server} needs the cluster id: pass --cluster-id")
+        elif error_code is ErrorCode.NOT_LEADER_OR_FOLLOWER:
+            if response.leader_id >= 0:
+                named_leader = (response.leader_id, response.leader_epoch)
+            problems.append(f"{server} does not lead")
+        else:
+            problems.append(f"{server} answered {error_code.name}")
+    if named_leader is not None:
+        leader_id, epoch = named_leader
+        raise DescribeError(
+            f"node {leader_id} leads epoch {epoch} but is not among the bootstrap servers; "
+            "list its address too"
+        )
+    raise DescribeError("; ".join(problems))
+
+
+def status_lines(info: QuorumInfo) -> list[str]:
+    rows = [
+        ("ClusterId", info.cluster_id),
+        ("LeaderId", str(info.leader_id)),
+        ("LeaderEpoch", str(info.leader_epoch)),
+        ("HighWatermark", str(info.high_watermark)),
+        ("MaxFollowerLag", str(info.max_follower_lag)),
+        ("MaxFollowerLagTimeMs", str(info.max_follower_lag_time_ms)),
+        ("CurrentVoters", "[" + ",".join(str(v.node_id) for v in info.voters) + "]"),
+        ("CurrentObservers", "[" + ",".join(str(o.node_id) for o in info.observers) + "]"),
+    ]
+    return [f"{name + ':':<24}{value}" for name, value in rows]
+
+
+REPLICATION_COLUMNS = (
+    "NodeId",
+    "LogEndOffset",
+    "Lag",
+    "LastFetchTimestamp",
+    "LastCaughtUpTimestamp",
+    "Status",
+)
+
+
+def replication_lines(info: QuorumInfo) -> list[str]:
+    """The leader first, then followers, then observers, as the Kafka tool orders them."""
+    ordered: list[tuple[Replica, str]] = []
+    if info.leader is not None:
+        ordered.append((info.leader, "Leader"))
+    ordered += [(f, "Follower") for f in info.followers]
+    ordered += [(o, "Observer") for o in info.observers]
+    table = [REPLICATION_COLUMNS] + [
+        (
+            str(r.node_id),
+            str(r.log_end_offset),
+            str(info.lag(r)),
+            str(r.last_fetch_timestamp),
+            str(r.last_caught_up_timestamp),
+            status,
+        )
+        for r, status in ordered
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(REPLICATION_COLUMNS))]
+    return [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table
+    ]
+
+
+def wait_for_leader(
+    bootstrap: str,
+    cluster_id: str,
+    deadline_s: float,
+    *,
+    give_up: Callable[[], bool] = lambda: False,
+) -> QuorumInfo:
+    """Poll until some bootstrap server answers as the leader; raise at the deadline or as
+    soon as ``give_up`` says waiting is pointless (a node died, the user pressed Ctrl-C)."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            return describe_quorum(bootstrap, cluster_id, timeout_s=1.0)
+        except DescribeError as error:
+            if give_up():
+                raise
+            if time.monotonic() >= deadline:
+                raise DescribeError(f"no leader within {deadline_s:g} s: {error}") from None
+        time.sleep(0.1)

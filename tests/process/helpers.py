@@ -1,0 +1,165 @@
+"""Real ``raftmeta serve`` processes on loopback for the process-level tests.
+
+Every wait polls a condition (DescribeQuorum, a file, a process status) against a deadline;
+nothing here sleeps to let something happen.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from raftmeta.devcluster import DevCluster, NodeProcess, stop_all
+from raftmeta.quorum_describe import DescribeError, QuorumInfo, describe_quorum
+from raftmeta.server.serve import LOAD_RESOURCE
+
+DEADLINE_S = 20.0
+POLL_S = 0.02
+
+_T = TypeVar("_T")
+
+
+def raftmeta(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "raftmeta", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_base_port(count: int = 3) -> int:
+    """A port such that it and the next ``count - 1`` are free now.
+
+    Chosen at random above the usual ephemeral range's start so that parallel runs rarely
+    collide; a collision still only fails the start, which the caller sees as a clear error.
+    """
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20000, 32000)
+        if all(_bindable(base + i) for i in range(count)):
+            return base
+    raise RuntimeError("found no free run of ports")
+
+
+def wait_until(probe: Callable[[], _T | None], what: str, deadline_s: float = DEADLINE_S) -> _T:
+    """Poll ``probe`` until it returns something other than None or False."""
+    give_up = time.monotonic() + deadline_s
+    while True:
+        value = probe()
+        if value is not None and value is not False:
+            return value
+        if time.monotonic() >= give_up:
+            raise AssertionError(f"timed out after {deadline_s:g} s waiting for {what}")
+        time.sleep(POLL_S)
+
+
+class Quorum:
+    """A ``DevCluster`` driven node by node, as the tests need."""
+
+    def __init__(self, root: Path, overrides: Mapping[str, str] | None = None) -> None:
+        self.cluster = DevCluster(root, free_base_port(), overrides)
+        self.cluster.prepare()
+
+    @property
+    def nodes(self) -> dict[int, NodeProcess]:
+        return self.cluster.nodes
+
+    @property
+    def cluster_id(self) -> str:
+        return self.cluster.cluster_id
+
+    def acked_log(self, node_id: int) -> Path:
+        return self.cluster.root / f"acked-{node_id}.log"
+
+    def start(self, node_id: int, *, load_rate: float | None = None) -> None:
+        extra: list[str] = []
+        if load_rate is not None:
+            extra = [
+                "--load-generator",
+                str(load_rate),
+                "--acked-log",
+                str(self.acked_log(node_id)),
+            ]
+        self.nodes[node_id].start(extra)
+
+    def start_all(self, *, load_rate: float | None = None) -> None:
+        for node_id in self.nodes:
+            self.start(node_id, load_rate=load_rate)
+
+    def describe(self) -> QuorumInfo | None:
+        """The leader's view, or None while no leader answers."""
+        self.check_alive()
+        try:
+            return describe_quorum(self.cluster.bootstrap_servers, self.cluster_id, timeout_s=1.0)
+        except DescribeError:
+            return None
+
+    def check_alive(self) -> None:
+        for node in self.nodes.values():
+            status = node.exit_status
+            # 0 after a SIGTERM the test sent, -9 after its kill -9; anything else is a crash.
+            if status is not None and status not in (0, -signal.SIGKILL):
+                raise AssertionError(f"node {node.node_id} exited with {status}: {node.log_tail()}")
+
+    def wait_for_leader(
+        self, *, newer_than: int = -1, deadline_s: float = DEADLINE_S
+    ) -> QuorumInfo:
+        def found() -> QuorumInfo | None:
+            info = self.describe()
+            return info if info is not None and info.leader_epoch > newer_than else None
+
+        return wait_until(found, f"a leader in an epoch above {newer_than}", deadline_s)
+
+    def acked(self) -> list[str]:
+        values: list[str] = []
+        for node_id in self.nodes:
+            path = self.acked_log(node_id)
+            if path.exists():
+                values += path.read_text().splitlines()
+        return values
+
+    def acked_by(self, node_id: int) -> int:
+        path = self.acked_log(node_id)
+        return len(path.read_text().splitlines()) if path.exists() else 0
+
+    def stop_all(self) -> None:
+        stop_all(list(self.nodes.values()))
+
+    def logged_values(self, node_id: int) -> list[str]:
+        """The load generator's values in a stopped node's log, in log order."""
+        result = raftmeta("log", "dump", "--json", str(self.cluster.data_dir(node_id)))
+        assert result.returncode == 0, result.stderr
+        values: list[str] = []
+        for line in result.stdout.splitlines():
+            entry = json.loads(line)
+            assert "stopped" not in entry, f"node {node_id}: {entry}"
+            for record in entry.get("records", ()):
+                if record.get("resource_name") == LOAD_RESOURCE:
+                    values.append(record["value"])
+        return values
+
+
+@contextmanager
+def running(quorum: Quorum) -> Iterator[Quorum]:
+    """Whatever happens in the test, no node outlives it."""
+    try:
+        yield quorum
+    finally:
+        quorum.stop_all()

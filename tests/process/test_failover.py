@@ -1,0 +1,117 @@
+"""Three ``raftmeta serve`` processes: kill -9, restarts and graceful handover, checked
+against what the leader acknowledged and what every node's log holds afterwards."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections import Counter
+from pathlib import Path
+
+from tests.process.helpers import Quorum, running, wait_until
+
+LOAD_RATE = 200.0
+
+
+def converge_and_stop(quorum: Quorum) -> dict[int, list[str]]:
+    """Wait until every voter holds the leader's whole log and it is all committed, then stop
+    every node gracefully and read each node's load records from its files."""
+
+    def converged() -> bool:
+        info = quorum.describe()
+        if info is None or info.leader is None:
+            return False
+        end = info.leader.log_end_offset
+        return info.high_watermark == end and all(v.log_end_offset == end for v in info.voters)
+
+    wait_until(converged, "every voter to hold the whole, committed log")
+    quorum.stop_all()
+    return {node_id: quorum.logged_values(node_id) for node_id in quorum.nodes}
+
+
+def test_leader_kill_9_under_load_then_full_cluster_kill_9_loses_nothing_acknowledged(
+    tmp_path: Path,
+) -> None:
+    with running(Quorum(tmp_path)) as quorum:
+        quorum.start_all(load_rate=LOAD_RATE)
+        first = quorum.wait_for_leader()
+        wait_until(lambda: quorum.acked_by(first.leader_id) >= 40, "appends under the first leader")
+
+        killed_at = time.monotonic()
+        quorum.nodes[first.leader_id].kill()
+        second = quorum.wait_for_leader(newer_than=first.leader_epoch)
+        failover_s = time.monotonic() - killed_at
+        assert second.leader_id != first.leader_id
+        wait_until(lambda: quorum.acked_by(second.leader_id) >= 40, "appends under the new leader")
+
+        # The old leader comes back as a follower; then every node dies at once.
+        quorum.start(first.leader_id, load_rate=LOAD_RATE)
+        wait_until(
+            lambda: (
+                (i := quorum.describe()) is not None
+                and all(v.log_end_offset >= 0 for v in i.voters)
+            ),
+            "the restarted node to fetch",
+        )
+        for node in quorum.nodes.values():
+            node.signal(signal.SIGKILL)
+        for node in quorum.nodes.values():
+            node.wait(10)
+        acked = quorum.acked()
+
+        quorum.start_all()
+        quorum.wait_for_leader()
+        logs = converge_and_stop(quorum)
+
+    print(f"\nkill -9 failover: {failover_s * 1000:.0f} ms, {len(acked)} appends acknowledged")
+    assert len(acked) >= 80
+    assert len(set(acked)) == len(acked), "a value was acknowledged twice"
+    first_log = logs[1]
+    for node_id, values in logs.items():
+        assert values == first_log, f"node {node_id}'s committed log differs from node 1's"
+        counts = Counter(values)
+        missing = [v for v in acked if counts[v] == 0]
+        doubled = [v for v, n in counts.items() if n > 1]
+        assert not missing, f"node {node_id} lost acknowledged appends: {missing[:5]}"
+        assert not doubled, f"node {node_id} holds appends twice: {doubled[:5]}"
+
+
+def test_killed_follower_catches_up_and_graceful_leader_stop_hands_over(tmp_path: Path) -> None:
+    # A fetch timeout of 3 s makes a handover by timeout easy to tell from one by EndQuorumEpoch.
+    quorum = Quorum(tmp_path, {"controller.quorum.fetch.timeout.ms": "3000"})
+    with running(quorum):
+        quorum.start_all(load_rate=LOAD_RATE)
+        first = quorum.wait_for_leader()
+        follower = next(f.node_id for f in first.followers)
+        quorum.nodes[follower].kill()
+        wait_until(lambda: quorum.acked_by(first.leader_id) >= 60, "appends without the follower")
+        behind = quorum.describe()
+        assert behind is not None and behind.leader_id == first.leader_id
+
+        quorum.start(follower, load_rate=LOAD_RATE)
+
+        def caught_up() -> bool:
+            info = quorum.describe()
+            if info is None:
+                return False
+            replica = next(v for v in info.voters if v.node_id == follower)
+            return replica.log_end_offset >= behind.high_watermark
+
+        wait_until(caught_up, f"node {follower} to catch up")
+
+        stopped_at = time.monotonic()
+        quorum.nodes[first.leader_id].signal(signal.SIGTERM)
+        second = quorum.wait_for_leader(newer_than=first.leader_epoch)
+        handover_s = time.monotonic() - stopped_at
+        assert quorum.nodes[first.leader_id].wait(10) == 0
+        assert second.leader_id != first.leader_id
+        wait_until(lambda: quorum.acked_by(second.leader_id) >= 20, "appends after the handover")
+        acked = quorum.acked()
+        quorum.start(first.leader_id)
+        logs = converge_and_stop(quorum)
+
+    print(f"\ngraceful handover: {handover_s * 1000:.0f} ms")
+    assert handover_s < 1.5, "the handover waited for a timeout instead of EndQuorumEpoch"
+    for node_id, values in logs.items():
+        assert set(acked) <= set(values), f"node {node_id} lost acknowledged appends"
+        assert len(set(values)) == len(values), f"node {node_id} holds an append twice"
