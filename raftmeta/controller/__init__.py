@@ -1,0 +1,69 @@
+"""The active controller: requests → validation → policy → records → commit → reply.
+
+:class:`QuorumController` is the Raft ``Listener`` of a controller node and the one place
+requests become metadata records. It owns no sockets: the gRPC services call its coroutine
+methods, and it reaches Raft through the two-method :class:`MetadataLog`
+(:class:`RaftClientLog` in production).
+"""
+
+from raftmeta.controller.brokers import BrokerSession, BrokerState
+from raftmeta.controller.controller import (
+    MAX_RECORDS_PER_USER_OP,
+    ControllerSettings,
+    QuorumController,
+    not_controller,
+)
+from raftmeta.controller.log import MetadataLog, RaftClientLog
+from raftmeta.controller.types import (
+    OK,
+    AlterConfig,
+    AlterConfigOp,
+    AlterConfigsResult,
+    AlterPartitionRequest,
+    AlterPartitionResult,
+    BrokerHeartbeatReply,
+    BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
+    ConfigEntry,
+    ConfigResourceRef,
+    ConfigSource,
+    CreateTopicResult,
+    DescribeConfigsResult,
+    IsrMember,
+    ItemError,
+    NewPartitions,
+    NewTopic,
+    PartitionIsrChange,
+    TopicResult,
+)
+
+__all__ = [
+    "MAX_RECORDS_PER_USER_OP",
+    "OK",
+    "AlterConfig",
+    "AlterConfigOp",
+    "AlterConfigsResult",
+    "AlterPartitionRequest",
+    "AlterPartitionResult",
+    "BrokerHeartbeatReply",
+    "BrokerHeartbeatRequest",
+    "BrokerRegistrationRequest",
+    "BrokerSession",
+    "BrokerState",
+    "ConfigEntry",
+    "ConfigResourceRef",
+    "ConfigSource",
+    "ControllerSettings",
+    "CreateTopicResult",
+    "DescribeConfigsResult",
+    "IsrMember",
+    "ItemError",
+    "MetadataLog",
+    "NewPartitions",
+    "NewTopic",
+    "PartitionIsrChange",
+    "QuorumController",
+    "RaftClientLog",
+    "TopicResult",
+    "not_controller",
+]

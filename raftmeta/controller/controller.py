@@ -1,0 +1,1015 @@
+"""The active controller: one event queue turning requests into records, replying at commit.
+
+Every operation takes the same path. It is queued; the single consumer checks it against the
+*latest* image (committed records plus this controller's own pending ones), produces records
+with ``placement/`` and ``elections/``, applies them to the latest image at the offsets they
+will take, appends them to Raft as one batch, and parks the reply in a purgatory keyed by the
+last offset. ``handle_commit`` releases replies as the high watermark passes them.
+
+Pending state. A standby (or a controller that lost its epoch) holds one image, the committed
+one. On becoming active it forks a second image from it (a snapshot round trip through
+``to_records``) and from then on applies its own records to that fork *speculatively*, before
+appending, so the next request already sees them; committed batches are replayed into the
+committed image, and into the fork only where it has not seen them (it has seen everything this
+controller wrote). Losing leadership fails every parked reply with NOT_CONTROLLER and drops the
+fork: the committed image is all that remains true, and nothing needs undoing. This costs a
+second image on the active controller only; Kafka avoids the copy with timeline data
+structures, which would mean rewriting the image as versioned collections.
+
+An operation that fails after staging some records (a bug, or an oversized result) rebuilds the
+fork from the committed image plus the still-pending records, so a failed request leaves no
+trace.
+
+Concurrency. Handlers and Raft callbacks are synchronous and run on one asyncio loop, so a
+callback never runs in the middle of a handler; the queue gives requests their order and lets a
+deadline pass while a request waits its turn. Time comes from the injected ``clock`` (monotonic
+milliseconds) and periodic work runs in :meth:`QuorumController.tick`, so tests step time.
+
+Replies that wrote nothing still wait for this controller's pending records to commit, so a
+client never acts on state that may yet be lost (a validate-only CreateTopics that reports
+TOPIC_ALREADY_EXISTS because of a pending create, say).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar, cast
+
+from elections import EXCESSIVE_BATCH_MESSAGE, online_elections_for_broker_removal
+from placement import ReplicaPlacer, StripedReplicaPlacer
+from raftmeta.controller import brokers as lifecycle
+from raftmeta.controller.alter_partition import check_isr_change
+from raftmeta.controller.brokers import BrokerSession, BrokerState
+from raftmeta.controller.configs import (
+    BROKER_CONFIGS,
+    MIN_INSYNC_REPLICAS,
+    TOPIC_CONFIGS,
+    UNCLEAN_LEADER_ELECTION_ENABLE,
+    check_config,
+)
+from raftmeta.controller.log import MetadataLog
+from raftmeta.controller.topics import (
+    check_topic_name,
+    create_partitions_records,
+    create_topic_records,
+    delete_topic_records,
+)
+from raftmeta.controller.types import (
+    OK,
+    AlterConfig,
+    AlterConfigOp,
+    AlterConfigsResult,
+    AlterPartitionRequest,
+    AlterPartitionResult,
+    BrokerHeartbeatReply,
+    BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
+    ConfigEntry,
+    ConfigResourceRef,
+    ConfigSource,
+    CreateTopicResult,
+    DescribeConfigsResult,
+    ItemError,
+    NewPartitions,
+    NewTopic,
+    TopicResult,
+)
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.image import MetadataImage, ReplayError
+from raftmeta.raft.batch import Batch
+from raftmeta.raft.core import NotLeaderError
+from raftmeta.records import (
+    ConfigRecord,
+    ConfigResourceType,
+    NoOpRecord,
+    Record,
+    RegisterBrokerRecord,
+    UnregisterBrokerRecord,
+    decode_record,
+    encode_each,
+)
+from raftmeta.storage.snapshots import SnapshotReader
+
+log = logging.getLogger(__name__)
+
+MAX_RECORDS_PER_USER_OP = 10_000
+"""Kafka's cap on the records one atomic user operation may write."""
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSettings:
+    """The settings the controller reads, under Kafka's names where Kafka has them."""
+
+    node_id: int
+    cluster_id: str
+    metadata_max_idle_interval_ms: int = 500
+    broker_session_timeout_ms: int = 9_000
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    min_insync_replicas: int = 1
+    unclean_leader_election_enable: bool = False
+    request_timeout_ms: int = 30_000
+    """The deadline of a request that names none."""
+
+
+def not_controller(leader_id: int | None) -> KafkaError:
+    """NOT_CONTROLLER naming the leader, so clients can follow it."""
+    if leader_id is None:
+        return KafkaError(ErrorCode.NOT_CONTROLLER, "No controller appears to be active.")
+    return KafkaError(
+        ErrorCode.NOT_CONTROLLER, f"The active controller appears to be node {leader_id}."
+    )
+
+
+def timed_out(name: str) -> KafkaError:
+    return KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"{name} did not complete before its deadline.")
+
+
+def fork(image: MetadataImage) -> MetadataImage:
+    """An independent copy of ``image``: its snapshot, loaded again."""
+    return MetadataImage.from_records(image.to_records(), image.offset)
+
+
+@dataclass(slots=True)
+class _Event:
+    name: str
+    handler: Callable[[], object]
+    future: asyncio.Future[object]
+    deadline_ms: int | None
+    needs_leadership: bool = True
+    atomic: bool = True
+    wait_for_commit: bool = True
+
+
+@dataclass(slots=True)
+class _Waiter:
+    """A reply parked until ``offset`` commits in ``epoch``."""
+
+    offset: int
+    epoch: int
+    future: asyncio.Future[object]
+    response: object
+    deadline_ms: int | None
+    name: str
+
+
+class QuorumController:
+    """The controller state machine of one node; active only while its node leads Raft.
+
+    It is the ``Listener`` the Raft client calls (``handle_commit``, ``handle_load_snapshot``,
+    ``handle_leader_change``) and appends through a :class:`MetadataLog`. Call :meth:`start`
+    on the event loop before submitting requests.
+    """
+
+    def __init__(
+        self,
+        settings: ControllerSettings,
+        metadata_log: MetadataLog,
+        *,
+        clock: Callable[[], int],
+        placer: ReplicaPlacer | None = None,
+        new_topic_id: Callable[[], bytes] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._log = metadata_log
+        self._clock = clock
+        self._placer: ReplicaPlacer = placer if placer is not None else StripedReplicaPlacer()
+        self._new_topic_id = new_topic_id or (lambda: uuid.uuid4().bytes)
+        self._committed = MetadataImage()
+        self._latest = self._committed
+        self._committed_end = 0
+        """Every offset below this has been handed to ``handle_commit`` (control ones too)."""
+        self._pending: deque[tuple[int, Record]] = deque()
+        self._purgatory: deque[_Waiter] = deque()
+        self._sessions: dict[int, BrokerSession] = {}
+        self._leader_id: int | None = None
+        self._epoch = -1
+        self._active = False
+        self._last_write_ms = clock()
+        self._queue: asyncio.Queue[_Event] = asyncio.Queue()
+        self._consumer: asyncio.Task[None] | None = None
+        self._ticker: asyncio.Task[None] | None = None
+        # Set while a handler runs: records staged so far and the offset of the first.
+        self._staged: list[Record] | None = None
+        self._stage_base = 0
+
+    # --- reading ------------------------------------------------------------------------
+
+    @property
+    def is_active(self) -> bool:
+        return self._active
+
+    @property
+    def leader_id(self) -> int | None:
+        return self._leader_id
+
+    @property
+    def committed_image(self) -> MetadataImage:
+        return self._committed
+
+    @property
+    def latest_image(self) -> MetadataImage:
+        """Committed plus pending records; the committed image itself when not active."""
+        return self._latest
+
+    def broker_session(self, broker_id: int) -> BrokerSession | None:
+        return self._sessions.get(broker_id)
+
+    # --- running ------------------------------------------------------------------------
+
+    def start(self, *, tick_interval_ms: int | None = None) -> None:
+        """Starts the queue's consumer, and a timer calling :meth:`tick` if an interval is
+        given (production; tests call ``tick`` themselves after stepping the clock)."""
+        if self._consumer is None:
+            self._consumer = asyncio.get_running_loop().create_task(self._consume())
+        if tick_interval_ms is not None and self._ticker is None:
+            self._ticker = asyncio.get_running_loop().create_task(
+                self._tick_every(tick_interval_ms)
+            )
+
+    async def stop(self) -> None:
+        for task in (self._ticker, self._consumer):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._ticker = self._consumer = None
+        self._fail_waiters(not_controller(self._leader_id))
+        while not self._queue.empty():
+            event = self._queue.get_nowait()
+            if not event.future.done():
+                event.future.set_exception(not_controller(self._leader_id))
+
+    async def _tick_every(self, interval_ms: int) -> None:
+        while True:
+            await asyncio.sleep(interval_ms / 1000)
+            await self.tick()
+
+    async def _consume(self) -> None:
+        while True:
+            event = await self._queue.get()
+            self._run(event)
+
+    async def flush_events(self) -> None:
+        """Returns once every event queued before this call has run."""
+        await self._submit(
+            "flush",
+            lambda: None,
+            needs_leadership=False,
+            wait_for_commit=False,
+            deadline=False,
+            timeout_ms=None,
+        )
+
+    async def _submit(
+        self,
+        name: str,
+        handler: Callable[[], _T],
+        *,
+        timeout_ms: int | None,
+        needs_leadership: bool = True,
+        atomic: bool = True,
+        wait_for_commit: bool = True,
+        deadline: bool = True,
+    ) -> _T:
+        future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        deadline_ms: int | None = None
+        if deadline:
+            timeout = self.settings.request_timeout_ms if timeout_ms is None else timeout_ms
+            deadline_ms = self._clock() + timeout
+        self._queue.put_nowait(
+            _Event(name, handler, future, deadline_ms, needs_leadership, atomic, wait_for_commit)
+        )
+        return cast(_T, await future)
+
+    def _run(self, event: _Event) -> None:
+        future = event.future
+        if future.done():
+            return
+        if event.deadline_ms is not None and self._clock() >= event.deadline_ms:
+            future.set_exception(timed_out(event.name))
+            return
+        if event.needs_leadership and not self._active:
+            future.set_exception(not_controller(self._leader_id))
+            return
+        self._staged = []
+        self._stage_base = self._log.next_offset() if self._active else 0
+        try:
+            response = event.handler()
+            staged = self._staged
+            if event.atomic and len(staged) > MAX_RECORDS_PER_USER_OP:
+                raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH_MESSAGE)
+        except KafkaError as error:
+            self._discard_staged()
+            future.set_exception(error)
+            return
+        except Exception as error:
+            log.exception("controller event %s failed", event.name)
+            self._discard_staged()
+            future.set_exception(
+                KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
+            )
+            return
+        finally:
+            self._staged = None
+        if staged:
+            try:
+                last_offset = self._append(staged)
+            except KafkaError as error:
+                future.set_exception(error)
+                return
+            if not event.wait_for_commit:
+                future.set_result(response)
+                return
+            wait_offset: int | None = last_offset
+        else:
+            wait_offset = self._pending[-1][0] if self._pending else None
+        if wait_offset is None or not event.wait_for_commit:
+            future.set_result(response)
+            return
+        self._purgatory.append(
+            _Waiter(wait_offset, self._epoch, future, response, event.deadline_ms, event.name)
+        )
+
+    # --- staging and appending ----------------------------------------------------------
+
+    def _next_offset(self) -> int:
+        """The offset the next staged record will take."""
+        assert self._staged is not None, "records are only staged by a running handler"
+        return self._stage_base + len(self._staged)
+
+    def _stage(self, records: Iterable[Record]) -> None:
+        """Applies records to the latest image at the offsets they will be appended at."""
+        staged = self._staged
+        assert staged is not None, "records are only staged by a running handler"
+        assert self._latest is not self._committed, "only the active controller stages"
+        for record in records:
+            try:
+                self._latest.apply(record, self._stage_base + len(staged))
+            except ReplayError as error:
+                raise KafkaError(
+                    ErrorCode.UNKNOWN_SERVER_ERROR, f"generated an unappliable record: {error}"
+                ) from None
+            staged.append(record)
+
+    def _discard_staged(self) -> None:
+        if self._staged and self._active:
+            self._rebuild_latest()
+        self._staged = None
+
+    def _rebuild_latest(self) -> None:
+        latest = fork(self._committed)
+        for offset, record in self._pending:
+            latest.apply(record, offset)
+        self._latest = latest
+
+    def _append(self, records: list[Record]) -> int:
+        """Appends staged records as one batch; the offset of the last."""
+        base = self._stage_base
+        try:
+            last_offset, raft_future = self._log.append(encode_each(records))
+        except NotLeaderError as error:
+            self._resign(error.leader_id)
+            raise not_controller(error.leader_id) from None
+        if last_offset != base + len(records) - 1:
+            # Someone else wrote to the log: the latest image no longer matches it.
+            self._resign(self._leader_id)
+            raise KafkaError(
+                ErrorCode.UNKNOWN_SERVER_ERROR,
+                f"records landed at {last_offset - len(records) + 1}, not at {base}",
+            )
+        epoch = self._epoch
+        raft_future.add_done_callback(lambda done: self._on_append_done(done, epoch))
+        self._pending.extend(zip(range(base, base + len(records)), records, strict=True))
+        self._last_write_ms = self._clock()
+        return last_offset
+
+    def _on_append_done(self, future: asyncio.Future[int], epoch: int) -> None:
+        if future.cancelled():
+            return
+        error = future.exception()
+        if isinstance(error, NotLeaderError) and self._active and self._epoch == epoch:
+            self._resign(error.leader_id)
+
+    # --- Raft callbacks -----------------------------------------------------------------
+
+    def handle_commit(self, batches: Sequence[Batch]) -> None:
+        for batch in batches:
+            if batch.next_offset <= self._committed_end:
+                continue
+            if not batch.is_control:
+                records = [decode_record(data) for data in batch.records()]
+                self._committed.apply_batch(records, batch.base_offset)
+                latest = self._latest
+                if latest is not self._committed and batch.last_offset > latest.offset:
+                    # Not written by this controller: only possible before it caught up.
+                    start = max(0, latest.offset + 1 - batch.base_offset)
+                    latest.apply_batch(records[start:], batch.base_offset + start)
+            self._committed_end = batch.next_offset
+            pending = self._pending
+            while pending and pending[0][0] <= batch.last_offset:
+                pending.popleft()
+            self._release(batch)
+
+    def _release(self, batch: Batch) -> None:
+        purgatory = self._purgatory
+        while purgatory and purgatory[0].offset <= batch.last_offset:
+            waiter = purgatory.popleft()
+            if waiter.future.done():
+                continue
+            if waiter.offset >= batch.base_offset and waiter.epoch != batch.epoch:
+                waiter.future.set_exception(not_controller(self._leader_id))
+            else:
+                waiter.future.set_result(waiter.response)
+
+    def handle_load_snapshot(self, reader: SnapshotReader) -> None:
+        records = [decode_record(data) for data in reader.records()]
+        end_offset = reader.snapshot_id.end_offset
+        if self._active:
+            self._resign(self._leader_id)
+        self._committed = MetadataImage.from_records(records, end_offset - 1)
+        self._latest = self._committed
+        self._committed_end = end_offset
+
+    def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
+        if self._active and (leader_id != self.settings.node_id or epoch != self._epoch):
+            self._resign(leader_id)
+        self._leader_id = leader_id
+        self._epoch = epoch
+        if leader_id == self.settings.node_id and not self._active:
+            self._activate()
+
+    def _activate(self) -> None:
+        self._active = True
+        self._latest = fork(self._committed)
+        now = self._clock()
+        self._last_write_ms = now
+        # Heartbeat state is soft: every registered broker gets a fresh session.
+        self._sessions = {broker_id: BrokerSession(now) for broker_id in self._committed.brokers}
+        log.info("node %d is the active controller in epoch %d", self.settings.node_id, self._epoch)
+
+    def _resign(self, leader_id: int | None) -> None:
+        """Leadership is gone: fail parked replies, drop the pending state and soft state."""
+        if not self._active:
+            return
+        self._active = False
+        self._leader_id = leader_id
+        self._latest = self._committed
+        self._pending.clear()
+        self._sessions.clear()
+        self._fail_waiters(not_controller(leader_id))
+
+    def _fail_waiters(self, error: KafkaError) -> None:
+        purgatory, self._purgatory = self._purgatory, deque()
+        for waiter in purgatory:
+            if not waiter.future.done():
+                waiter.future.set_exception(error)
+
+    # --- periodic work ------------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """Periodic duties: expire deadlines, fence stale brokers, write a NoOp when idle."""
+        self._expire_waiters()
+        if not self._active:
+            return
+        try:
+            while await self._submit(
+                "fenceStaleBroker",
+                self._fence_one_stale_broker,
+                timeout_ms=None,
+                atomic=False,
+                wait_for_commit=False,
+                deadline=False,
+            ):
+                pass
+            await self._submit(
+                "maybeWriteNoOp",
+                self._maybe_write_noop,
+                timeout_ms=None,
+                wait_for_commit=False,
+                deadline=False,
+            )
+        except KafkaError as error:
+            # Leadership went while the checks were queued; the next leader runs its own.
+            log.info("periodic controller work stopped: %s", error.message)
+
+    def _expire_waiters(self) -> None:
+        now = self._clock()
+        for waiter in self._purgatory:
+            if (
+                waiter.deadline_ms is not None
+                and now >= waiter.deadline_ms
+                and not waiter.future.done()
+            ):
+                waiter.future.set_exception(timed_out(waiter.name))
+        while self._purgatory and self._purgatory[0].future.done():
+            self._purgatory.popleft()
+
+    def _maybe_write_noop(self) -> None:
+        if self._clock() - self._last_write_ms >= self.settings.metadata_max_idle_interval_ms:
+            self._stage([NoOpRecord()])
+
+    def _fence_one_stale_broker(self) -> bool:
+        """Fences the unfenced broker whose last contact is oldest, if its session expired.
+
+        One broker per event, as in Kafka: each fencing is its own append, and the caller
+        runs the check again at once until no broker is stale.
+        """
+        now = self._clock()
+        timeout = self.settings.broker_session_timeout_ms
+        stale: tuple[int, int] | None = None
+        for broker_id, session in self._sessions.items():
+            registration = self._latest.broker(broker_id)
+            if registration is None or registration.fenced:
+                continue
+            if session.last_contact_ms + timeout < now:
+                candidate = (session.last_contact_ms, broker_id)
+                if stale is None or candidate < stale:
+                    stale = candidate
+        if stale is None:
+            return False
+        broker_id = stale[1]
+        log.info("fencing broker %d: no heartbeat for %d ms", broker_id, now - stale[0])
+        self._stage(
+            lifecycle.fence_records(self._latest, broker_id, unclean_default=self._unclean_default)
+        )
+        return True
+
+    @property
+    def _unclean_default(self) -> bool:
+        return self.settings.unclean_leader_election_enable
+
+    # --- topics -------------------------------------------------------------------------
+
+    async def create_topics(
+        self,
+        topics: Sequence[NewTopic],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+    ) -> list[CreateTopicResult]:
+        """CreateTopics: one result per requested topic, in request order; atomic append."""
+        return await self._submit(
+            "createTopics",
+            lambda: self._create_topics(list(topics), validate_only),
+            timeout_ms=timeout_ms,
+        )
+
+    def _create_topics(
+        self, topics: list[NewTopic], validate_only: bool
+    ) -> list[CreateTopicResult]:
+        counts: dict[str, int] = {}
+        for topic in topics:
+            counts[topic.name] = counts.get(topic.name, 0) + 1
+        results: list[CreateTopicResult] = []
+        for topic in topics:
+            if counts[topic.name] > 1:
+                results.append(
+                    CreateTopicResult(
+                        topic.name, ItemError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+                    )
+                )
+                continue
+            try:
+                check_topic_name(topic.name)
+                topic_id = self._new_topic_id()
+                records, partitions, replication_factor = create_topic_records(
+                    self._latest,
+                    topic,
+                    topic_id,
+                    self._placer,
+                    default_partitions=self.settings.num_partitions,
+                    default_replication_factor=self.settings.default_replication_factor,
+                )
+            except KafkaError as error:
+                results.append(CreateTopicResult(topic.name, ItemError(error.code, error.message)))
+                continue
+            if not validate_only:
+                self._stage(records)
+            results.append(
+                CreateTopicResult(
+                    topic.name,
+                    OK,
+                    topic_id,
+                    partitions,
+                    replication_factor,
+                    dict(topic.configs),
+                )
+            )
+        return results
+
+    async def create_partitions(
+        self,
+        requests: Sequence[NewPartitions],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+    ) -> list[TopicResult]:
+        return await self._submit(
+            "createPartitions",
+            lambda: self._create_partitions(list(requests), validate_only),
+            timeout_ms=timeout_ms,
+        )
+
+    def _create_partitions(
+        self, requests: list[NewPartitions], validate_only: bool
+    ) -> list[TopicResult]:
+        results: list[TopicResult] = []
+        seen: set[str] = set()
+        for request in requests:
+            if request.topic in seen:
+                results.append(
+                    TopicResult(
+                        request.topic,
+                        ItemError(ErrorCode.INVALID_REQUEST, "Duplicate topic in request."),
+                    )
+                )
+                continue
+            seen.add(request.topic)
+            try:
+                records = create_partitions_records(self._latest, request, self._placer)
+            except KafkaError as error:
+                results.append(TopicResult(request.topic, ItemError(error.code, error.message)))
+                continue
+            if not validate_only:
+                self._stage(records)
+            results.append(TopicResult(request.topic))
+        return results
+
+    async def delete_topics(
+        self, names: Sequence[str], *, timeout_ms: int | None = None
+    ) -> list[TopicResult]:
+        return await self._submit(
+            "deleteTopics", lambda: self._delete_topics(list(names)), timeout_ms=timeout_ms
+        )
+
+    def _delete_topics(self, names: list[str]) -> list[TopicResult]:
+        results: list[TopicResult] = []
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                results.append(
+                    TopicResult(name, ItemError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+                )
+                continue
+            seen.add(name)
+            try:
+                records = delete_topic_records(self._latest, name)
+            except KafkaError as error:
+                results.append(TopicResult(name, ItemError(error.code, error.message)))
+                continue
+            self._stage(records)
+            results.append(TopicResult(name))
+        return results
+
+    # --- configs ------------------------------------------------------------------------
+
+    async def describe_configs(
+        self, resources: Sequence[ConfigResourceRef], *, timeout_ms: int | None = None
+    ) -> list[DescribeConfigsResult]:
+        """Reads the committed image, so any controller (active or not) can answer."""
+        return await self._submit(
+            "describeConfigs",
+            lambda: [self._describe(resource) for resource in resources],
+            timeout_ms=timeout_ms,
+            needs_leadership=False,
+            wait_for_commit=False,
+        )
+
+    def _static_defaults(self) -> dict[str, str]:
+        return {
+            MIN_INSYNC_REPLICAS: str(self.settings.min_insync_replicas),
+            UNCLEAN_LEADER_ELECTION_ENABLE: str(self._unclean_default).lower(),
+        }
+
+    def _describe(self, resource: ConfigResourceRef) -> DescribeConfigsResult:
+        image = self._committed
+        cluster_defaults = image.configs(int(ConfigResourceType.BROKER), "")
+        entries: dict[str, ConfigEntry] = {}
+        if resource.resource_type == ConfigResourceType.TOPIC:
+            if image.topic_by_name(resource.name) is None:
+                return DescribeConfigsResult(
+                    resource,
+                    ItemError(
+                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        f"Topic '{resource.name}' does not exist.",
+                    ),
+                )
+            for name, value in self._static_defaults().items():
+                entries[name] = ConfigEntry(name, value, ConfigSource.DEFAULT_CONFIG)
+            for name in (MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE):
+                if name in cluster_defaults:
+                    entries[name] = ConfigEntry(
+                        name, cluster_defaults[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+                    )
+            own = ConfigSource.TOPIC_CONFIG
+        elif resource.resource_type == ConfigResourceType.BROKER:
+            error = _broker_resource_error(resource.name)
+            if error is not None:
+                return DescribeConfigsResult(resource, error)
+            for name, value in self._static_defaults().items():
+                entries[name] = ConfigEntry(name, value, ConfigSource.STATIC_BROKER_CONFIG)
+            for name, value in cluster_defaults.items():
+                entries[name] = ConfigEntry(name, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+            own = (
+                ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+                if resource.name == ""
+                else ConfigSource.DYNAMIC_BROKER_CONFIG
+            )
+        else:
+            return DescribeConfigsResult(
+                resource,
+                ItemError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"Unsupported config resource type {resource.resource_type}.",
+                ),
+            )
+        for name, value in image.configs(resource.resource_type, resource.name).items():
+            entries[name] = ConfigEntry(name, value, own)
+        return DescribeConfigsResult(resource, OK, tuple(entries[name] for name in sorted(entries)))
+
+    async def incremental_alter_configs(
+        self,
+        changes: Mapping[ConfigResourceRef, Sequence[AlterConfig]],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+    ) -> list[AlterConfigsResult]:
+        return await self._submit(
+            "incrementalAlterConfigs",
+            lambda: [
+                self._alter_configs(resource, list(ops), validate_only)
+                for resource, ops in changes.items()
+            ],
+            timeout_ms=timeout_ms,
+        )
+
+    def _alter_configs(
+        self, resource: ConfigResourceRef, ops: list[AlterConfig], validate_only: bool
+    ) -> AlterConfigsResult:
+        image = self._latest
+        if resource.resource_type == ConfigResourceType.TOPIC:
+            if image.topic_by_name(resource.name) is None:
+                return AlterConfigsResult(
+                    resource,
+                    ItemError(
+                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        f"Topic '{resource.name}' does not exist.",
+                    ),
+                )
+            known, kind = TOPIC_CONFIGS, "topic"
+        elif resource.resource_type == ConfigResourceType.BROKER:
+            error = _broker_resource_error(resource.name)
+            if error is not None:
+                return AlterConfigsResult(resource, error)
+            known, kind = BROKER_CONFIGS, "broker"
+        else:
+            return AlterConfigsResult(
+                resource,
+                ItemError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"Unsupported config resource type {resource.resource_type}.",
+                ),
+            )
+        names = [op.name for op in ops]
+        if len(set(names)) != len(names):
+            return AlterConfigsResult(
+                resource, ItemError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+            )
+        current = image.configs(resource.resource_type, resource.name)
+        records: list[Record] = []
+        try:
+            for op in ops:
+                value = _apply_op(op, current.get(op.name))
+                check_config(known, kind, op.name, value)
+                records.append(ConfigRecord(resource.resource_type, resource.name, op.name, value))
+        except KafkaError as error:
+            return AlterConfigsResult(resource, ItemError(error.code, error.message))
+        if not validate_only:
+            self._stage(records)
+        return AlterConfigsResult(resource)
+
+    # --- brokers ------------------------------------------------------------------------
+
+    async def register_broker(
+        self, request: BrokerRegistrationRequest, *, timeout_ms: int | None = None
+    ) -> int:
+        """BrokerRegistration; returns the broker epoch once the registration commits."""
+        return await self._submit(
+            "registerBroker", lambda: self._register_broker(request), timeout_ms=timeout_ms
+        )
+
+    def _register_broker(self, request: BrokerRegistrationRequest) -> int:
+        if request.cluster_id != self.settings.cluster_id:
+            raise KafkaError(
+                ErrorCode.INCONSISTENT_CLUSTER_ID,
+                f"Expected cluster ID {self.settings.cluster_id}, but got cluster ID "
+                f"{request.cluster_id}.",
+            )
+        broker_id = request.broker_id
+        now = self._clock()
+        existing = self._latest.broker(broker_id)
+        session = self._sessions.get(broker_id)
+        if existing is not None and existing.incarnation_id == request.incarnation_id:
+            # The same process registering again: amend, keeping epoch and fencing state.
+            self._stage(
+                [
+                    RegisterBrokerRecord(
+                        broker_id,
+                        request.incarnation_id,
+                        existing.broker_epoch,
+                        request.endpoints,
+                        request.features,
+                        request.rack,
+                        existing.fenced,
+                        existing.in_controlled_shutdown,
+                    )
+                ]
+            )
+            if session is None:
+                self._sessions[broker_id] = BrokerSession(now)
+            else:
+                session.last_contact_ms = now
+            return existing.broker_epoch
+        if existing is not None:
+            timeout = self.settings.broker_session_timeout_ms
+            if session is not None and session.last_contact_ms + timeout >= now:
+                raise KafkaError(
+                    ErrorCode.DUPLICATE_BROKER_REGISTRATION,
+                    f"Another broker is registered with broker id {broker_id}.",
+                )
+            if not existing.fenced:
+                # The old incarnation is gone: take it out of ISRs before replacing it.
+                self._stage(
+                    online_elections_for_broker_removal(
+                        self._latest, broker_id, unclean_default=self._unclean_default
+                    )
+                )
+        broker_epoch = self._next_offset()
+        self._stage(
+            [
+                RegisterBrokerRecord(
+                    broker_id,
+                    request.incarnation_id,
+                    broker_epoch,
+                    request.endpoints,
+                    request.features,
+                    request.rack,
+                    fenced=True,
+                )
+            ]
+        )
+        self._sessions[broker_id] = BrokerSession(now)
+        return broker_epoch
+
+    async def broker_heartbeat(
+        self, request: BrokerHeartbeatRequest, *, timeout_ms: int | None = None
+    ) -> BrokerHeartbeatReply:
+        return await self._submit(
+            "brokerHeartbeat", lambda: self._heartbeat(request), timeout_ms=timeout_ms
+        )
+
+    def _registration_at(self, broker_id: int, broker_epoch: int) -> None:
+        registration = self._latest.broker(broker_id)
+        if registration is None:
+            raise KafkaError(ErrorCode.STALE_BROKER_EPOCH, f"Broker {broker_id} is not registered.")
+        if registration.broker_epoch != broker_epoch:
+            raise KafkaError(
+                ErrorCode.STALE_BROKER_EPOCH,
+                f"Expected broker epoch {registration.broker_epoch}, but got broker epoch "
+                f"{broker_epoch}.",
+            )
+
+    def _heartbeat(self, request: BrokerHeartbeatRequest) -> BrokerHeartbeatReply:
+        broker_id = request.broker_id
+        self._registration_at(broker_id, request.broker_epoch)
+        registration = self._latest.broker(broker_id)
+        assert registration is not None
+        session = self._sessions.get(broker_id)
+        if session is None:
+            session = self._sessions[broker_id] = BrokerSession(self._clock())
+        session.last_contact_ms = self._clock()
+        session.metadata_offset = request.current_metadata_offset
+        current = lifecycle.current_state(self._latest, broker_id)
+        target = lifecycle.next_state(
+            self._latest,
+            broker_id,
+            session,
+            want_fence=request.want_fence,
+            want_shut_down=request.want_shut_down,
+            sessions=self._sessions,
+        )
+        unclean = self._unclean_default
+        if target is not current:
+            if target is BrokerState.UNFENCED:
+                self._stage(
+                    lifecycle.unfence_records(self._latest, broker_id, unclean_default=unclean)
+                )
+            elif target is BrokerState.CONTROLLED_SHUTDOWN:
+                self._stage(
+                    lifecycle.controlled_shutdown_records(
+                        self._latest, broker_id, unclean_default=unclean
+                    )
+                )
+                session.controlled_shutdown_offset = self._next_offset() - 1
+            elif current is not BrokerState.FENCED:
+                self._stage(
+                    lifecycle.fence_records(self._latest, broker_id, unclean_default=unclean)
+                )
+        return BrokerHeartbeatReply(
+            is_caught_up=request.current_metadata_offset >= registration.broker_epoch,
+            is_fenced=target in (BrokerState.FENCED, BrokerState.SHUTDOWN_NOW),
+            should_shut_down=target is BrokerState.SHUTDOWN_NOW,
+        )
+
+    async def unregister_broker(self, broker_id: int, *, timeout_ms: int | None = None) -> None:
+        await self._submit(
+            "unregisterBroker", lambda: self._unregister_broker(broker_id), timeout_ms=timeout_ms
+        )
+
+    def _unregister_broker(self, broker_id: int) -> None:
+        registration = self._latest.broker(broker_id)
+        if registration is None:
+            # Kafka answers BROKER_ID_NOT_REGISTERED (102), which raftmeta.errors lacks so far.
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST, f"Broker ID {broker_id} is not currently registered"
+            )
+        self._stage(
+            online_elections_for_broker_removal(
+                self._latest, broker_id, unclean_default=self._unclean_default
+            )
+        )
+        self._stage([UnregisterBrokerRecord(broker_id, registration.broker_epoch)])
+        self._sessions.pop(broker_id, None)
+
+    # --- AlterPartition -----------------------------------------------------------------
+
+    async def alter_partition(
+        self, request: AlterPartitionRequest, *, timeout_ms: int | None = None
+    ) -> list[AlterPartitionResult]:
+        return await self._submit(
+            "alterPartition", lambda: self._alter_partition(request), timeout_ms=timeout_ms
+        )
+
+    def _alter_partition(self, request: AlterPartitionRequest) -> list[AlterPartitionResult]:
+        self._registration_at(request.broker_id, request.broker_epoch)
+        results: list[AlterPartitionResult] = []
+        for change in request.partitions:
+            error, record = check_isr_change(
+                self._latest, request.broker_id, request.topic_id, change
+            )
+            if not error.ok:
+                results.append(AlterPartitionResult(change.partition_id, error))
+                continue
+            if record is not None:
+                self._stage([record])
+            state = self._latest.partition(request.topic_id, change.partition_id)
+            assert state is not None
+            results.append(
+                AlterPartitionResult(
+                    change.partition_id,
+                    OK,
+                    state.leader,
+                    state.leader_epoch,
+                    state.isr,
+                    state.partition_epoch,
+                    state.leader_recovery_state,
+                )
+            )
+        return results
+
+
+def _broker_resource_error(name: str) -> ItemError | None:
+    if name == "" or (name.isdigit() and name.isascii()):
+        return None
+    return ItemError(ErrorCode.INVALID_REQUEST, f"Invalid broker name {name!r}.")
+
+
+def _apply_op(op: AlterConfig, current: str | None) -> str | None:
+    """The value after ``op``; APPEND and SUBTRACT only make sense for list configs."""
+    if op.op == AlterConfigOp.SET:
+        if op.value is None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"No value given to set {op.name}.")
+        return op.value
+    if op.op == AlterConfigOp.DELETE:
+        return None
+    if op.name not in ("cleanup.policy", "log.cleanup.policy"):
+        raise KafkaError(
+            ErrorCode.INVALID_CONFIG,
+            f"Config value append or subtract is not allowed for config key: {op.name}",
+        )
+    items = [item.strip() for item in (current or "").split(",") if item.strip()]
+    given = [item.strip() for item in (op.value or "").split(",") if item.strip()]
+    if op.op == AlterConfigOp.APPEND:
+        items.extend(item for item in given if item not in items)
+    else:
+        items = [item for item in items if item not in given]
+    return ",".join(items) if items else None

@@ -1,0 +1,341 @@
+"""CreateTopics, CreatePartitions and DeleteTopics as pure functions of the latest image.
+
+Each function checks one item against the image (committed plus this controller's pending
+records) and returns the records that make it so, or raises :class:`KafkaError` with Kafka's
+code and message for that item. Nothing here appends or waits: the controller does that.
+
+The checks and their order follow Kafka's controller (reference §4.3), because the first
+failing check decides what the user reads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from placement import (
+    ClusterView,
+    PlacementError,
+    PlacementSpec,
+    ReplicaPlacer,
+    UsableBroker,
+    check_assignment,
+)
+from raftmeta.controller.configs import TOPIC_CONFIGS, check_config
+from raftmeta.controller.types import NewPartitions, NewTopic
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.image import MetadataImage, TopicImage
+from raftmeta.records import (
+    ConfigRecord,
+    ConfigResourceType,
+    PartitionRecord,
+    Record,
+    RemoveTopicRecord,
+    TopicId,
+    TopicRecord,
+)
+
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+def check_topic_name(name: str) -> None:
+    """INVALID_TOPIC_EXCEPTION unless ``name`` is a name Kafka allows."""
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it is empty")
+    if name in (".", ".."):
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, 'Topic name cannot be "." or ".."')
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise KafkaError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic name is illegal, it is longer than {MAX_TOPIC_NAME_LENGTH} characters, "
+            f"topic name: {name}",
+        )
+    if _LEGAL_TOPIC_NAME.fullmatch(name) is None:
+        raise KafkaError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f'Topic name "{name}" is illegal, it contains a character other than '
+            "ASCII alphanumerics, '.', '_' and '-'",
+        )
+
+
+def _collision_key(name: str) -> str:
+    """Kafka's metric names turn '.' into '_', so names differing only there would collide."""
+    return name.replace(".", "_")
+
+
+class ImageClusterView:
+    """The :class:`ClusterView` a placer gets, answered from the image's indexes without a scan.
+
+    ``replica_count`` counts ISR memberships, the per-broker index the image keeps; it equals
+    the replica count whenever every replica is in sync, and is only a tie-breaker anyway.
+    """
+
+    def __init__(self, image: MetadataImage, topic: TopicImage | None = None) -> None:
+        self._image = image
+        self._topic = topic
+
+    def usable_brokers(self) -> Iterable[UsableBroker]:
+        return [
+            UsableBroker(broker.broker_id, broker.rack, broker.fenced)
+            for broker in self._image.brokers.values()
+            if not broker.in_controlled_shutdown
+        ]
+
+    def replica_count(self, broker_id: int) -> int:
+        return len(self._image.partitions_with_isr_member(broker_id))
+
+    def leader_count(self, broker_id: int) -> int:
+        return self._image.preferred_count(broker_id)
+
+    def existing_assignment(self) -> Sequence[Sequence[int]]:
+        if self._topic is None:
+            return []
+        partitions = self._topic.partitions
+        return [partitions[partition_id].replicas for partition_id in sorted(partitions)]
+
+
+def _place(placer: ReplicaPlacer, spec: PlacementSpec, view: ClusterView) -> list[list[int]]:
+    """Calls the placer and checks its answer; any failure is a :class:`KafkaError`."""
+    brokers = list(view.usable_brokers())
+    try:
+        answer = placer.place(spec, view)
+        return check_assignment(spec, brokers, answer)
+    except PlacementError:
+        raise
+    except Exception as error:
+        raise PlacementError(
+            f"The replica placer failed with {type(error).__name__}: {error}"
+        ) from None
+
+
+def _replicate_prefix(replication_factor: int) -> str:
+    return f"Unable to replicate the partition {replication_factor} time(s): "
+
+
+def _is_active(image: MetadataImage) -> Callable[[int], bool]:
+    def active(broker_id: int) -> bool:
+        broker = image.broker(broker_id)
+        return broker is not None and broker.is_active
+
+    return active
+
+
+def _check_manual_assignments(
+    image: MetadataImage, assignments: Mapping[int, Sequence[int]], first_partition: int
+) -> list[tuple[int, ...]]:
+    """INVALID_REPLICA_ASSIGNMENT unless the lists are well formed; returns them in order."""
+    expected = list(range(first_partition, first_partition + len(assignments)))
+    if sorted(assignments) != expected:
+        raise KafkaError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            f"Partitions should be a consecutive {first_partition}-based integer sequence",
+        )
+    active = _is_active(image)
+    checked: list[tuple[int, ...]] = []
+    replication_factor: int | None = None
+    for partition_id in expected:
+        replicas = tuple(assignments[partition_id])
+        if not replicas:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"The manual partition assignment for partition {partition_id} is empty.",
+            )
+        if len(set(replicas)) != len(replicas):
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"The manual partition assignment for partition {partition_id} lists a "
+                f"broker more than once: {list(replicas)}.",
+            )
+        if replication_factor is not None and len(replicas) != replication_factor:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"The manual partition assignment for partition {partition_id} has "
+                f"{len(replicas)} replica(s), but earlier partitions have {replication_factor}.",
+            )
+        replication_factor = len(replicas)
+        for broker_id in replicas:
+            if image.broker(broker_id) is None:
+                raise KafkaError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment includes broker {broker_id}, but no "
+                    "such broker is registered.",
+                )
+        if not any(active(broker_id) for broker_id in replicas):
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"All brokers specified in the manual partition assignment for partition "
+                f"{partition_id} are fenced or in controlled shutdown.",
+            )
+        checked.append(replicas)
+    return checked
+
+
+def _partition_records(
+    image: MetadataImage,
+    topic_id: TopicId,
+    first_partition: int,
+    assignment: Sequence[Sequence[int]],
+    replication_factor: int,
+) -> list[PartitionRecord]:
+    """PartitionRecords with ISR = active replicas and leader = the first of them."""
+    active = _is_active(image)
+    records: list[PartitionRecord] = []
+    for offset, replicas in enumerate(assignment):
+        isr = tuple(broker_id for broker_id in replicas if active(broker_id))
+        if not isr:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                _replicate_prefix(replication_factor)
+                + "All brokers are currently fenced or in controlled shutdown.",
+            )
+        records.append(
+            PartitionRecord(
+                partition_id=first_partition + offset,
+                topic_id=topic_id,
+                replicas=tuple(replicas),
+                isr=isr,
+                leader=isr[0],
+            )
+        )
+    return records
+
+
+def create_topic_records(
+    image: MetadataImage,
+    topic: NewTopic,
+    topic_id: TopicId,
+    placer: ReplicaPlacer,
+    *,
+    default_partitions: int,
+    default_replication_factor: int,
+) -> tuple[list[Record], int, int]:
+    """The records creating ``topic``: TopicRecord, its ConfigRecords, its PartitionRecords.
+
+    Returns them with the partition count and replication factor used. The name is checked
+    by the caller, which also sees the other topics of the request.
+    """
+    if image.topic_by_name(topic.name) is not None:
+        raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
+    collision = _collision_key(topic.name)
+    for existing in image.topic_ids_by_name:
+        if existing != topic.name and _collision_key(existing) == collision:
+            raise KafkaError(
+                ErrorCode.INVALID_TOPIC_EXCEPTION,
+                f"Topic '{topic.name}' collides with existing topic: {existing}",
+            )
+    if topic.assignments is not None:
+        if topic.num_partitions != -1 or topic.replication_factor != -1:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                "A manual partition assignment was given, but the partition count or "
+                "replication factor was not -1.",
+            )
+        if not topic.assignments:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment is empty."
+            )
+    else:
+        if topic.num_partitions < -1 or topic.num_partitions == 0:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS,
+                "Number of partitions was set to an invalid non-positive value.",
+            )
+        if topic.replication_factor < -1 or topic.replication_factor == 0:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                "Replication factor must be larger than 0, or -1 to use the default value.",
+            )
+    for name, value in topic.configs.items():
+        check_config(TOPIC_CONFIGS, "topic", name, value)
+
+    if topic.assignments is not None:
+        assignment: Sequence[Sequence[int]] = _check_manual_assignments(image, topic.assignments, 0)
+        replication_factor = len(assignment[0])
+    else:
+        partition_count = default_partitions if topic.num_partitions == -1 else topic.num_partitions
+        replication_factor = (
+            default_replication_factor
+            if topic.replication_factor == -1
+            else topic.replication_factor
+        )
+        spec = PlacementSpec(0, partition_count, replication_factor)
+        try:
+            assignment = _place(placer, spec, ImageClusterView(image))
+        except PlacementError as error:
+            if error.code is ErrorCode.INVALID_REPLICATION_FACTOR:
+                raise KafkaError(
+                    error.code, _replicate_prefix(replication_factor) + error.message
+                ) from None
+            raise
+    partitions = _partition_records(image, topic_id, 0, assignment, replication_factor)
+    records: list[Record] = [TopicRecord(topic.name, topic_id)]
+    records.extend(
+        ConfigRecord(int(ConfigResourceType.TOPIC), topic.name, name, value)
+        for name, value in topic.configs.items()
+    )
+    records.extend(partitions)
+    return records, len(assignment), replication_factor
+
+
+def create_partitions_records(
+    image: MetadataImage, request: NewPartitions, placer: ReplicaPlacer
+) -> list[Record]:
+    """PartitionRecords growing a topic, placed to continue its existing assignment."""
+    topic = image.topic_by_name(request.topic)
+    if topic is None:
+        raise KafkaError(
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{request.topic}' does not exist."
+        )
+    current = len(topic.partitions)
+    if request.count < current:
+        raise KafkaError(
+            ErrorCode.INVALID_PARTITIONS,
+            f"Topic currently has {current} partitions, which is higher than the requested "
+            f"{request.count}.",
+        )
+    if request.count == current:
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
+    added = request.count - current
+    replication_factor = len(topic.partitions[0].replicas) if current else 1
+    if request.assignments is not None:
+        if len(request.assignments) != added:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Attempted to add {added} additional partition(s), but only "
+                f"{len(request.assignments)} assignment(s) were specified.",
+            )
+        assignment: Sequence[Sequence[int]] = _check_manual_assignments(
+            image,
+            {current + index: replicas for index, replicas in enumerate(request.assignments)},
+            current,
+        )
+        for index, replicas in enumerate(assignment):
+            if len(replicas) != replication_factor:
+                raise KafkaError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment for partition {current + index} has "
+                    f"{len(replicas)} replica(s); the topic's replication factor is "
+                    f"{replication_factor}.",
+                )
+    else:
+        spec = PlacementSpec(current, added, replication_factor)
+        try:
+            assignment = _place(placer, spec, ImageClusterView(image, topic))
+        except PlacementError as error:
+            if error.code is ErrorCode.INVALID_REPLICATION_FACTOR:
+                raise KafkaError(
+                    error.code, _replicate_prefix(replication_factor) + error.message
+                ) from None
+            raise
+    return list(_partition_records(image, topic.topic_id, current, assignment, replication_factor))
+
+
+def delete_topic_records(image: MetadataImage, name: str) -> list[Record]:
+    topic = image.topic_by_name(name)
+    if topic is None:
+        raise KafkaError(
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            "This server does not host this topic-partition.",
+        )
+    return [RemoveTopicRecord(topic.topic_id)]
