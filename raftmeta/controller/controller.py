@@ -405,6 +405,9 @@ class QuorumController:
         for batch in batches:
             if batch.next_offset <= self._committed_end:
                 continue
+            if self._active and batch.epoch != self._epoch:
+                # Another leader's batch: this controller's epoch is over, whatever it was told.
+                self._resign(None)
             if not batch.is_control:
                 records = [decode_record(data) for data in batch.records()]
                 self._committed.apply_batch(records, batch.base_offset)
