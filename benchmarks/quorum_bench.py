@@ -1,0 +1,480 @@
+"""A three-process quorum on loopback: throughput, commit latency and failover, against PySyncObj.
+
+Each system runs as three OS processes on 127.0.0.1 with their logs in a temporary directory.
+raftmeta runs on its shipped defaults, fsync on every flush; PySyncObj runs with its file
+journal, which it never fsyncs. The node scripts in ``benchmarks/quorum_nodes/`` take timings
+inside the leader process (from append to the commit callback), so the control channel between
+this driver and the nodes adds nothing to them. Per run and system:
+
+(a) committed records/s: one-record appends of 100 bytes, many in flight at once;
+(b) commit latency p50/p99: a serial client (one append at a time, waiting for its commit),
+    then an open-loop client at a light steady rate;
+(c) time from ``kill -9`` of the leader to the first commit under the next leader, and the same
+    after a graceful stop (SIGTERM: raftmeta resigns and sends EndQuorumEpoch, PySyncObj asks a
+    follower to campaign with ``transferLeadership``). The time is from just before the signal
+    to the commit of one record that the next leader appends as soon as it leads;
+(d) the same figures for PySyncObj, with the ratios.
+
+Figures are medians over runs (failover: over every failover of every run).
+
+Run: ``.venv/bin/python benchmarks/quorum_bench.py [--runs 3] [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import os
+import queue
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.machine import describe_machine
+
+ROOT = Path(__file__).resolve().parent.parent
+NODES_DIR = Path(__file__).resolve().parent / "quorum_nodes"
+RESULTS = Path(__file__).resolve().parent / "results" / "quorum_bench.txt"
+COMMAND_TIMEOUT_S = 180.0
+LEADER_TIMEOUT_S = 30.0
+FAILOVER_TIMEOUT_S = 20.0
+
+SYSTEMS = ("raftmeta", "PySyncObj")
+
+
+@dataclass(frozen=True)
+class Load:
+    throughput_records: int
+    window: int
+    serial_count: int
+    rate_per_s: float
+    rate_seconds: float
+    failovers: int
+    """Failovers of each kind (kill -9, graceful) per run and system."""
+
+
+FULL = Load(20_000, 1_000, 500, 200.0, 5.0, 2)
+QUICK = Load(4_000, 1_000, 200, 200.0, 2.0, 1)
+
+
+class NodeProcess:
+    """One node process and its line-per-command control channel."""
+
+    def __init__(self, name: str, argv: Sequence[str], log_path: Path) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.log_path = log_path
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._log: IO[bytes] = open(log_path, "ab")  # noqa: SIM115 - closed in close()
+        self.process = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+            bufsize=1,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+        started = self._next_line(LEADER_TIMEOUT_S)
+        if started.get("event") != "started":
+            raise RuntimeError(f"{name} did not start: {started}")
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def _read(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        for line in stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _next_line(self, timeout: float) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise RuntimeError(f"{self.name}: no answer in {timeout:.0f} s") from None
+        if line is None:
+            raise RuntimeError(f"{self.name} exited; see {self.log_path}")
+        answer: dict[str, Any] = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"{self.name}: {answer['error']}")
+        return answer
+
+    def call(self, cmd: str, timeout: float = COMMAND_TIMEOUT_S, **args: Any) -> dict[str, Any]:
+        stdin = self.process.stdin
+        assert stdin is not None
+        stdin.write(json.dumps({"cmd": cmd, **args}) + "\n")
+        stdin.flush()
+        return self._next_line(timeout)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def signal(self, signum: int) -> None:
+        os.kill(self.process.pid, signum)
+
+    def wait(self, timeout: float = 10.0) -> None:
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+
+    def close(self) -> None:
+        """Close stdin (the node stops on end of input), then wait."""
+        if self.alive():
+            with contextlib.suppress(OSError, ValueError):
+                assert self.process.stdin is not None
+                self.process.stdin.close()
+        self.wait()
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = []
+    for _ in range(count):
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sockets.append(sock)
+    ports = [sock.getsockname()[1] for sock in sockets]
+    for sock in sockets:
+        sock.close()
+    return ports
+
+
+class Quorum:
+    """Three node processes of one system, which can be killed and restarted one at a time."""
+
+    def __init__(self, system: str, root: Path, linger_ms: int | None = None) -> None:
+        self.system = system
+        self.linger_ms = linger_ms
+        self.root = root
+        self.ports = free_ports(3)
+        self.nodes: dict[int, NodeProcess] = {}
+
+    def argv(self, index: int) -> list[str]:
+        python = sys.executable
+        addresses = [f"127.0.0.1:{port}" for port in self.ports]
+        if self.system == "raftmeta":
+            voters = ",".join(f"{i + 1}={address}" for i, address in enumerate(addresses))
+            linger = [] if self.linger_ms is None else ["--linger-ms", str(self.linger_ms)]
+            return [
+                python,
+                str(NODES_DIR / "raftmeta_node.py"),
+                "--node-id",
+                str(index + 1),
+                "--data-dir",
+                str(self.root / f"node-{index + 1}"),
+                "--voters",
+                voters,
+                *linger,
+            ]
+        others = ",".join(a for i, a in enumerate(addresses) if i != index)
+        return [
+            python,
+            str(NODES_DIR / "pysyncobj_node.py"),
+            "--address",
+            addresses[index],
+            "--others",
+            others,
+            "--journal",
+            str(self.root / f"node-{index + 1}.journal"),
+        ]
+
+    def start(self, index: int) -> None:
+        self.nodes[index] = NodeProcess(
+            f"{self.system} node {index + 1}",
+            self.argv(index),
+            self.root / f"node-{index + 1}.log",
+        )
+
+    def start_all(self) -> None:
+        for index in range(3):
+            self.start(index)
+
+    def leader(self, timeout: float = LEADER_TIMEOUT_S) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for index, node in self.nodes.items():
+                if node.alive() and node.call("status").get("leader"):
+                    return index
+            time.sleep(0.02)
+        raise RuntimeError(f"{self.system}: no leader within {timeout:.0f} s")
+
+    def wait_caught_up(self, timeout: float = LEADER_TIMEOUT_S) -> int:
+        """Wait until every node has applied what the leader had committed; returns the leader."""
+        leader = self.leader(timeout)
+        target = self.nodes[leader].call("status")["committed"]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            behind = [n for n in self.nodes.values() if n.call("status")["committed"] < target]
+            if not behind:
+                return leader
+            time.sleep(0.02)
+        raise RuntimeError(f"{self.system}: a node did not catch up within {timeout:.0f} s")
+
+    def failover(self, kind: str) -> float | None:
+        """Stop the leader (SIGKILL or SIGTERM); ms until the next leader's first commit."""
+        leader = self.wait_caught_up()
+        survivors = [node for index, node in self.nodes.items() if index != leader]
+        for node in survivors:
+            node.call("arm")
+        old = self.nodes.pop(leader)
+        began = time.monotonic()
+        old.signal(signal.SIGKILL if kind == "kill" else signal.SIGTERM)
+        elapsed: float | None = None
+        deadline = began + FAILOVER_TIMEOUT_S
+        while elapsed is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+            for node in survivors:
+                commit_at = node.call("failover")["commit_at"]
+                if commit_at is not None:
+                    elapsed = (commit_at - began) * 1000
+                    break
+        old.wait()
+        self.start(leader)
+        return elapsed
+
+    def cpu_seconds(self) -> float:
+        """CPU time the three node processes have used so far, all their threads included."""
+        return float(sum(node.call("cpu")["cpu_s"] for node in self.nodes.values()))
+
+    def close(self) -> None:
+        for node in self.nodes.values():
+            node.close()
+        self.nodes.clear()
+
+
+@dataclass
+class Figures:
+    records_per_s: list[float] = field(default_factory=list)
+    cpu_s_per_10k: list[float] = field(default_factory=list)
+    serial_p50: list[float] = field(default_factory=list)
+    serial_p99: list[float] = field(default_factory=list)
+    serial_cpu_ms: list[float] = field(default_factory=list)
+    rate_p50: list[float] = field(default_factory=list)
+    rate_p99: list[float] = field(default_factory=list)
+    kill_ms: list[float] = field(default_factory=list)
+    graceful_ms: list[float] = field(default_factory=list)
+    failed_failovers: int = 0
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    rank = min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def run_system(system: str, load: Load, figures: Figures, log: Callable[[str], None]) -> None:
+    with tempfile.TemporaryDirectory(prefix=f"quorum-bench-{system}-") as tmp:
+        quorum = Quorum(system, Path(tmp))
+        try:
+            quorum.start_all()
+            leader = quorum.wait_caught_up()
+            node = quorum.nodes[leader]
+            node.call("serial", count=20)  # warm up connections and code paths
+            result = node.call("throughput", total=load.throughput_records, window=load.window)
+            if result["failures"]:
+                raise RuntimeError(f"{system}: {result['failures']} appends failed")
+            figures.records_per_s.append(result["records"] / result["seconds"])
+            figures.cpu_s_per_10k.append(result["cpu_seconds"] / result["records"] * 10_000)
+            cpu_before = quorum.cpu_seconds()
+            serial = node.call("serial", count=load.serial_count)["latencies_ms"]
+            cpu = quorum.cpu_seconds() - cpu_before
+            figures.serial_cpu_ms.append(cpu / load.serial_count * 1000)
+            figures.serial_p50.append(percentile(serial, 0.50))
+            figures.serial_p99.append(percentile(serial, 0.99))
+            rate = node.call("rate", per_s=load.rate_per_s, seconds=load.rate_seconds)
+            figures.rate_p50.append(percentile(rate["latencies_ms"], 0.50))
+            figures.rate_p99.append(percentile(rate["latencies_ms"], 0.99))
+            log(
+                f"  {system}: {figures.records_per_s[-1]:,.0f} records/s, serial p50/p99 "
+                f"{figures.serial_p50[-1]:.2f}/{figures.serial_p99[-1]:.2f} ms, "
+                f"{load.rate_per_s:.0f}/s p50/p99 {figures.rate_p50[-1]:.2f}/"
+                f"{figures.rate_p99[-1]:.2f} ms"
+            )
+            for _ in range(load.failovers):
+                for kind, into in (("kill", figures.kill_ms), ("graceful", figures.graceful_ms)):
+                    elapsed = quorum.failover(kind)
+                    if elapsed is None:
+                        figures.failed_failovers += 1
+                        log(f"  {system}: {kind} failover: no commit in {FAILOVER_TIMEOUT_S} s")
+                    else:
+                        into.append(elapsed)
+                        log(f"  {system}: {kind} failover {elapsed:.0f} ms")
+        finally:
+            quorum.close()
+
+
+def ensure_pysyncobj() -> None:
+    if importlib.util.find_spec("pysyncobj") is not None:
+        return
+    pip = Path(sys.executable).parent / "pip"
+    command = [str(pip)] if pip.exists() else [sys.executable, "-m", "pip"]
+    print("installing pysyncobj into the running Python's environment", flush=True)
+    subprocess.run([*command, "install", "--quiet", "pysyncobj"], check=True)
+
+
+def median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def table(results: dict[str, Figures], load: Load, runs: int) -> Iterator[str]:
+    ours, theirs = results["raftmeta"], results["PySyncObj"]
+
+    def fmt(value: float | None, unit: str) -> str:
+        if value is None:
+            return "-"
+        return f"{value:,.0f}" if unit == "/s" or value >= 100 else f"{value:.2f}"
+
+    rows: list[tuple[str, str, list[float], list[float], float | None]] = [
+        # label, unit, raftmeta, PySyncObj, latency target in ms
+        (
+            f"(a) committed records/s, {load.window} in flight",
+            "/s",
+            ours.records_per_s,
+            theirs.records_per_s,
+            None,
+        ),
+        ("    leader CPU-s per 10k records", "s", ours.cpu_s_per_10k, theirs.cpu_s_per_10k, None),
+        ("(b) serial commit p50", "ms", ours.serial_p50, theirs.serial_p50, 3.0),
+        ("    serial commit p99", "ms", ours.serial_p99, theirs.serial_p99, 10.0),
+        (
+            "    CPU-ms per serial commit, 3 processes",
+            "ms",
+            ours.serial_cpu_ms,
+            theirs.serial_cpu_ms,
+            None,
+        ),
+        (
+            f"    {load.rate_per_s:.0f}/s commit p50",
+            "ms",
+            ours.rate_p50,
+            theirs.rate_p50,
+            None,
+        ),
+        (f"    {load.rate_per_s:.0f}/s commit p99", "ms", ours.rate_p99, theirs.rate_p99, None),
+        ("(c) kill -9 -> first new commit", "ms", ours.kill_ms, theirs.kill_ms, 1000.0),
+        (
+            "    graceful stop -> first new commit",
+            "ms",
+            ours.graceful_ms,
+            theirs.graceful_ms,
+            100.0,
+        ),
+    ]
+    yield (f"{'figure (median)':<40} {'raftmeta':>10} {'PySyncObj':>10} {'ratio':>7}  target")
+    for label, unit, mine, other, target in rows:
+        a, b = median(mine), median(other)
+        ratio = f"{a / b:.2f}x" if a is not None and b else "-"
+        verdict = ""
+        if label.startswith("(a)"):
+            if a is not None and b is not None:
+                verdict = (
+                    "met (>= PySyncObj)"
+                    if a >= b
+                    else f"MISSED by {b - a:,.0f}/s ({(b - a) / b:.0%} below PySyncObj)"
+                )
+        elif target is not None and a is not None:
+            verdict = (
+                f"<= {target:g} ms: met"
+                if a <= target
+                else f"<= {target:g} ms: MISSED by {a - target:.1f} ms ({a / target:.1f}x)"
+            )
+        yield f"{label:<40} {fmt(a, unit):>10} {fmt(b, unit):>10} {ratio:>7}  {verdict}".rstrip()
+    for name, figures in results.items():
+        for label, samples in (("kill -9", figures.kill_ms), ("graceful", figures.graceful_ms)):
+            if samples:
+                yield (
+                    f"{name} {label} failover: {len(samples)} samples, min {min(samples):.0f} ms, "
+                    f"max {max(samples):.0f} ms"
+                )
+        if figures.failed_failovers:
+            yield f"{name}: {figures.failed_failovers} failovers saw no commit in time"
+    yield f"ratio = raftmeta / PySyncObj; latencies and records/s are medians over {runs} runs"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=3, help="runs per system (median is shown)")
+    parser.add_argument("--quick", action="store_true", help="smaller phases, one failover each")
+    args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    load = QUICK if args.quick else FULL
+    ensure_pysyncobj()
+
+    lines: list[str] = []
+
+    def out(line: str) -> None:
+        lines.append(line)
+        print(line, flush=True)
+
+    out(f"machine: {describe_machine()}")
+    out(
+        f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        "(the machine is shared: other work ran during the measurement)"
+    )
+    out(
+        "three local processes per system on 127.0.0.1, 100-byte records; "
+        f"{load.throughput_records:,} appends with {load.window} in flight, "
+        f"{load.serial_count} serial appends, {load.rate_per_s:.0f}/s for {load.rate_seconds:g} s, "
+        f"{load.failovers} kill -9 and {load.failovers} graceful failovers per run"
+    )
+    out(
+        "raftmeta: shipped defaults (election timeout 300 ms, fetch timeout 500 ms, linger 1 ms), "
+        "fsync of the log on every flush on every voter"
+    )
+    out(
+        "PySyncObj: file journal on its defaults (raftMinTimeout 0.4 s, raftMaxTimeout 1.4 s); "
+        "PySyncObj does NOT fsync its journal, so its figures are for a log a power loss can lose"
+    )
+    out(
+        "PySyncObj ships new entries to followers on its appendEntriesPeriod tick (0.1 s), "
+        "which sets its commit latency"
+    )
+    out(
+        "failover: from just before the signal to the commit of one record the next leader "
+        "appends as soon as it knows it leads (measured in that process)"
+    )
+    results = {system: Figures() for system in SYSTEMS}
+    progress: list[str] = []
+    for run in range(args.runs):
+        print(f"run {run + 1}/{args.runs}", flush=True)
+        for system in SYSTEMS:
+            run_system(system, load, results[system], progress.append)
+            for line in progress:
+                print(line, flush=True)
+            progress.clear()
+    out("")
+    for line in table(results, load, args.runs):
+        out(line)
+    out(
+        "graceful: raftmeta resigns and sends EndQuorumEpoch; PySyncObj calls "
+        "transferLeadership (TimeoutNow) and exits once a follower leads"
+    )
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"written to {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
