@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from raftmeta.controller import (
+    BrokerHeartbeatReply,
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
     ControllerSettings,
@@ -184,7 +185,7 @@ class Harness:
         offset: int | None = None,
         want_fence: bool = False,
         want_shut_down: bool = False,
-    ) -> object:
+    ) -> BrokerHeartbeatReply:
         if offset is None:
             offset = self.log.next_offset()
         return await self.run(
