@@ -10,6 +10,7 @@ from raftmeta.controller.brokers import BrokerSession, BrokerState
 from raftmeta.controller.controller import (
     MAX_RECORDS_PER_USER_OP,
     ControllerSettings,
+    NotControllerError,
     QuorumController,
     not_controller,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "MetadataLog",
     "NewPartitions",
     "NewTopic",
+    "NotControllerError",
     "PartitionIsrChange",
     "QuorumController",
     "RaftClientLog",

@@ -41,8 +41,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from elections import EXCESSIVE_BATCH_MESSAGE, online_elections_for_broker_removal
+from elections import (
+    EXCESSIVE_BATCH_MESSAGE,
+    ElectionType,
+    TopicPartition,
+    TopicResults,
+    elect_leaders,
+    online_elections_for_broker_removal,
+)
 from placement import ReplicaPlacer, StripedReplicaPlacer
+from raftmeta.config import RaftmetaConfig
 from raftmeta.controller import brokers as lifecycle
 from raftmeta.controller.alter_partition import check_isr_change
 from raftmeta.controller.brokers import BrokerSession, BrokerState
@@ -119,14 +127,36 @@ class ControllerSettings:
     request_timeout_ms: int = 30_000
     """The deadline of a request that names none."""
 
+    @classmethod
+    def from_config(cls, config: RaftmetaConfig, cluster_id: str) -> ControllerSettings:
+        """The node's settings; ``cluster_id`` is the one in ``meta.properties``."""
+        return cls(
+            node_id=config.node_id,
+            cluster_id=cluster_id,
+            metadata_max_idle_interval_ms=config.metadata_max_idle_interval_ms,
+            broker_session_timeout_ms=config.broker_session_timeout_ms,
+            num_partitions=config.num_partitions,
+            default_replication_factor=config.default_replication_factor,
+            min_insync_replicas=config.min_insync_replicas,
+            unclean_leader_election_enable=config.unclean_leader_election_enable,
+        )
 
-def not_controller(leader_id: int | None) -> KafkaError:
-    """NOT_CONTROLLER naming the leader, so clients can follow it."""
-    if leader_id is None:
-        return KafkaError(ErrorCode.NOT_CONTROLLER, "No controller appears to be active.")
-    return KafkaError(
-        ErrorCode.NOT_CONTROLLER, f"The active controller appears to be node {leader_id}."
-    )
+
+class NotControllerError(KafkaError):
+    """NOT_CONTROLLER, carrying the leader's id so a service can name its endpoint."""
+
+    def __init__(self, leader_id: int | None) -> None:
+        if leader_id is None:
+            message = "No controller appears to be active."
+        else:
+            message = f"The active controller appears to be node {leader_id}."
+        super().__init__(ErrorCode.NOT_CONTROLLER, message)
+        self.leader_id = leader_id
+
+
+def not_controller(leader_id: int | None) -> NotControllerError:
+    """NOT_CONTROLLER naming the leader (if one is known), so clients can follow it."""
+    return NotControllerError(leader_id)
 
 
 def timed_out(name: str) -> KafkaError:
@@ -672,6 +702,33 @@ class QuorumController:
             self._stage(records)
             results.append(TopicResult(name))
         return results
+
+    async def elect_leaders(
+        self,
+        election_type: ElectionType | int,
+        partitions: Sequence[TopicPartition] | None,
+        *,
+        timeout_ms: int | None = None,
+    ) -> tuple[TopicResults, ...]:
+        """ElectLeaders (KIP-460): per-partition results once the elections commit.
+
+        ``None`` means every partition. Not atomic: each record is a whole change to its own
+        partition, so an outcome larger than one user operation's cap is still written.
+        """
+        requested = None if partitions is None else list(partitions)
+        return await self._submit(
+            "electLeaders",
+            lambda: self._elect_leaders(election_type, requested),
+            timeout_ms=timeout_ms,
+            atomic=False,
+        )
+
+    def _elect_leaders(
+        self, election_type: ElectionType | int, partitions: list[TopicPartition] | None
+    ) -> tuple[TopicResults, ...]:
+        outcome = elect_leaders(self._latest, election_type, partitions)
+        self._stage(outcome.records)
+        return outcome.results
 
     # --- configs ------------------------------------------------------------------------
 
