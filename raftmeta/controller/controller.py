@@ -120,6 +120,7 @@ class ControllerSettings:
     cluster_id: str
     metadata_max_idle_interval_ms: int = 500
     broker_session_timeout_ms: int = 9_000
+    broker_heartbeat_interval_ms: int = 2_000
     num_partitions: int = 1
     default_replication_factor: int = 1
     min_insync_replicas: int = 1
@@ -135,6 +136,7 @@ class ControllerSettings:
             cluster_id=cluster_id,
             metadata_max_idle_interval_ms=config.metadata_max_idle_interval_ms,
             broker_session_timeout_ms=config.broker_session_timeout_ms,
+            broker_heartbeat_interval_ms=config.broker_heartbeat_interval_ms,
             num_partitions=config.num_partitions,
             default_replication_factor=config.default_replication_factor,
             min_insync_replicas=config.min_insync_replicas,
@@ -177,6 +179,8 @@ class _Event:
     needs_leadership: bool = True
     atomic: bool = True
     wait_for_commit: bool = True
+    on_expired: Callable[[], None] | None = None
+    """Runs instead of the handler when the deadline passed while the event was queued."""
 
 
 @dataclass(slots=True)
@@ -286,7 +290,17 @@ class QuorumController:
     async def _consume(self) -> None:
         while True:
             event = await self._queue.get()
-            self._run(event)
+            try:
+                self._run(event)
+            except Exception as error:
+                # A bug must cost one request, never the queue every later request needs.
+                log.exception("controller event %s failed", event.name)
+                if not event.future.done():
+                    event.future.set_exception(
+                        KafkaError(
+                            ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}"
+                        )
+                    )
 
     async def flush_events(self) -> None:
         """Returns once every event queued before this call has run."""
@@ -309,6 +323,7 @@ class QuorumController:
         atomic: bool = True,
         wait_for_commit: bool = True,
         deadline: bool = True,
+        on_expired: Callable[[], None] | None = None,
     ) -> _T:
         future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         deadline_ms: int | None = None
@@ -316,7 +331,16 @@ class QuorumController:
             timeout = self.settings.request_timeout_ms if timeout_ms is None else timeout_ms
             deadline_ms = self._clock() + timeout
         self._queue.put_nowait(
-            _Event(name, handler, future, deadline_ms, needs_leadership, atomic, wait_for_commit)
+            _Event(
+                name,
+                handler,
+                future,
+                deadline_ms,
+                needs_leadership,
+                atomic,
+                wait_for_commit,
+                on_expired,
+            )
         )
         return cast(_T, await future)
 
@@ -325,6 +349,8 @@ class QuorumController:
         if future.done():
             return
         if event.deadline_ms is not None and self._clock() >= event.deadline_ms:
+            if event.on_expired is not None and self._active:
+                event.on_expired()
             future.set_exception(timed_out(event.name))
             return
         if event.needs_leadership and not self._active:
@@ -409,6 +435,12 @@ class QuorumController:
         except NotLeaderError as error:
             self._resign(error.leader_id)
             raise not_controller(error.leader_id) from None
+        except Exception as error:
+            log.exception("append of %d records failed", len(records))
+            self._rebuild_latest()
+            raise KafkaError(
+                ErrorCode.UNKNOWN_SERVER_ERROR, f"append failed: {type(error).__name__}: {error}"
+            ) from None
         if last_offset != base + len(records) - 1:
             # Someone else wrote to the log: the latest image no longer matches it.
             self._resign(self._leader_id)
@@ -485,8 +517,14 @@ class QuorumController:
         self._latest = fork(self._committed)
         now = self._clock()
         self._last_write_ms = now
-        # Heartbeat state is soft: every registered broker gets a fresh session.
-        self._sessions = {broker_id: BrokerSession(now) for broker_id in self._committed.brokers}
+        # Heartbeat state is soft: every registered broker gets a fresh session. A broker
+        # already in controlled shutdown waits until the others report this controller's
+        # starting offset, since where its shutdown began was not kept.
+        self._sessions = {}
+        for broker_id, registration in self._committed.brokers.items():
+            session = self._sessions[broker_id] = BrokerSession(now)
+            if registration.in_controlled_shutdown:
+                session.controlled_shutdown_offset = self._committed.offset
         log.info("node %d is the active controller in epoch %d", self.settings.node_id, self._epoch)
 
     def _resign(self, leader_id: int | None) -> None:
@@ -933,9 +971,24 @@ class QuorumController:
     async def broker_heartbeat(
         self, request: BrokerHeartbeatRequest, *, timeout_ms: int | None = None
     ) -> BrokerHeartbeatReply:
+        """BrokerHeartbeat. The default deadline is half the heartbeat interval, as in Kafka;
+        a heartbeat that waited longer in the queue still counts as contact, so a backed-up
+        queue does not get live brokers fenced."""
+        if timeout_ms is None:
+            timeout_ms = self.settings.broker_heartbeat_interval_ms // 2
         return await self._submit(
-            "brokerHeartbeat", lambda: self._heartbeat(request), timeout_ms=timeout_ms
+            "brokerHeartbeat",
+            lambda: self._heartbeat(request),
+            timeout_ms=timeout_ms,
+            on_expired=lambda: self._touch_session(request.broker_id, request.broker_epoch),
         )
+
+    def _touch_session(self, broker_id: int, broker_epoch: int) -> None:
+        registration = self._latest.broker(broker_id)
+        session = self._sessions.get(broker_id)
+        if registration is not None and registration.broker_epoch == broker_epoch and session:
+            log.warning("controller event queue overloaded: heartbeat of broker %d", broker_id)
+            session.last_contact_ms = self._clock()
 
     def _registration_at(self, broker_id: int, broker_epoch: int) -> None:
         registration = self._latest.broker(broker_id)

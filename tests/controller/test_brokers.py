@@ -300,3 +300,19 @@ async def test_sessions_are_rebuilt_after_failover() -> None:
     registration = h.controller.latest_image.broker(1)
     assert registration is not None and not registration.fenced
     await h.stop()
+
+
+@run_async
+async def test_heartbeat_expired_in_queue_still_counts_as_contact() -> None:
+    h = Harness()
+    await h.start()
+    epochs = await h.add_brokers(1)
+    h.clock.advance(5_000)
+    with pytest.raises(KafkaError) as raised:
+        await h.controller.broker_heartbeat(
+            BrokerHeartbeatRequest(1, epochs[1], h.log.next_offset(), False), timeout_ms=0
+        )
+    assert raised.value.code is ErrorCode.REQUEST_TIMED_OUT
+    session = h.controller.broker_session(1)
+    assert session is not None and session.last_contact_ms == h.clock.now_ms
+    await h.stop()

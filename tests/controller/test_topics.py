@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from placement import ClusterView, PlacementError, PlacementSpec
 from raftmeta.controller import NewPartitions, NewTopic
-from raftmeta.errors import ErrorCode
+from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import (
     ConfigRecord,
     ConfigResourceType,
@@ -314,4 +315,58 @@ async def test_delete_topics() -> None:
     # The name can be used again.
     [again] = await h.run(h.controller.create_topics([NewTopic("t", 1, 1)]))
     assert again.error.ok
+    await h.stop()
+
+
+class _BrokenPlacer:
+    def __init__(self, answer: object = None, error: Exception | None = None) -> None:
+        self.answer = answer
+        self.error = error
+
+    def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
+        if self.error is not None:
+            raise self.error
+        return self.answer  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(
+    ("placer", "message"),
+    [
+        (_BrokenPlacer(answer=[[7]]), "not a usable broker"),
+        (_BrokenPlacer(error=ZeroDivisionError("boom")), "ZeroDivisionError"),
+        (_BrokenPlacer(error=PlacementError("no room")), "no room"),
+    ],
+)
+def test_faulty_placer_is_replica_placement_failed(placer: _BrokenPlacer, message: str) -> None:
+    @run_async
+    async def body() -> None:
+        h = Harness()
+        h.controller._placer = placer
+        await h.start()
+        await h.add_brokers(1)
+        [result] = await h.run(h.controller.create_topics([NewTopic("t", 1, 1)]))
+        assert result.error.code is ErrorCode.REPLICA_PLACEMENT_FAILED
+        assert result.error.message is not None and message in result.error.message
+        await h.stop()
+
+    body()
+
+
+@run_async
+async def test_a_bug_costs_one_request_not_the_queue() -> None:
+    h = Harness()
+    await h.start()
+    await h.add_brokers(1)
+    good_ids = h.controller._new_topic_id
+
+    def broken() -> bytes:
+        raise RuntimeError("no ids today")
+
+    h.controller._new_topic_id = broken
+    with pytest.raises(KafkaError) as raised:
+        await h.controller.create_topics([NewTopic("t", 1, 1)])
+    assert raised.value.code is ErrorCode.UNKNOWN_SERVER_ERROR
+    h.controller._new_topic_id = good_ids
+    [result] = await h.run(h.controller.create_topics([NewTopic("t", 1, 1)]))
+    assert result.error.ok
     await h.stop()
