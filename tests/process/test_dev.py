@@ -1,0 +1,97 @@
+"""``raftmeta dev`` as a user runs it: it starts, says who leads, and Ctrl-C leaves nothing."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+from tests.process.helpers import DEADLINE_S, free_base_port, wait_until
+
+DEV_COMMAND = (sys.executable, "-m", "raftmeta", "dev")
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def run_dev_until_leader(data_dir: Path, base_port: int) -> tuple[subprocess.Popen[str], str]:
+    """Start ``raftmeta dev`` and return it with its output up to the leader line."""
+    dev = subprocess.Popen(
+        [*DEV_COMMAND, "--data-dir", str(data_dir), "--base-port", str(base_port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    assert dev.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump(stream: IO[str]) -> None:
+        for line in stream:
+            lines.put(line)
+
+    threading.Thread(target=pump, args=(dev.stdout,), daemon=True).start()
+    output = ""
+    give_up = time.monotonic() + DEADLINE_S
+    while "Press Ctrl-C" not in output:
+        remaining = give_up - time.monotonic()
+        try:
+            output += lines.get(timeout=max(0.0, remaining))
+        except queue.Empty:
+            dev.kill()
+            raise AssertionError(f"dev printed no leader in time:\n{output}") from None
+    return dev, output
+
+
+def epoch_of(output: str) -> int:
+    found = re.search(r"Leader: node [123] \(epoch (\d+)\)", output)
+    assert found, output
+    return int(found.group(1))
+
+
+def stop_with_ctrl_c(dev: subprocess.Popen[str], output: str) -> None:
+    pids = [int(pid) for pid in re.findall(r"pid (\d+)", output)]
+    assert len(pids) == 3
+    dev.send_signal(signal.SIGINT)
+    assert dev.wait(DEADLINE_S) == 0
+    wait_until(lambda: not any(pid_alive(pid) for pid in pids), "every node process to end", 5.0)
+
+
+def test_dev_starts_a_quorum_reports_its_leader_and_ctrl_c_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    base_port = free_base_port()
+    data_dir = tmp_path / "dev"
+    dev, output = run_dev_until_leader(data_dir, base_port)
+    try:
+        servers = ",".join(f"127.0.0.1:{base_port + i}" for i in range(3))
+        assert f"Bootstrap servers: {servers}" in output
+        assert "(new cluster)" in output
+        cluster_id = (data_dir / "cluster.id").read_text().strip()
+        first_epoch = epoch_of(output)
+        stop_with_ctrl_c(dev, output)
+    finally:
+        if dev.poll() is None:
+            dev.kill()
+
+    dev, output = run_dev_until_leader(data_dir, base_port)
+    try:
+        assert f"Cluster id: {cluster_id} (resumed cluster)" in output
+        # The election state survived on disk, so the new epoch is above the old one.
+        assert epoch_of(output) > first_epoch
+        stop_with_ctrl_c(dev, output)
+    finally:
+        if dev.poll() is None:
+            dev.kill()
