@@ -411,6 +411,9 @@ class QuorumController:
             try:
                 self._latest.apply(record, self._stage_base + len(staged))
             except ReplayError as error:
+                # The failed record may have been half applied: start again from the truth.
+                staged.clear()
+                self._rebuild_latest()
                 raise KafkaError(
                     ErrorCode.UNKNOWN_SERVER_ERROR, f"generated an unappliable record: {error}"
                 ) from None

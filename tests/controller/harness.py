@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from placement import ReplicaPlacer
 from raftmeta.controller import (
     BrokerHeartbeatReply,
     BrokerHeartbeatRequest,
@@ -131,15 +132,22 @@ class FakeLog:
 
 
 class Harness:
-    def __init__(self, **settings: object) -> None:
+    def __init__(
+        self,
+        *,
+        placer: ReplicaPlacer | None = None,
+        new_topic_id: Callable[[], bytes] | None = None,
+        **settings: Any,
+    ) -> None:
         self.clock = FakeClock()
         self.log = FakeLog()
         self._ids = 0
         self.controller = QuorumController(
-            ControllerSettings(NODE_ID, CLUSTER_ID, **settings),  # type: ignore[arg-type]
+            ControllerSettings(NODE_ID, CLUSTER_ID, **settings),
             self.log,
             clock=self.clock,
-            new_topic_id=self._next_topic_id,
+            placer=placer,
+            new_topic_id=new_topic_id or self._next_topic_id,
         )
         self.log.controller = self.controller
 

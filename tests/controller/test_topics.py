@@ -340,8 +340,7 @@ class _BrokenPlacer:
 def test_faulty_placer_is_replica_placement_failed(placer: _BrokenPlacer, message: str) -> None:
     @run_async
     async def body() -> None:
-        h = Harness()
-        h.controller._placer = placer
+        h = Harness(placer=placer)
         await h.start()
         await h.add_brokers(1)
         [result] = await h.run(h.controller.create_topics([NewTopic("t", 1, 1)]))
@@ -354,19 +353,22 @@ def test_faulty_placer_is_replica_placement_failed(placer: _BrokenPlacer, messag
 
 @run_async
 async def test_a_bug_costs_one_request_not_the_queue() -> None:
-    h = Harness()
+    calls = 0
+
+    def flaky_ids() -> bytes:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("no ids today")
+        return calls.to_bytes(16, "big")
+
+    h = Harness(new_topic_id=flaky_ids)
     await h.start()
     await h.add_brokers(1)
-    good_ids = h.controller._new_topic_id
-
-    def broken() -> bytes:
-        raise RuntimeError("no ids today")
-
-    h.controller._new_topic_id = broken
     with pytest.raises(KafkaError) as raised:
         await h.controller.create_topics([NewTopic("t", 1, 1)])
     assert raised.value.code is ErrorCode.UNKNOWN_SERVER_ERROR
-    h.controller._new_topic_id = good_ids
+    assert raised.value.message == "RuntimeError: no ids today"
     [result] = await h.run(h.controller.create_topics([NewTopic("t", 1, 1)]))
     assert result.error.ok
     await h.stop()
