@@ -22,8 +22,8 @@ from raftmeta.controller import (
 )
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.raft.batch import SnapshotId
-from raftmeta.records import encode_each
-from raftmeta.server.client import RaftClient
+from raftmeta.records import NoOpRecord, encode_each
+from raftmeta.server.client import Listener, RaftClient
 from raftmeta.storage.snapshots import SnapshotReader, SnapshotWriter
 from tests.controller.harness import CLUSTER_ID, NODE_ID, FakeClock, FakeLog, Harness, run_async
 
@@ -153,3 +153,26 @@ async def test_raft_client_log_counts_promised_offsets() -> None:
     client.node.core.epoch = 2
     client.node.core.end_offset = 13  # a new epoch truncated the tail
     assert adapter.next_offset() == 13
+
+
+def test_controller_is_a_raft_listener() -> None:
+    controller = QuorumController(
+        ControllerSettings(NODE_ID, CLUSTER_ID), FakeLog(), clock=FakeClock()
+    )
+    listener: Listener = controller  # checked by mypy: the three callbacks RaftClient makes
+    assert listener is controller
+
+
+@run_async
+async def test_timer_runs_periodic_work() -> None:
+    h = Harness()
+    h.controller.start(tick_interval_ms=5)
+    h.log.become_leader()
+    before = len(h.log.batches)
+    h.clock.advance(600)
+    for _ in range(100):
+        await asyncio.sleep(0.005)
+        if len(h.log.batches) > before:
+            break
+    assert h.log.uncommitted_records() == [NoOpRecord()]
+    await h.stop()
