@@ -7,9 +7,21 @@ such as ``min.insync.replica`` would otherwise be stored and silently do nothing
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
+from raftmeta.controller.types import (
+    OK,
+    AlterConfig,
+    AlterConfigOp,
+    ConfigEntry,
+    ConfigResourceRef,
+    ConfigSource,
+    DescribeConfigsResult,
+    ItemError,
+)
 from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.image import MetadataImage
+from raftmeta.records import ConfigRecord, ConfigResourceType, Record
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
@@ -84,3 +96,108 @@ def check_config(known: Mapping[str, Validator], kind: str, name: str, value: st
         raise KafkaError(
             ErrorCode.INVALID_CONFIG, f"Invalid value {value} for configuration {name}: {reason}"
         )
+
+
+def _resource_error(image: MetadataImage, resource: ConfigResourceRef) -> ItemError | None:
+    if resource.resource_type == ConfigResourceType.TOPIC:
+        if image.topic_by_name(resource.name) is None:
+            return ItemError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{resource.name}' does not exist."
+            )
+        return None
+    if resource.resource_type == ConfigResourceType.BROKER:
+        # A broker's own configs are named by its id; "" holds the cluster-wide defaults.
+        if resource.name == "" or (resource.name.isdigit() and resource.name.isascii()):
+            return None
+        return ItemError(ErrorCode.INVALID_REQUEST, f"Invalid broker name {resource.name!r}.")
+    return ItemError(
+        ErrorCode.INVALID_REQUEST, f"Unsupported config resource type {resource.resource_type}."
+    )
+
+
+def describe_config(
+    image: MetadataImage, resource: ConfigResourceRef, static_defaults: Mapping[str, str]
+) -> DescribeConfigsResult:
+    """A resource's effective configs, each with the level it comes from.
+
+    ``static_defaults`` are the node's own settings for the configs that have a cluster-wide
+    default. A topic shows them, overridden by the dynamic cluster default, overridden by its
+    own values; a broker shows the static ones, then the dynamic cluster default, then its own.
+    """
+    error = _resource_error(image, resource)
+    if error is not None:
+        return DescribeConfigsResult(resource, error)
+    cluster_defaults = image.configs(int(ConfigResourceType.BROKER), "")
+    entries: dict[str, ConfigEntry] = {}
+    if resource.resource_type == ConfigResourceType.TOPIC:
+        for name, value in static_defaults.items():
+            entries[name] = ConfigEntry(name, value, ConfigSource.DEFAULT_CONFIG)
+            if name in cluster_defaults:
+                entries[name] = ConfigEntry(
+                    name, cluster_defaults[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+                )
+        own = ConfigSource.TOPIC_CONFIG
+    else:
+        for name, value in static_defaults.items():
+            entries[name] = ConfigEntry(name, value, ConfigSource.STATIC_BROKER_CONFIG)
+        for name, value in cluster_defaults.items():
+            entries[name] = ConfigEntry(name, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+        own = (
+            ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+            if resource.name == ""
+            else ConfigSource.DYNAMIC_BROKER_CONFIG
+        )
+    for name, value in image.configs(resource.resource_type, resource.name).items():
+        entries[name] = ConfigEntry(name, value, own)
+    return DescribeConfigsResult(resource, OK, tuple(entries[name] for name in sorted(entries)))
+
+
+def alter_config_records(
+    image: MetadataImage, resource: ConfigResourceRef, ops: Sequence[AlterConfig]
+) -> list[Record]:
+    """The ConfigRecords for one resource of IncrementalAlterConfigs, or its KafkaError."""
+    error = _resource_error(image, resource)
+    if error is not None:
+        raise KafkaError(error.code, error.message or "")
+    if resource.resource_type == ConfigResourceType.TOPIC:
+        known, kind = TOPIC_CONFIGS, "topic"
+    else:
+        known, kind = BROKER_CONFIGS, "broker"
+    names = [op.name for op in ops]
+    if len(set(names)) != len(names):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    current = image.configs(resource.resource_type, resource.name)
+    records: list[Record] = []
+    for op in ops:
+        value = _apply_op(op, current.get(op.name))
+        check_config(known, kind, op.name, value)
+        records.append(ConfigRecord(resource.resource_type, resource.name, op.name, value))
+    return records
+
+
+LIST_CONFIGS = frozenset({"cleanup.policy", "log.cleanup.policy"})
+"""Configs holding comma-separated lists, the only ones APPEND and SUBTRACT apply to."""
+
+
+def _apply_op(op: AlterConfig, current: str | None) -> str | None:
+    """The value after ``op``; ``None`` removes the config."""
+    if op.op == AlterConfigOp.SET:
+        if op.value is None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"No value given to set {op.name}.")
+        return op.value
+    if op.op == AlterConfigOp.DELETE:
+        return None
+    if op.op not in (AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown config operation {op.op}.")
+    if op.name not in LIST_CONFIGS:
+        raise KafkaError(
+            ErrorCode.INVALID_CONFIG,
+            f"Config value append or subtract is not allowed for config key: {op.name}",
+        )
+    items = [item.strip() for item in (current or "").split(",") if item.strip()]
+    given = [item.strip() for item in (op.value or "").split(",") if item.strip()]
+    if op.op == AlterConfigOp.APPEND:
+        items.extend(item for item in given if item not in items)
+    else:
+        items = [item for item in items if item not in given]
+    return ",".join(items) if items else None

@@ -55,11 +55,10 @@ from raftmeta.controller import brokers as lifecycle
 from raftmeta.controller.alter_partition import check_isr_change
 from raftmeta.controller.brokers import BrokerSession, BrokerState
 from raftmeta.controller.configs import (
-    BROKER_CONFIGS,
     MIN_INSYNC_REPLICAS,
-    TOPIC_CONFIGS,
     UNCLEAN_LEADER_ELECTION_ENABLE,
-    check_config,
+    alter_config_records,
+    describe_config,
 )
 from raftmeta.controller.log import MetadataLog
 from raftmeta.controller.topics import (
@@ -71,16 +70,13 @@ from raftmeta.controller.topics import (
 from raftmeta.controller.types import (
     OK,
     AlterConfig,
-    AlterConfigOp,
     AlterConfigsResult,
     AlterPartitionRequest,
     AlterPartitionResult,
     BrokerHeartbeatReply,
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
-    ConfigEntry,
     ConfigResourceRef,
-    ConfigSource,
     CreateTopicResult,
     DescribeConfigsResult,
     ItemError,
@@ -93,8 +89,6 @@ from raftmeta.image import MetadataImage, ReplayError
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.records import (
-    ConfigRecord,
-    ConfigResourceType,
     NoOpRecord,
     Record,
     RegisterBrokerRecord,
@@ -779,7 +773,10 @@ class QuorumController:
         """Reads the committed image, so any controller (active or not) can answer."""
         return await self._submit(
             "describeConfigs",
-            lambda: [self._describe(resource) for resource in resources],
+            lambda: [
+                describe_config(self._committed, resource, self._static_defaults())
+                for resource in resources
+            ],
             timeout_ms=timeout_ms,
             needs_leadership=False,
             wait_for_commit=False,
@@ -790,52 +787,6 @@ class QuorumController:
             MIN_INSYNC_REPLICAS: str(self.settings.min_insync_replicas),
             UNCLEAN_LEADER_ELECTION_ENABLE: str(self._unclean_default).lower(),
         }
-
-    def _describe(self, resource: ConfigResourceRef) -> DescribeConfigsResult:
-        image = self._committed
-        cluster_defaults = image.configs(int(ConfigResourceType.BROKER), "")
-        entries: dict[str, ConfigEntry] = {}
-        if resource.resource_type == ConfigResourceType.TOPIC:
-            if image.topic_by_name(resource.name) is None:
-                return DescribeConfigsResult(
-                    resource,
-                    ItemError(
-                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                        f"Topic '{resource.name}' does not exist.",
-                    ),
-                )
-            for name, value in self._static_defaults().items():
-                entries[name] = ConfigEntry(name, value, ConfigSource.DEFAULT_CONFIG)
-            for name in (MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE):
-                if name in cluster_defaults:
-                    entries[name] = ConfigEntry(
-                        name, cluster_defaults[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
-                    )
-            own = ConfigSource.TOPIC_CONFIG
-        elif resource.resource_type == ConfigResourceType.BROKER:
-            error = _broker_resource_error(resource.name)
-            if error is not None:
-                return DescribeConfigsResult(resource, error)
-            for name, value in self._static_defaults().items():
-                entries[name] = ConfigEntry(name, value, ConfigSource.STATIC_BROKER_CONFIG)
-            for name, value in cluster_defaults.items():
-                entries[name] = ConfigEntry(name, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
-            own = (
-                ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
-                if resource.name == ""
-                else ConfigSource.DYNAMIC_BROKER_CONFIG
-            )
-        else:
-            return DescribeConfigsResult(
-                resource,
-                ItemError(
-                    ErrorCode.INVALID_REQUEST,
-                    f"Unsupported config resource type {resource.resource_type}.",
-                ),
-            )
-        for name, value in image.configs(resource.resource_type, resource.name).items():
-            entries[name] = ConfigEntry(name, value, own)
-        return DescribeConfigsResult(resource, OK, tuple(entries[name] for name in sorted(entries)))
 
     async def incremental_alter_configs(
         self,
@@ -856,42 +807,8 @@ class QuorumController:
     def _alter_configs(
         self, resource: ConfigResourceRef, ops: list[AlterConfig], validate_only: bool
     ) -> AlterConfigsResult:
-        image = self._latest
-        if resource.resource_type == ConfigResourceType.TOPIC:
-            if image.topic_by_name(resource.name) is None:
-                return AlterConfigsResult(
-                    resource,
-                    ItemError(
-                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                        f"Topic '{resource.name}' does not exist.",
-                    ),
-                )
-            known, kind = TOPIC_CONFIGS, "topic"
-        elif resource.resource_type == ConfigResourceType.BROKER:
-            error = _broker_resource_error(resource.name)
-            if error is not None:
-                return AlterConfigsResult(resource, error)
-            known, kind = BROKER_CONFIGS, "broker"
-        else:
-            return AlterConfigsResult(
-                resource,
-                ItemError(
-                    ErrorCode.INVALID_REQUEST,
-                    f"Unsupported config resource type {resource.resource_type}.",
-                ),
-            )
-        names = [op.name for op in ops]
-        if len(set(names)) != len(names):
-            return AlterConfigsResult(
-                resource, ItemError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
-            )
-        current = image.configs(resource.resource_type, resource.name)
-        records: list[Record] = []
         try:
-            for op in ops:
-                value = _apply_op(op, current.get(op.name))
-                check_config(known, kind, op.name, value)
-                records.append(ConfigRecord(resource.resource_type, resource.name, op.name, value))
+            records = alter_config_records(self._latest, resource, ops)
         except KafkaError as error:
             return AlterConfigsResult(resource, ItemError(error.code, error.message))
         if not validate_only:
@@ -1101,31 +1018,3 @@ class QuorumController:
                 )
             )
         return results
-
-
-def _broker_resource_error(name: str) -> ItemError | None:
-    if name == "" or (name.isdigit() and name.isascii()):
-        return None
-    return ItemError(ErrorCode.INVALID_REQUEST, f"Invalid broker name {name!r}.")
-
-
-def _apply_op(op: AlterConfig, current: str | None) -> str | None:
-    """The value after ``op``; APPEND and SUBTRACT only make sense for list configs."""
-    if op.op == AlterConfigOp.SET:
-        if op.value is None:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, f"No value given to set {op.name}.")
-        return op.value
-    if op.op == AlterConfigOp.DELETE:
-        return None
-    if op.name not in ("cleanup.policy", "log.cleanup.policy"):
-        raise KafkaError(
-            ErrorCode.INVALID_CONFIG,
-            f"Config value append or subtract is not allowed for config key: {op.name}",
-        )
-    items = [item.strip() for item in (current or "").split(",") if item.strip()]
-    given = [item.strip() for item in (op.value or "").split(",") if item.strip()]
-    if op.op == AlterConfigOp.APPEND:
-        items.extend(item for item in given if item not in items)
-    else:
-        items = [item for item in items if item not in given]
-    return ",".join(items) if items else None
