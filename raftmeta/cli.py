@@ -196,17 +196,9 @@ def _quorum_describe(args: argparse.Namespace) -> int:
 
 
 def _format(args: argparse.Namespace) -> int:
-    from raftmeta.config import ConfigError, load_config
     from raftmeta.storage import AlreadyFormattedError, MetadataDir, StorageError
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        raise CommandLineError(str(error), USAGE_ERROR) from error
-    except OSError as error:
-        raise CommandLineError(
-            f"cannot read {args.config}: {error.strerror}", USAGE_ERROR
-        ) from error
+    config = _load_config(args.config)
     try:
         properties = MetadataDir.format(
             config.metadata_log_dir,

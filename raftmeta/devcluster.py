@@ -27,6 +27,7 @@ from pathlib import Path
 
 from raftmeta.config import format_properties
 from raftmeta.storage.data_dir import MetadataDir
+from raftmeta.storage.errors import StorageError
 from raftmeta.storage.fsutil import fsync_directory
 from raftmeta.storage.meta_properties import generate_id
 
@@ -195,7 +196,7 @@ def run_dev(root: Path, base_port: int, *, leader_deadline_s: float = 30.0) -> i
     cluster = DevCluster(root, base_port)
     try:
         fresh = cluster.prepare()
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, StorageError) as error:
         print(f"cannot prepare {cluster.root}: {error}", file=sys.stderr)
         return 1
     stop = threading.Event()
