@@ -39,6 +39,8 @@ class BrokerSession:
     """The last metadata offset the broker reported it has applied."""
     controlled_shutdown_offset: int | None = None
     """The last offset of the batch that began the broker's controlled shutdown."""
+    unfenced_at_ms: int | None = None
+    """When this controller last unfenced the broker; gates handing it leadership back."""
 
 
 def current_state(image: MetadataImage, broker_id: int) -> BrokerState:

@@ -48,6 +48,8 @@ from elections import (
     TopicResults,
     elect_leaders,
     online_elections_for_broker_removal,
+    preferred_rebalance,
+    unclean_elections_for_leaderless,
 )
 from placement import ReplicaPlacer, StripedReplicaPlacer
 from raftmeta.config import RaftmetaConfig
@@ -85,7 +87,7 @@ from raftmeta.controller.types import (
     TopicResult,
 )
 from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.image import MetadataImage, ReplayError
+from raftmeta.image import MetadataImage, PartitionKey, ReplayError
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.records import (
@@ -102,6 +104,9 @@ log = logging.getLogger(__name__)
 
 MAX_RECORDS_PER_USER_OP = 10_000
 """Kafka's cap on the records one atomic user operation may write."""
+
+RERUN_CAPPED_MS = 10
+"""How soon a periodic election run that stopped at its cap runs again, as in Kafka."""
 
 _T = TypeVar("_T")
 
@@ -121,6 +126,11 @@ class ControllerSettings:
     unclean_leader_election_enable: bool = False
     request_timeout_ms: int = 30_000
     """The deadline of a request that names none."""
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_per_broker_percentage: int = 10
+    leader_imbalance_check_interval_seconds: int = 300
+    leader_imbalance_catch_up_ms: int = 10_000
+    unclean_leader_election_interval_ms: int = 300_000
 
     @classmethod
     def from_config(cls, config: RaftmetaConfig, cluster_id: str) -> ControllerSettings:
@@ -135,6 +145,11 @@ class ControllerSettings:
             default_replication_factor=config.default_replication_factor,
             min_insync_replicas=config.min_insync_replicas,
             unclean_leader_election_enable=config.unclean_leader_election_enable,
+            auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
+            leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
+            leader_imbalance_check_interval_seconds=config.leader_imbalance_check_interval_seconds,
+            leader_imbalance_catch_up_ms=config.leader_imbalance_catch_up_ms,
+            unclean_leader_election_interval_ms=config.unclean_leader_election_interval_ms,
         )
 
 
@@ -222,6 +237,8 @@ class QuorumController:
         self._epoch = -1
         self._active = False
         self._last_write_ms = clock()
+        self._next_rebalance_ms = 0
+        self._next_unclean_ms = 0
         self._queue: asyncio.Queue[_Event] = asyncio.Queue()
         self._consumer: asyncio.Task[None] | None = None
         self._ticker: asyncio.Task[None] | None = None
@@ -514,6 +531,8 @@ class QuorumController:
         self._latest = fork(self._committed)
         now = self._clock()
         self._last_write_ms = now
+        self._next_rebalance_ms = now + self.settings.leader_imbalance_check_interval_seconds * 1000
+        self._next_unclean_ms = now + self.settings.unclean_leader_election_interval_ms
         # Heartbeat state is soft: every registered broker gets a fresh session. A broker
         # already in controlled shutdown waits until the others report this controller's
         # starting offset, since where its shutdown began was not kept.
@@ -544,7 +563,8 @@ class QuorumController:
     # --- periodic work ------------------------------------------------------------------
 
     async def tick(self) -> None:
-        """Periodic duties: expire deadlines, fence stale brokers, write a NoOp when idle."""
+        """Periodic duties: expire deadlines, fence stale brokers, run the periodic elections
+        when due, and write a NoOp when idle."""
         self._expire_waiters()
         if not self._active:
             return
@@ -558,6 +578,29 @@ class QuorumController:
                 deadline=False,
             ):
                 pass
+            now = self._clock()
+            if self.settings.auto_leader_rebalance_enable and now >= self._next_rebalance_ms:
+                capped = await self._submit(
+                    "preferredRebalance",
+                    self._rebalance,
+                    timeout_ms=None,
+                    atomic=False,
+                    wait_for_commit=False,
+                    deadline=False,
+                )
+                interval = self.settings.leader_imbalance_check_interval_seconds * 1000
+                self._next_rebalance_ms = now + (RERUN_CAPPED_MS if capped else interval)
+            if now >= self._next_unclean_ms:
+                capped = await self._submit(
+                    "uncleanElections",
+                    self._unclean_elections,
+                    timeout_ms=None,
+                    atomic=False,
+                    wait_for_commit=False,
+                    deadline=False,
+                )
+                interval = self.settings.unclean_leader_election_interval_ms
+                self._next_unclean_ms = now + (RERUN_CAPPED_MS if capped else interval)
             await self._submit(
                 "maybeWriteNoOp",
                 self._maybe_write_noop,
@@ -580,6 +623,34 @@ class QuorumController:
                 waiter.future.set_exception(timed_out(waiter.name))
         while self._purgatory and self._purgatory[0].future.done():
             self._purgatory.popleft()
+
+    def _rebalance(self) -> bool:
+        """Preferred leaders back, for brokers over the imbalance threshold; True if capped."""
+        now = self._clock()
+        catch_up = self.settings.leader_imbalance_catch_up_ms
+
+        def caught_up(broker_id: int, _key: PartitionKey) -> bool:
+            # Soft state: when this controller unfenced the broker. Earlier ones count as warm.
+            session = self._sessions.get(broker_id)
+            return (
+                session is None
+                or session.unfenced_at_ms is None
+                or now - session.unfenced_at_ms >= catch_up
+            )
+
+        run = preferred_rebalance(
+            self._latest,
+            threshold_percent=self.settings.leader_imbalance_per_broker_percentage,
+            eligible=caught_up,
+        )
+        self._stage(run.records)
+        return run.capped
+
+    def _unclean_elections(self) -> bool:
+        """Leaders for leaderless partitions of topics allowing it; True if capped."""
+        run = unclean_elections_for_leaderless(self._latest, unclean_default=self._unclean_default)
+        self._stage(run.records)
+        return run.capped
 
     def _maybe_write_noop(self) -> None:
         if self._clock() - self._last_write_ms >= self.settings.metadata_max_idle_interval_ms:
@@ -946,6 +1017,7 @@ class QuorumController:
                 self._stage(
                     lifecycle.unfence_records(self._latest, broker_id, unclean_default=unclean)
                 )
+                session.unfenced_at_ms = self._clock()
             elif target is BrokerState.CONTROLLED_SHUTDOWN:
                 self._stage(
                     lifecycle.controlled_shutdown_records(
