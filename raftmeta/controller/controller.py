@@ -14,7 +14,9 @@ committed image, and into the fork only where it has not seen them (it has seen 
 controller wrote). Losing leadership fails every parked reply with NOT_CONTROLLER and drops the
 fork: the committed image is all that remains true, and nothing needs undoing. This costs a
 second image on the active controller only; Kafka avoids the copy with timeline data
-structures, which would mean rewriting the image as versioned collections.
+structures, which would mean rewriting the image as versioned collections. Leadership counts
+as lost on whichever comes first: a leader change, an append Raft refuses, a commit future that
+fails, or a committed batch of another epoch.
 
 An operation that fails after staging some records (a bug, or an oversized result) rebuilds the
 fork from the committed image plus the still-pending records, so a failed request leaves no
@@ -27,7 +29,8 @@ milliseconds) and periodic work runs in :meth:`QuorumController.tick`, so tests 
 
 Replies that wrote nothing still wait for this controller's pending records to commit, so a
 client never acts on state that may yet be lost (a validate-only CreateTopics that reports
-TOPIC_ALREADY_EXISTS because of a pending create, say).
+TOPIC_ALREADY_EXISTS because of a pending create, say). Reads (DescribeConfigs) answer from
+the committed image, so a standby can serve them too.
 """
 
 from __future__ import annotations
