@@ -100,6 +100,13 @@ class FakeLog:
             if future is not None and not future.done():
                 future.set_result(batch.last_offset)
 
+    def fail_appends(self, new_leader: int | None) -> None:
+        """Raft fails the pending appends' futures before any leader change is delivered."""
+        for batch in self.uncommitted:
+            future = self._futures.pop(batch.base_offset, None)
+            if future is not None and not future.done():
+                future.set_exception(NotLeaderError(new_leader, self.epoch + 1))
+
     def become_leader(self) -> None:
         assert self.controller is not None
         self.epoch += 1

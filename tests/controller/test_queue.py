@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from raftmeta.controller import ConfigResourceRef, NewTopic
@@ -180,4 +182,21 @@ async def test_reads_do_not_need_leadership() -> None:
     await h.start(lead=False)
     [result] = await h.controller.describe_configs([ConfigResourceRef(4, "")])
     assert result.error.ok
+    await h.stop()
+
+
+@run_async
+async def test_failed_commit_future_ends_leadership() -> None:
+    h = Harness()
+    await h.start()
+    await h.add_brokers(1)
+    task = await h.submit(h.controller.create_topics([NewTopic("t", 1, 1)]))
+    h.log.fail_appends(5)
+    await asyncio.sleep(0)  # the future's callbacks run on the next loop pass
+    assert not h.controller.is_active
+    with pytest.raises(KafkaError) as raised:
+        await task
+    assert raised.value.code is ErrorCode.NOT_CONTROLLER
+    assert raised.value.message == "The active controller appears to be node 5."
+    assert h.controller.latest_image is h.controller.committed_image
     await h.stop()
