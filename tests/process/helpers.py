@@ -47,8 +47,9 @@ def _bindable(port: int) -> bool:
 def free_base_port(count: int = 3) -> int:
     """A port such that it and the next ``count - 1`` are free now.
 
-    Chosen at random above the usual ephemeral range's start so that parallel runs rarely
-    collide; a collision still only fails the start, which the caller sees as a clear error.
+    Chosen at random below Linux's ephemeral range (32768 and up), so outgoing connections
+    never take them, and spread out so that parallel runs rarely collide; a collision only
+    fails a node's start, which the tests report with the node's own one-line error.
     """
     rng = random.Random()
     for _ in range(200):

@@ -42,6 +42,8 @@ def test_serve_refuses_bad_config_unformatted_foreign_directory_and_taken_port(
 
     config = write_config(tmp_path, port)
     assert_one_line(raftmeta("serve", "--config", str(config)), 1, "not formatted")
+    no_load = raftmeta("serve", "--config", str(config), "--load-generator", "0")
+    assert_one_line(no_load, 2, "--load-generator")
 
     MetadataDir.format(tmp_path / "data", 7, "other-cluster")
     assert_one_line(raftmeta("serve", "--config", str(config)), 1, "belongs to node 7")
