@@ -56,16 +56,6 @@ class LoadGenerator:
     acked_log: Path
 
 
-def load_value(record: bytes) -> str | None:
-    """The value of a load-generator record, or None for any other record."""
-    from raftmeta.records import decode_record
-
-    decoded = decode_record(record)
-    if isinstance(decoded, ConfigRecord) and decoded.resource_name == LOAD_RESOURCE:
-        return decoded.value
-    return None
-
-
 class _Changes:
     """Wakes every waiter whenever the node's state may have moved."""
 
@@ -87,13 +77,12 @@ class _Announcer:
         self.node_id = node_id
         self.changes = changes
         self.leader: tuple[int | None, int] = (None, -1)
-        self.committed_offset = 0
 
     def handle_commit(self, batches: Sequence[Batch]) -> None:
-        self.committed_offset = batches[-1].next_offset
+        pass
 
     def handle_load_snapshot(self, reader: SnapshotReader) -> None:
-        self.committed_offset = reader.snapshot_id.end_offset
+        pass
 
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
         if (leader_id, epoch) == self.leader:
@@ -111,7 +100,9 @@ class _Announcer:
 class _NotifyingClient(RaftClient):
     """A ``RaftClient`` that also wakes the serve loop whenever the node's state moves."""
 
-    changes: _Changes
+    def __init__(self, node: RaftNode, listener: _Announcer, changes: _Changes) -> None:
+        self.changes = changes
+        super().__init__(node, listener)
 
     def state_changed(self) -> None:
         super().state_changed()
@@ -143,14 +134,18 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     changes = _Changes()
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def request_stop() -> None:
+        stop_requested.set()
+        changes.notify()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop_requested.set)
+        loop.add_signal_handler(signum, request_stop)
 
     check_port_free(settings.listen_host, settings.listen_port)
     node = RaftNode(settings)
     announcer = _Announcer(settings.node_id, changes)
-    client = _NotifyingClient(node, announcer)
-    client.changes = changes
+    client = _NotifyingClient(node, announcer, changes)
     address = f"{settings.listen_host}:{settings.listen_port}"
     try:
         await node.bind()
@@ -171,11 +166,7 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
         generator = asyncio.create_task(_generate_load(client, announcer, changes, load))
     try:
         while not stop_requested.is_set() and node.failure is None:
-            waiting = asyncio.ensure_future(changes.wait())
-            stopping = asyncio.ensure_future(stop_requested.wait())
-            await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            waiting.cancel()
-            stopping.cancel()
+            await changes.wait()
     finally:
         if generator is not None:
             generator.cancel()
