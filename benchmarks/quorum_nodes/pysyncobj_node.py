@@ -4,7 +4,8 @@ The same control protocol as ``raftmeta_node.py``: one JSON command per line on 
 answer per line on stdout, timings taken inside this process from the call of a ``@replicated``
 append to its callback (which PySyncObj runs once the entry is committed and applied).
 
-PySyncObj keeps its log in a file journal (``journalFile``) on its defaults otherwise. The
+PySyncObj keeps its log in a file journal (``journalFile``, with the ``fullDumpFile`` its log
+compaction needs to survive a restart) on its defaults otherwise. The
 journal is a memory-mapped file that PySyncObj never fsyncs or msyncs while running, so its
 figures are for a log that a power loss can lose. SIGTERM on the leader calls
 ``transferLeadership`` (Raft TimeoutNow) and exits once another node has taken over.
@@ -48,22 +49,30 @@ class Bench:
     def __init__(self, address: str, others: list[str], journal_file: str) -> None:
         self.armed = False
         self.failover_commit: float | None = None
-        conf = SyncObjConf(journalFile=journal_file, onStateChanged=self._state_changed)
+        conf = SyncObjConf(
+            journalFile=journal_file,
+            # Log compaction drops the journal's head; without the dump it writes, a restarted
+            # node cannot rebuild its state and never applies again.
+            fullDumpFile=journal_file + ".dump",
+            onStateChanged=self._state_changed,
+        )
         self.obj = Journal(address, others, conf)
 
     def _state_changed(self, old: int, new: int) -> None:
+        print(f"{time.monotonic():.3f} state {old} -> {new}, armed {self.armed}", file=sys.stderr)
         if new == LEADER_STATE and self.armed:
-            self.armed = False
-
             self._first_append()
 
     def _first_append(self) -> None:
+        """Append one record; the node stays armed until one commits while it leads."""
+
         def committed(result: Any, error: Any) -> None:
+            print(f"{time.monotonic():.3f} first append: {result} {error}", file=sys.stderr)
             if error == 0:
-                if self.failover_commit is None:
+                if self.armed:
+                    self.armed = False
                     self.failover_commit = time.monotonic()
-            elif self.obj._isLeader():
-                print(f"first append after failover failed ({error}); again", file=sys.stderr)
+            elif self.armed and self.obj._isLeader():
                 self._first_append()
 
         self.obj.append(RECORD, callback=committed)
@@ -78,6 +87,9 @@ class Bench:
             "leader_id": None if leader is None else str(leader),
             "epoch": status.get("raft_term"),
             "committed": status.get("commit_idx"),
+            "applied": status.get("last_applied"),
+            "raft_leader": bool(self.obj._isLeader()),
+            "ready": bool(self.obj.isReady()),
         }
 
     def throughput(self, total: int, window: int) -> dict[str, Any]:
