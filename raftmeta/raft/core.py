@@ -505,9 +505,13 @@ class RaftCore:
     def _become_prospective(self, now_ms: int) -> None:
         if not self.is_voter:
             raise AssertionError("observers never campaign")
-        retained = self.leader_id if isinstance(self.state, Follower) else None
+        previous = self.state
+        retained = previous.leader_id if isinstance(previous, Follower) else None
+        resigned = isinstance(previous, Follower) and previous.leader_resigned
         self._reset_role(now_ms)
-        prospective = Prospective(now_ms + self._election_timeout(), retained, {self.node_id})
+        prospective = Prospective(
+            now_ms + self._election_timeout(), retained, resigned, {self.node_id}
+        )
         self.state = prospective
         if len(prospective.granted) >= self.majority:
             self._become_candidate(now_ms)
@@ -644,6 +648,11 @@ class RaftCore:
                     self._become_follower(
                         self.epoch, state.retained_leader_id, now_ms, heard_from_leader=False
                     )
+                    follower = self.state
+                    if state.leader_resigned and isinstance(follower, Follower):
+                        self._election_retries += 1
+                        follower.leader_resigned = True
+                        follower.fetch_deadline_ms = now_ms + self._election_backoff()
                 else:
                     self.state = Unattached(now_ms + self._election_timeout())
         elif isinstance(state, Candidate):
@@ -678,7 +687,7 @@ class RaftCore:
         state = self.state
         if request.leader_epoch != self.epoch or not isinstance(state, Follower):
             return
-        if state.leader_id != request.leader_id or state.leader_resigned:
+        if state.leader_id != request.leader_id:
             return
         state.leader_resigned = True
         successors = request.preferred_successors

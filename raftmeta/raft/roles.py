@@ -35,6 +35,9 @@ class Prospective:
 
     election_deadline_ms: int
     retained_leader_id: int | None
+    leader_resigned: bool = False
+    """The leader we followed said it resigned: if this round fails (a peer had not heard
+    yet), try again after a short backoff instead of a whole fetch timeout."""
     granted: set[int] = field(default_factory=set)
     rejected: set[int] = field(default_factory=set)
     role: Role = Role.PROSPECTIVE

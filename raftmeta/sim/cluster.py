@@ -32,6 +32,7 @@ from raftmeta.sim.faults import (
     FaultPlan,
     Flap,
     FullRestart,
+    GracefulStop,
     Heal,
     IsolateLeader,
     NetworkQuality,
@@ -54,7 +55,7 @@ from raftmeta.sim.invariants import (
 CoreFactory = Callable[..., RaftCore]
 NEVER = 1 << 62
 
-_DELIVER, _TICK, _FSYNC, _FAULT, _RESTART, _RESUME, _PROPOSE, _FLAP, _HEAL_ALL = range(9)
+_DELIVER, _TICK, _FSYNC, _FAULT, _RESTART, _RESUME, _PROPOSE, _FLAP, _HEAL_ALL, _STOP = range(10)
 
 
 class SimStateMachine:
@@ -248,6 +249,8 @@ class Simulation:
             self._flap(a, b, c)
         elif kind == _HEAL_ALL:
             self._heal_all()
+        elif kind == _STOP:
+            self._graceful_stop(a, b, c)
 
     @property
     def now_ms(self) -> int:
@@ -579,12 +582,31 @@ class Simulation:
             if node.core is not None and not self._paused(node):
                 node.paused_until_us = self.now_us + fault.duration_ms * 1000
                 self._push(node.paused_until_us, _RESUME, fault.node)
+        elif isinstance(fault, GracefulStop):
+            for node in self.nodes.values():
+                core = node.core
+                if core is not None and core.role is Role.LEADER and not self._paused(node):
+                    self.trace.append((self.now_us, "resign", node.node_id))
+                    core.resign(self.now_ms)
+                    self._drive(node)
+                    at_us = self.now_us + fault.linger_ms * 1000
+                    self._push(at_us, _STOP, node.node_id, node.generation, fault.down_ms)
         elif isinstance(fault, FullRestart):
             for node in self.nodes.values():
                 if node.core is not None:
                     self._crash(node)
                     self._pending_restarts[node.node_id] = False
                     self._push(self.now_us + fault.down_ms * 1000, _RESTART, node.node_id, False)
+
+    def _graceful_stop(self, node_id: int, generation: int, down_ms: int) -> None:
+        """Flush what was written, then stop: a planned shutdown loses nothing."""
+        node = self.nodes[node_id]
+        if node.core is None or node.generation != generation:
+            return
+        node.disk.sync()
+        self._crash(node)
+        self._pending_restarts[node_id] = False
+        self._push(self.now_us + down_ms * 1000, _RESTART, node_id, False)
 
     def _flap(self, link: frozenset[int], period_ms: int, until_us: int) -> None:
         down = self.links.flapping_down

@@ -64,6 +64,15 @@ class Pause:
 
 
 @dataclass(frozen=True, slots=True)
+class GracefulStop:
+    """The leader resigns (EndQuorumEpoch), keeps running for ``linger_ms``, flushes, stops,
+    and comes back after ``down_ms``: a planned restart."""
+
+    linger_ms: int
+    down_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class FullRestart:
     down_ms: int
 
@@ -77,6 +86,7 @@ Fault = (
     | Heal
     | Crash
     | Pause
+    | GracefulStop
     | FullRestart
 )
 
@@ -135,8 +145,10 @@ def random_fault_plan(
         elif kind < 0.85:
             wipe = allow_wipe and rng.random() < 0.04
             fault = Crash(rng.choice(node_ids), rng.randint(10, 2500), wipe)
-        elif kind < 0.93:
+        elif kind < 0.90:
             fault = Pause(rng.choice(node_ids), rng.randint(100, 2500))
+        elif kind < 0.95:
+            fault = GracefulStop(rng.randint(0, 1500), rng.randint(10, 2000))
         else:
             fault = FullRestart(rng.randint(10, 1500))
         actions.append((at, fault))

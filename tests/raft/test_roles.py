@@ -397,3 +397,13 @@ def test_begin_quorum_epoch_makes_a_voter_follow_the_new_leader() -> None:
     ready = core.ready()
     assert core.role is Role.FOLLOWER and core.leader_id == 3
     assert ready is not None and ready.election_state == ElectionState(2, 3, 3)
+
+
+def test_first_successor_campaigns_at_once_even_after_a_not_leader_answer() -> None:
+    core, fetch = follower_of(leader_id=2, epoch=4)
+    refusal = FetchResponse(ErrorCode.NOT_LEADER_OR_FOLLOWER, 4, None, fetch.fetch_offset)
+    core.step(2, refusal, 100)
+    core.step(2, EndQuorumEpochRequest(2, 4, (1, 3)), 101)
+    assert core.next_deadline_ms() == 101
+    core.tick(101)
+    assert core.role is Role.PROSPECTIVE
