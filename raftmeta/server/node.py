@@ -133,7 +133,8 @@ class RaftNode:
             MetadataDir.open, settings.data_dir, settings.node_id, settings.cluster_id
         )
         self._disk = NodeDisk(directory)
-        server = grpc.aio.server(options=GRPC_OPTIONS)
+        # No SO_REUSEPORT: a second node on the same port must fail to start, not share it.
+        server = grpc.aio.server(options=(*GRPC_OPTIONS, ("grpc.so_reuseport", 0)))
         pb_grpc.add_RaftServicer_to_server(RaftService(self), server)
         address = f"{settings.listen_host}:{settings.listen_port}"
         try:

@@ -99,7 +99,9 @@ class RaftService(pb_grpc.RaftServicer):
         self, request: pb.DescribeQuorumRequest, context: Any
     ) -> pb.DescribeQuorumResponse:
         node = self._node
-        if request.cluster_id != node.cluster_id:
+        # Like Kafka's DescribeQuorum, a request may carry no cluster id: tools ask before
+        # they know it. One that names the wrong cluster is still refused.
+        if request.cluster_id and request.cluster_id != node.cluster_id:
             return pb.DescribeQuorumResponse(
                 error_code=ErrorCode.INCONSISTENT_CLUSTER_ID,
                 leader_id=wire.UNKNOWN,
