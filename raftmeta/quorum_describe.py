@@ -105,7 +105,8 @@ def describe_quorum(bootstrap: str, cluster_id: str, *, timeout_s: float = 3.0) 
     """Ask each bootstrap server in turn until one answers as the leader."""
     problems: list[str] = []
     named_leader: tuple[int, int] | None = None
-    for server in _split_servers(bootstrap):
+    servers = _split_servers(bootstrap)
+    for server in servers:
         try:
             response = _ask(server, cluster_id, timeout_s)
         except grpc.RpcError as error:
@@ -116,7 +117,7 @@ def describe_quorum(bootstrap: str, cluster_id: str, *, timeout_s: float = 3.0) 
         error_code = ErrorCode(response.error_code)
         if error_code is ErrorCode.NONE:
             return QuorumInfo(
-                cluster_id,
+                response.cluster_id or cluster_id,
                 response.leader_id,
                 response.leader_epoch,
                 response.high_watermark,
@@ -131,6 +132,9 @@ def describe_quorum(bootstrap: str, cluster_id: str, *, timeout_s: float = 3.0) 
         elif error_code is ErrorCode.NOT_LEADER_OR_FOLLOWER:
             if response.leader_id >= 0:
                 named_leader = (response.leader_id, response.leader_epoch)
+            endpoint = response.leader_endpoint
+            if endpoint and endpoint not in servers and len(servers) < 16:
+                servers.append(endpoint)  # follow the leader it names, once
             problems.append(f"{server} does not lead")
         else:
             problems.append(f"{server} answered {error_code.name}")

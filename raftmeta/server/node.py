@@ -90,6 +90,7 @@ class RaftNode:
         self._core: RaftCore | None = None
         self._server: Any = None
         self._peers: Peers | None = None
+        self._voter_addresses: dict[int, str] = {}
         self._driver: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
@@ -162,6 +163,7 @@ class RaftNode:
         if latest is not None:
             reader = await asyncio.to_thread(disk.directory.read_snapshot, latest)
             self._app.load_snapshot(reader)
+        self._voter_addresses = addresses
         self._peers = Peers(
             self.node_id,
             disk.directory.cluster_id,
@@ -301,11 +303,13 @@ class RaftNode:
     def describe_quorum(self) -> pb.DescribeQuorumResponse:
         core = self.core
         if core.role is not Role.LEADER:
+            leader = core.leader_id
             return pb.DescribeQuorumResponse(
                 error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                leader_id=wire.UNKNOWN if core.leader_id is None else core.leader_id,
+                leader_id=wire.UNKNOWN if leader is None else leader,
                 leader_epoch=core.epoch,
                 high_watermark=wire.UNKNOWN,
+                leader_endpoint="" if leader is None else self._voter_addresses.get(leader, ""),
             )
         description = core.describe()
         wall_offset = time.time_ns() // 1_000_000 - monotonic_ms()
@@ -333,6 +337,7 @@ class RaftNode:
             high_watermark=description.high_watermark,
             voters=replicas(description.voters),
             observers=replicas(description.observers),
+            cluster_id=self.cluster_id,
         )
 
     # ------------------------------------------------------------------------ driver
