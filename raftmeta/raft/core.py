@@ -421,7 +421,7 @@ class RaftCore:
             leader = None
         if epoch > self.epoch:
             if leader is not None and leader != self.node_id:
-                self._become_follower(epoch, leader, now_ms)
+                self._become_follower(epoch, leader, now_ms, heard_from_leader=sender == leader)
             else:
                 self._become_unattached(epoch, now_ms)
         elif epoch == self.epoch and leader is not None and leader != self.node_id:
@@ -431,7 +431,7 @@ class RaftCore:
                     f"node {self.node_id} led epoch {epoch}, yet {sender} names {leader}"
                 )
             if not (isinstance(state, Follower) and state.leader_id == leader):
-                self._become_follower(epoch, leader, now_ms)
+                self._become_follower(epoch, leader, now_ms, heard_from_leader=sender == leader)
         # Requests are always answered (with our epoch, so a stale sender learns of it);
         # responses from an older epoch answer a question nobody is asking any more.
         return is_request or epoch >= self.epoch

@@ -646,6 +646,22 @@ class Simulation:
                 node.paused_until_us = 0
                 self._resume(node.node_id)
         # Flaps scheduled past this point find their link healed and stop.
-        self._queue = [e for e in self._queue if e[2] not in (_FLAP, _RESTART, _FAULT)]
+        self._queue = [e for e in self._queue if e[2] not in (_FLAP, _RESTART, _FAULT, _STOP)]
         heapq.heapify(self._queue)
         self._healed_at_us = self.now_us
+        if self.plan.leader_stays_dead and len(self.voter_ids) >= 3:
+            leaders = [
+                n for n in self.nodes.values() if n.core is not None and n.core.role is Role.LEADER
+            ]
+            # With no leader at this instant, the highest-epoch voter stands in for it.
+            victim = (
+                leaders[0]
+                if leaders
+                else max(
+                    (self.nodes[v] for v in self.voter_ids),
+                    key=lambda n: n.core.epoch if n.core is not None else -1,
+                )
+            )
+            self.trace.append((self.now_us, "kill for good", victim.node_id))
+            self._crash(victim)
+            self._pending_restarts.pop(victim.node_id, None)

@@ -100,6 +100,8 @@ class FaultPlan:
     liveness_bound_ms: int = 6000
     """After the fault phase, a leader must commit a new append within this long."""
     snapshot_every_batches: int = 40
+    leader_stays_dead: bool = False
+    """When the faults stop, kill the leader for good: the rest must carry on without it."""
     wipes: bool = field(default=False)
 
     @property
@@ -157,4 +159,5 @@ def random_fault_plan(
         tuple(actions),
         fault_phase_ms=fault_phase_ms,
         snapshot_every_batches=rng.choice([5, 20, 80, 1_000_000]),
+        leader_stays_dead=rng.random() < 0.3,
     )

@@ -11,6 +11,7 @@ from raftmeta.raft.core import NotLeaderError, RaftCore
 from raftmeta.raft.log import LogInvariantError, RaftLog
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
@@ -407,3 +408,15 @@ def test_first_successor_campaigns_at_once_even_after_a_not_leader_answer() -> N
     assert core.next_deadline_ms() == 101
     core.tick(101)
     assert core.role is Role.PROSPECTIVE
+
+
+def test_a_leader_named_by_a_peer_is_not_taken_as_heard_from() -> None:
+    """A refusal naming the old leader must not make us defend that leader against the
+    pre-votes of the other survivor: only the leader itself proves it is alive."""
+    core = new_core(node_id=1, election=ElectionState(3, None, None))
+    drain(core)
+    core.step(3, BeginQuorumEpochResponse(ErrorCode.NONE, 4, 2), 100)
+    assert core.role is Role.FOLLOWER and core.leader_id == 2
+    core.step(3, VoteRequest(5, 3, 4, 0, pre_vote=True), 101)
+    response = drain(core).sent_to(3)[-1]
+    assert isinstance(response, VoteResponse) and response.vote_granted
