@@ -77,6 +77,9 @@ class Peers:
             return
         message = wire.request_to_pb(request, self.cluster_id, self.local_id)
         timeout_ms = self.request_timeout_ms
+        # Election messages wait for a reconnecting channel rather than failing at once: a
+        # lost EndQuorumEpoch or vote costs a whole timeout. Fetches are resent by the core.
+        wait_for_ready = True
         method: Any
         if isinstance(request, VoteRequest):
             method = stub.Vote
@@ -87,10 +90,12 @@ class Peers:
         elif isinstance(request, FetchRequest):
             method = stub.Fetch
             timeout_ms += request.max_wait_ms
+            wait_for_ready = False
         elif isinstance(request, FetchSnapshotRequest):
             method = stub.FetchSnapshot
+            wait_for_ready = False
         try:
-            answer = await method(message, timeout=timeout_ms / 1000)
+            answer = await method(message, timeout=timeout_ms / 1000, wait_for_ready=wait_for_ready)
         except grpc.aio.AioRpcError as error:
             log.debug(
                 "node %d: %s to node %d failed: %s",
