@@ -19,8 +19,8 @@ class ElectionType(enum.IntEnum):
 
     PREFERRED and UNCLEAN are ElectLeaders' wire values (KIP-460). ONLINE is the controller's
     own election after a broker is fenced, shut down or unregistered: it only replaces a leader
-    that is gone and never leaves the ISR. It has no wire value in Kafka; -1 is used so it can
-    never collide with a type Kafka adds later, and :meth:`from_request` refuses it.
+    that can no longer lead, and only with an ISR member. It has no wire value in Kafka; -1 is
+    used so it cannot collide with a type Kafka adds later, and :meth:`from_request` refuses it.
     """
 
     ONLINE = -1

@@ -392,7 +392,7 @@ def test_unfenced_broker_elections_match_the_model(
 
 
 @SETTINGS
-@given(clusters(), st.integers(0, 100), st.integers(1, 4))
+@given(clusters(), st.sampled_from((0, 20, 25, 50, 100)) | st.integers(0, 100), st.integers(1, 4))
 def test_rebalance_matches_the_imbalance_formula(c: Cluster, threshold: int, cap: int) -> None:
     preferred_of: dict[int, int] = {}
     not_led_by: dict[int, int] = {}
