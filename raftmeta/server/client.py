@@ -76,6 +76,7 @@ class RaftClient:
         snapshot_source: SnapshotSource | None = None,
         linger_ms: int | None = None,
         max_bytes_between_snapshots: int | None = None,
+        max_snapshot_interval_ms: int | None = None,
     ) -> None:
         self.node = node
         self.listener = listener
@@ -87,11 +88,22 @@ class RaftClient:
             if max_bytes_between_snapshots is None
             else max_bytes_between_snapshots
         )
+        self.max_snapshot_interval_ms = (
+            settings.max_snapshot_interval_ms
+            if max_snapshot_interval_ms is None
+            else max_snapshot_interval_ms
+        )
+        """0 turns the time trigger off."""
         self.max_batch_bytes = settings.raft.max_batch_bytes // 2
         """Flush early well below the core's limit: the encoded batch adds framing."""
         self.bytes_since_snapshot = 0
         self.committed_offset = 0
         """Every record below this offset has been handed to the listener."""
+        self.last_snapshot_ms = monotonic_ms()
+        """When the state was last snapshotted or loaded; the time trigger counts from here."""
+        self.snapshot_offset = 0
+        """The end offset of the state last snapshotted or loaded: a snapshot is only worth
+        taking when something committed past it."""
         self._accumulator: _Accumulator | None = None
         self._in_flight: deque[_Waiting] = deque()
         node.attach(self)
@@ -175,6 +187,8 @@ class RaftClient:
         self.listener.handle_load_snapshot(reader)
         self.bytes_since_snapshot = 0
         self.committed_offset = reader.snapshot_id.end_offset
+        self.snapshot_offset = self.committed_offset
+        self.last_snapshot_ms = monotonic_ms()
 
     def commit(self, batches: Sequence[Batch]) -> None:
         self.listener.handle_commit(batches)
@@ -212,9 +226,32 @@ class RaftClient:
             self._fail_all(NotLeaderError(core.leader_id, core.epoch))
 
     def snapshot_due(self) -> list[bytes] | None:
+        """Records for a snapshot when enough bytes committed, or enough time passed with
+        something committed, since the last one.
+
+        The node skips a snapshot it cannot take (nothing past the log start, or the applied
+        state not yet below the high watermark); those checks are made here first so that a
+        skipped snapshot does not reset the triggers and postpone the next one by a whole
+        interval.
+        """
         if self.snapshot_source is None:
             return None
-        if self.bytes_since_snapshot < self.max_bytes_between_snapshots:
+        end = self.committed_offset
+        if end <= self.snapshot_offset:
+            return None
+        now = monotonic_ms()
+        by_bytes = self.bytes_since_snapshot >= self.max_bytes_between_snapshots
+        interval = self.max_snapshot_interval_ms
+        by_time = interval > 0 and now - self.last_snapshot_ms >= interval
+        if not (by_bytes or by_time):
+            return None
+        node = self.node
+        if not node.running:
+            return None
+        core = node.core
+        if end <= core.log.start_offset or end > core.high_watermark:
             return None
         self.bytes_since_snapshot = 0
+        self.snapshot_offset = end
+        self.last_snapshot_ms = now
         return list(self.snapshot_source())

@@ -14,6 +14,7 @@ from raftmeta.config import RaftmetaConfig
 from raftmeta.raft.config import RaftConfig
 
 DEFAULT_SNAPSHOT_BYTES = 20 * 1024 * 1024
+DEFAULT_SNAPSHOT_INTERVAL_MS = 60 * 60 * 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,9 @@ class NodeSettings:
     raft: RaftConfig = field(default_factory=RaftConfig)
     append_linger_ms: int = 1
     max_bytes_between_snapshots: int = DEFAULT_SNAPSHOT_BYTES
+    max_snapshot_interval_ms: int = DEFAULT_SNAPSHOT_INTERVAL_MS
+    """Snapshot at least this often when anything committed, so a quiet cluster's log still
+    gets trimmed and a restart replays little; 0 leaves only the bytes trigger."""
 
     @classmethod
     def from_config(cls, config: RaftmetaConfig) -> NodeSettings:
@@ -55,4 +59,5 @@ class NodeSettings:
             raft=raft,
             append_linger_ms=config.controller_quorum_append_linger_ms,
             max_bytes_between_snapshots=config.metadata_log_max_record_bytes_between_snapshots,
+            max_snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
         )

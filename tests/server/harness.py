@@ -93,11 +93,13 @@ class Cluster:
         *,
         raft: RaftConfig | None = None,
         max_bytes_between_snapshots: int = 20 * 1024 * 1024,
+        max_snapshot_interval_ms: int = 0,
     ) -> None:
         self.root = root
         self.ids = list(range(1, size + 1))
         self.raft = raft or RaftConfig()
         self.max_bytes_between_snapshots = max_bytes_between_snapshots
+        self.max_snapshot_interval_ms = max_snapshot_interval_ms
         self.changes = Changes()
         self.ports: dict[int, int] = {}
         self.members: dict[int, Member] = {}
@@ -118,6 +120,7 @@ class Cluster:
             listen_port=self.ports.get(node_id, 0),
             raft=self.raft,
             max_bytes_between_snapshots=self.max_bytes_between_snapshots,
+            max_snapshot_interval_ms=self.max_snapshot_interval_ms,
         )
         node = RaftNode(settings)
         recorder = Recorder(node_id, self.changes)
@@ -180,6 +183,16 @@ class Cluster:
         leader = await self.wait_for_leader()
         _, future = leader.client.append(records)
         return await asyncio.wait_for(future, DEADLINE_S)
+
+
+async def poll(predicate: Callable[[], bool], timeout: float = DEADLINE_S) -> None:
+    """Wait for a condition no listener announces (files, log start), checking it often."""
+
+    async def until() -> None:
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(until(), timeout)
 
 
 Scenario = Callable[[Cluster], Coroutine[Any, Any, None]]

@@ -1,0 +1,54 @@
+"""The time trigger for snapshots: a quiet cluster still snapshots what it committed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from raftmeta.config import parse_config
+from raftmeta.server import NodeSettings
+from tests.server.harness import Cluster, poll, run
+
+
+def test_snapshot_is_taken_after_the_interval_even_below_the_byte_threshold(
+    tmp_path: Path,
+) -> None:
+    """With a byte threshold no test reaches, only the interval can have caused the snapshot;
+    each node's log start then moves past what it committed, and a restart loads it."""
+
+    async def scenario(cluster: Cluster) -> None:
+        for i in range(5):
+            await cluster.append([f"record-{i}".encode()])
+        target = max(m.recorder.committed_offset for m in cluster.members.values())
+        await cluster.wait_for_commit(target)
+        await poll(
+            lambda: all(
+                m.node.running and m.node.core.log.start_offset >= target
+                for m in cluster.members.values()
+            )
+        )
+        for node_id in cluster.ids:
+            assert list(cluster.data_dir(node_id).rglob("*.checkpoint"))
+        follower_id = next(
+            m.node.node_id for m in cluster.members.values() if m is not cluster.leader()
+        )
+        await cluster.stop(follower_id)
+        restarted = await cluster.restart(follower_id)
+        await cluster.changes.wait_for(lambda: restarted.recorder.snapshots_loaded >= 1)
+        assert restarted.recorder.values[:5] == [f"record-{i}".encode() for i in range(5)]
+
+    run(
+        scenario,
+        Cluster(tmp_path, max_bytes_between_snapshots=1 << 40, max_snapshot_interval_ms=200),
+    )
+
+
+def test_interval_is_read_from_the_configuration(tmp_path: Path) -> None:
+    config = parse_config(
+        {
+            "node.id": 1,
+            "controller.quorum.voters": "1@127.0.0.1:9093",
+            "metadata.log.dir": str(tmp_path),
+            "metadata.log.max.snapshot.interval.ms": 1234,
+        }
+    )
+    assert NodeSettings.from_config(config).max_snapshot_interval_ms == 1234
