@@ -94,9 +94,13 @@ class Cluster:
         raft: RaftConfig | None = None,
         max_bytes_between_snapshots: int = 20 * 1024 * 1024,
         max_snapshot_interval_ms: int = 0,
+        observers: int = 0,
     ) -> None:
         self.root = root
         self.ids = list(range(1, size + 1))
+        """The voters."""
+        self.observer_ids = list(range(size + 1, size + observers + 1))
+        """Nodes that replicate the log but are not in the voter set."""
         self.raft = raft or RaftConfig()
         self.max_bytes_between_snapshots = max_bytes_between_snapshots
         self.max_snapshot_interval_ms = max_snapshot_interval_ms
@@ -109,7 +113,8 @@ class Cluster:
 
     @property
     def addresses(self) -> dict[int, str]:
-        return {node_id: f"127.0.0.1:{port}" for node_id, port in self.ports.items()}
+        """The voters' addresses: what every node, observers too, is started with."""
+        return {node_id: f"127.0.0.1:{self.ports[node_id]}" for node_id in self.ids}
 
     def _member(self, node_id: int) -> Member:
         settings = NodeSettings(
@@ -129,7 +134,7 @@ class Cluster:
 
     async def start(self) -> None:
         members = {}
-        for node_id in self.ids:
+        for node_id in [*self.ids, *self.observer_ids]:
             MetadataDir.format(self.data_dir(node_id), node_id, CLUSTER_ID)
             member = self._member(node_id)
             self.ports[node_id] = await member.node.bind()
