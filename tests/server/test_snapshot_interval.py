@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from raftmeta.config import parse_config
-from raftmeta.server import NodeSettings
-from tests.server.harness import Cluster, poll, run
+from raftmeta.server import NodeSettings, RaftClient, RaftNode
+from tests.server.harness import Changes, Cluster, Recorder, poll, run
 
 
 def test_snapshot_is_taken_after_the_interval_even_below_the_byte_threshold(
@@ -52,3 +52,15 @@ def test_interval_is_read_from_the_configuration(tmp_path: Path) -> None:
         }
     )
     assert NodeSettings.from_config(config).max_snapshot_interval_ms == 1234
+
+
+def test_a_snapshot_the_node_cannot_take_keeps_the_byte_count(tmp_path: Path) -> None:
+    """A stopped node cannot snapshot: the bytes already committed must still count toward
+    the next snapshot instead of starting a whole threshold over."""
+    settings = NodeSettings(node_id=1, voters={}, data_dir=tmp_path, max_bytes_between_snapshots=10)
+    node = RaftNode(settings)
+    client = RaftClient(node, Recorder(1, Changes()), snapshot_source=lambda: [b"state"])
+    client.bytes_since_snapshot = 100
+    client.committed_offset = 5
+    assert client.snapshot_due() is None
+    assert client.bytes_since_snapshot == 100
