@@ -306,8 +306,13 @@ class RaftCore:
         self._complete_parked_fetches(state, now_ms)
         return AppendResult(batch.base_offset, batch.last_offset, batch.epoch)
 
-    def resign(self, now_ms: int) -> None:
-        """Step down gracefully, naming successors by how far they have replicated."""
+    def resign(self, now_ms: int, *, shutting_down: bool = True) -> None:
+        """Step down gracefully, naming successors by how far they have replicated.
+
+        A node that resigns to shut down never campaigns again in this life: while it lingers
+        to see a successor elected, winning back its own epoch's successor would undo the
+        handover. Without ``shutting_down`` it campaigns after an election timeout as usual.
+        """
         state = self.state
         if not isinstance(state, Leader):
             return
@@ -316,7 +321,8 @@ class RaftCore:
             key=lambda v: (-(state.progress[v].end_offset or -1), v),
         )
         self._leave_leadership(state, now_ms)
-        resigned = Resigned(now_ms + self._election_timeout(), tuple(ranked))
+        deadline = NO_DEADLINE if shutting_down else now_ms + self._election_timeout()
+        resigned = Resigned(deadline, tuple(ranked))
         self.state = resigned
         for voter in ranked:
             self._send_end_quorum_epoch(voter, resigned, now_ms)

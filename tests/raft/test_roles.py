@@ -420,3 +420,15 @@ def test_a_leader_named_by_a_peer_is_not_taken_as_heard_from() -> None:
     core.step(3, VoteRequest(5, 3, 4, 0, pre_vote=True), 101)
     response = drain(core).sent_to(3)[-1]
     assert isinstance(response, VoteResponse) and response.vote_granted
+
+
+def test_a_leader_resigning_to_shut_down_never_campaigns_again() -> None:
+    cluster = with_elected_leader()
+    leader = cluster.leader()
+    leader.resign(cluster.now_ms)
+    cluster.down = {i for i in (1, 2, 3) if i != leader.node_id}
+    for now in range(cluster.now_ms, cluster.now_ms + 5000, 50):
+        leader.tick(now)
+        drain(leader, now)
+    assert leader.role is Role.RESIGNED
+    assert not [m for m in drain(leader).sent if isinstance(m.message, VoteRequest)]
