@@ -512,12 +512,18 @@ class RaftCore:
         if not self.is_voter:
             raise AssertionError("observers never campaign")
         previous = self.state
-        retained = previous.leader_id if isinstance(previous, Follower) else None
-        resigned = isinstance(previous, Follower) and previous.leader_resigned
+        retained: int | None = None
+        resigned = False
+        if isinstance(previous, Follower):
+            retained, resigned = previous.leader_id, previous.leader_resigned
+        elif isinstance(previous, Prospective):  # another round: remember what we knew
+            retained, resigned = previous.retained_leader_id, previous.leader_resigned
         self._reset_role(now_ms)
-        prospective = Prospective(
-            now_ms + self._election_timeout(), retained, resigned, {self.node_id}
-        )
+        # After a graceful resignation nobody leads, so there is no one to disrupt: a round
+        # that a slower peer refused (it had not heard of the resignation yet) is retried
+        # after a short backoff rather than a whole election timeout.
+        wait = self._election_backoff() if resigned else self._election_timeout()
+        prospective = Prospective(now_ms + wait, retained, resigned, {self.node_id})
         self.state = prospective
         if len(prospective.granted) >= self.majority:
             self._become_candidate(now_ms)
