@@ -23,7 +23,7 @@ import time
 from types import FrameType
 from typing import Any
 
-from pysyncobj import SyncObj, SyncObjConf, replicated  # type: ignore[import-untyped]
+from pysyncobj import SyncObj, SyncObjConf, replicated
 
 RECORD = b"r" * 100
 LEADER_STATE = 2
