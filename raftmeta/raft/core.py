@@ -746,7 +746,9 @@ class RaftCore:
         else:
             self._log_ops.append(AppendBatches((batch,)))
 
-    def _maybe_advance_high_watermark(self, state: Leader, now_ms: int) -> None:
+    def _majority_durable_offset(self, state: Leader) -> int:
+        """The largest log end a majority of voters has made durable (our own counts only
+        once fsynced; a follower's fetch offset is durable by the Ready contract)."""
         offsets = sorted(
             (
                 min(self._durable_end, self.log.end_offset)
@@ -756,7 +758,10 @@ class RaftCore:
             ),
             reverse=True,
         )
-        candidate = offsets[self.majority - 1]
+        return offsets[self.majority - 1]
+
+    def _maybe_advance_high_watermark(self, state: Leader, now_ms: int) -> None:
+        candidate = self._majority_durable_offset(state)
         if candidate > state.epoch_start_offset and candidate > self.high_watermark:
             self.high_watermark = candidate
             self._hw_changed = True

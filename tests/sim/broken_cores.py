@@ -68,16 +68,7 @@ class OldEpochCommitCore(RaftCore):
     """Counts entries of earlier epochs toward the high watermark (Raft's Figure 8 bug)."""
 
     def _maybe_advance_high_watermark(self, state: Leader, now_ms: int) -> None:
-        offsets = sorted(
-            (
-                min(self._durable_end, self.log.end_offset)
-                if voter == self.node_id
-                else (state.progress[voter].end_offset or 0)
-                for voter in self.voters
-            ),
-            reverse=True,
-        )
-        candidate = offsets[self.majority - 1]
+        candidate = self._majority_durable_offset(state)
         if candidate > self.high_watermark:
             self.high_watermark = candidate
             self._hw_changed = True
