@@ -309,9 +309,11 @@ class RaftCore:
     def resign(self, now_ms: int, *, shutting_down: bool = True) -> None:
         """Step down gracefully, naming successors by how far they have replicated.
 
-        A node that resigns to shut down never campaigns again in this life: while it lingers
-        to see a successor elected, winning back its own epoch's successor would undo the
-        handover. Without ``shutting_down`` it campaigns after an election timeout as usual.
+        A node that resigns to shut down holds back from campaigning for twice the fetch timeout
+        (how long a runtime lingers for its successor): winning the next epoch itself would
+        undo the handover. If it is still running after that, something stalled, and taking
+        part again beats a quorum that cannot elect. Without ``shutting_down`` it campaigns
+        after an election timeout as usual.
         """
         state = self.state
         if not isinstance(state, Leader):
@@ -321,7 +323,9 @@ class RaftCore:
             key=lambda v: (-(state.progress[v].end_offset or -1), v),
         )
         self._leave_leadership(state, now_ms)
-        deadline = NO_DEADLINE if shutting_down else now_ms + self._election_timeout()
+        deadline = now_ms + self._election_timeout()
+        if shutting_down:
+            deadline += 2 * self.config.fetch_timeout_ms
         resigned = Resigned(deadline, tuple(ranked))
         self.state = resigned
         for voter in ranked:

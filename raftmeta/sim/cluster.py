@@ -646,7 +646,8 @@ class Simulation:
                 node.paused_until_us = 0
                 self._resume(node.node_id)
         # Flaps scheduled past this point find their link healed and stop.
-        self._queue = [e for e in self._queue if e[2] not in (_FLAP, _RESTART, _FAULT, _STOP)]
+        # A graceful stop under way still completes (its node then restarts).
+        self._queue = [e for e in self._queue if e[2] not in (_FLAP, _RESTART, _FAULT)]
         heapq.heapify(self._queue)
         self._healed_at_us = self.now_us
         if self.plan.leader_stays_dead and len(self.voter_ids) >= 3:

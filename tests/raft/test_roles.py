@@ -422,13 +422,17 @@ def test_a_leader_named_by_a_peer_is_not_taken_as_heard_from() -> None:
     assert isinstance(response, VoteResponse) and response.vote_granted
 
 
-def test_a_leader_resigning_to_shut_down_never_campaigns_again() -> None:
+def test_a_leader_resigning_to_shut_down_holds_back_while_it_lingers() -> None:
     cluster = with_elected_leader()
     leader = cluster.leader()
-    leader.resign(cluster.now_ms)
+    resigned_at = cluster.now_ms
+    leader.resign(resigned_at)
     cluster.down = {i for i in (1, 2, 3) if i != leader.node_id}
-    for now in range(cluster.now_ms, cluster.now_ms + 5000, 50):
+    linger = 2 * CONFIG.fetch_timeout_ms
+    for now in range(resigned_at, resigned_at + linger + CONFIG.election_timeout_ms, 10):
         leader.tick(now)
         drain(leader, now)
-    assert leader.role is Role.RESIGNED
-    assert not [m for m in drain(leader).sent if isinstance(m.message, VoteRequest)]
+    assert leader.role is Role.RESIGNED, "no campaign while a successor may be taking over"
+    campaigned_at = tick_until_role_changes(leader, limit_ms=resigned_at + 10_000)
+    assert campaigned_at >= resigned_at + linger + CONFIG.election_timeout_ms
+    assert leader.role is Role.PROSPECTIVE, "a node that failed to stop takes part again"
