@@ -24,6 +24,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from raftmeta.config import parse_properties
 from raftmeta.storage.errors import MetaPropertiesError
 from raftmeta.storage.fsutil import write_file_atomically
 
@@ -65,20 +66,6 @@ class MetaProperties:
             f"cluster.id={self.cluster_id}\n"
             f"directory.id={self.directory_id}\n"
         )
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """``key=value`` (or ``key: value``) lines; ``#`` and ``!`` start comments."""
-    values: dict[str, str] = {}
-    for raw_line in text.splitlines():
-        line = raw_line.strip()
-        if not line or line[0] in "#!":
-            continue
-        separator = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if separator < 0:
-            raise ValueError(f"line {raw_line!r} has no '='")
-        values[line[:separator].strip()] = line[separator + 1 :].strip()
-    return values
 
 
 def read_meta_properties(path: str | os.PathLike[str]) -> MetaProperties:
