@@ -145,7 +145,6 @@ class RaftCore:
 
         self._fetch_in_flight: tuple[int, int] | None = None
         """(destination, fetch offset or snapshot position) of the outstanding fetch."""
-        self._fetch_sent_ms = 0
         self._fetch_retry_ms = NO_DEADLINE
         self._download: _Download | None = None
 
@@ -932,7 +931,6 @@ class RaftCore:
                 after_persist=True,
             )
             self._fetch_in_flight = (target, self.log.end_offset)
-        self._fetch_sent_ms = now_ms
         self._fetch_retry_ms = now_ms + self.config.fetch_resend_ms
 
     def _retry_fetch_later(self, now_ms: int) -> None:

@@ -8,7 +8,7 @@ run always ends with a period in which the quorum must recover (the liveness che
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,6 @@ class FaultPlan:
     snapshot_every_batches: int = 40
     leader_stays_dead: bool = False
     """When the faults stop, kill the leader for good: the rest must carry on without it."""
-    wipes: bool = field(default=False)
 
     @property
     def has_wipe(self) -> bool:
