@@ -7,6 +7,7 @@ replays it. Runs are spread over processes; progress is printed as they finish.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
 import time
@@ -48,7 +49,10 @@ def soak(start: int, count: int, workers: int, *, progress: bool = True) -> list
     ranges = [range(s, min(s + chunk, start + count)) for s in range(start, start + count, chunk)]
     outcomes: list[SeedOutcome] = []
     began = time.monotonic()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # Spawned, not forked: a parent that has started gRPC's threads (a test run does) can
+    # leave a forked child spinning in gRPC's fork handlers.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         for batch in pool.map(run_range, ranges):
             outcomes.extend(batch)
             for failure in (o for o in batch if o.violation):
