@@ -26,6 +26,17 @@ class CommandLineError(Exception):
         self.status = status
 
 
+COMMAND_MODULES = (
+    "raftmeta.commands.topics",
+    "raftmeta.commands.brokers",
+    "raftmeta.commands.broker",
+    "raftmeta.commands.leader_election",
+    "raftmeta.commands.audit",
+)
+"""Commands that live in their own module: each has ``register(commands)``, which adds its
+parser and sets ``handler`` to a function of the parsed arguments returning the exit status."""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line, not the whole usage text."""
 
@@ -123,6 +134,17 @@ def build_parser() -> argparse.ArgumentParser:
     soak.add_argument("--count", type=int, default=1000, help="how many seeds")
     soak.add_argument("--seed", type=int, help="replay one seed")
     soak.add_argument("--trace", action="store_true", help="print the event trace")
+
+    import importlib
+
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+            continue
+        module.register(commands)
     return parser
 
 
@@ -239,6 +261,9 @@ def _dump(args: argparse.Namespace) -> int:
 def run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is not None:
+        return int(handler(args))
     if args.command == "demo":
         from raftmeta.demo import run_demo
 

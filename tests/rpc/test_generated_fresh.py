@@ -53,8 +53,7 @@ def test_committed_generated_code_is_fresh(tmp_path: Path) -> None:
 
 def test_generated_names_match_the_proto_files() -> None:
     assert generate.generated_names() == [
-        "raft_pb2.py",
-        "raft_pb2.pyi",
-        "raft_pb2_grpc.py",
-        "raft_pb2_grpc.pyi",
+        f"{name}{suffix}"
+        for name in ("admin", "broker", "raft")
+        for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py", "_pb2_grpc.pyi")
     ]
