@@ -215,8 +215,10 @@ class DescribeTopicsResponse(_message.Message):
     def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., topics: _Optional[_Iterable[_Union[TopicDescription, _Mapping]]] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
 
 class DescribeClusterRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("include_image_digest",)
+    INCLUDE_IMAGE_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    include_image_digest: bool
+    def __init__(self, include_image_digest: _Optional[bool] = ...) -> None: ...
 
 class BrokerDescription(_message.Message):
     __slots__ = ("broker_id", "rack", "has_rack", "fenced", "in_controlled_shutdown", "broker_epoch", "host", "port", "leader_count", "replica_count")
@@ -243,18 +245,20 @@ class BrokerDescription(_message.Message):
     def __init__(self, broker_id: _Optional[int] = ..., rack: _Optional[str] = ..., has_rack: _Optional[bool] = ..., fenced: _Optional[bool] = ..., in_controlled_shutdown: _Optional[bool] = ..., broker_epoch: _Optional[int] = ..., host: _Optional[str] = ..., port: _Optional[int] = ..., leader_count: _Optional[int] = ..., replica_count: _Optional[int] = ...) -> None: ...
 
 class DescribeClusterResponse(_message.Message):
-    __slots__ = ("header", "cluster_id", "controller_id", "brokers", "metadata_offset")
+    __slots__ = ("header", "cluster_id", "controller_id", "brokers", "metadata_offset", "image_digest")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
     BROKERS_FIELD_NUMBER: _ClassVar[int]
     METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_DIGEST_FIELD_NUMBER: _ClassVar[int]
     header: ResponseHeader
     cluster_id: str
     controller_id: int
     brokers: _containers.RepeatedCompositeFieldContainer[BrokerDescription]
     metadata_offset: int
-    def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., cluster_id: _Optional[str] = ..., controller_id: _Optional[int] = ..., brokers: _Optional[_Iterable[_Union[BrokerDescription, _Mapping]]] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
+    image_digest: str
+    def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., cluster_id: _Optional[str] = ..., controller_id: _Optional[int] = ..., brokers: _Optional[_Iterable[_Union[BrokerDescription, _Mapping]]] = ..., metadata_offset: _Optional[int] = ..., image_digest: _Optional[str] = ...) -> None: ...
 
 class ConfigResource(_message.Message):
     __slots__ = ("resource_type", "resource_name")
