@@ -327,6 +327,31 @@ class QuorumController:
             timeout_ms=None,
         )
 
+    async def sync(self, *, timeout_ms: int | None = None) -> None:
+        """Returns once every record this controller appended before the call has committed.
+
+        Reads that must show a client its own earlier writes (DescribeTopics, DescribeCluster)
+        call this, then read :attr:`committed_image`. NOT_CONTROLLER on a standby.
+        """
+        await self._submit("sync", lambda: None, timeout_ms=timeout_ms)
+
+    async def write_records(
+        self, records: Sequence[Record], *, timeout_ms: int | None = None
+    ) -> int:
+        """Appends ``records`` as they are, as one batch, through the queue like any request;
+        the last one's offset once it commits.
+
+        For tools that write records of their own (``raftmeta serve``'s load generator). The
+        records must replay on the image; one that does not fails the request and nothing is
+        written.
+        """
+
+        def handler() -> int:
+            self._stage(records)
+            return self._next_offset() - 1
+
+        return await self._submit("writeRecords", handler, timeout_ms=timeout_ms)
+
     async def _submit(
         self,
         name: str,
@@ -1046,9 +1071,9 @@ class QuorumController:
     def _unregister_broker(self, broker_id: int) -> None:
         registration = self._latest.broker(broker_id)
         if registration is None:
-            # Kafka answers BROKER_ID_NOT_REGISTERED (102), which raftmeta.errors lacks so far.
             raise KafkaError(
-                ErrorCode.INVALID_REQUEST, f"Broker ID {broker_id} is not currently registered"
+                ErrorCode.BROKER_ID_NOT_REGISTERED,
+                f"Broker ID {broker_id} is not currently registered",
             )
         self._stage(
             online_elections_for_broker_removal(

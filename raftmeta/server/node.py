@@ -14,7 +14,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -98,6 +98,7 @@ class RaftNode:
         self._waiters: dict[tuple[int, type[Request]], asyncio.Future[Response]] = {}
         self._calls: set[asyncio.Task[None]] = set()
         self._applied_offset = 0
+        self._services: list[Callable[[Any], None]] = []
         self.failure: BaseException | None = None
         """Why the driver stopped on its own, if it did; the node is unusable after it."""
 
@@ -107,6 +108,18 @@ class RaftNode:
         if self._core is not None:
             raise RuntimeError("attach the application before the node starts")
         self._app = application
+
+    def add_service(self, register: Callable[[Any], None]) -> None:
+        """Serve another gRPC service on this node's port: ``register(server)`` is called with
+        the ``grpc.aio`` server before it starts, so one port carries Raft, Admin and the rest."""
+        if self._server is not None:
+            raise RuntimeError("add services before the node binds its port")
+        self._services.append(register)
+
+    @property
+    def voter_addresses(self) -> Mapping[int, str]:
+        """Every voter's ``host:port`` as this node dials it (empty until it starts)."""
+        return self._voter_addresses
 
     @property
     def cluster_id(self) -> str:
@@ -137,6 +150,8 @@ class RaftNode:
         # No SO_REUSEPORT: a second node on the same port must fail to start, not share it.
         server = grpc.aio.server(options=(*GRPC_OPTIONS, ("grpc.so_reuseport", 0)))
         pb_grpc.add_RaftServicer_to_server(RaftService(self), server)
+        for register in self._services:
+            register(server)
         address = f"{settings.listen_host}:{settings.listen_port}"
         try:
             port = server.add_insecure_port(address)

@@ -282,7 +282,7 @@ async def test_unregister_moves_leaders_then_removes() -> None:
     assert image.broker(1) is None and leader_of(image, "t", 0) == 2
     with pytest.raises(KafkaError) as raised:
         await h.controller.unregister_broker(1)
-    assert raised.value.code is ErrorCode.INVALID_REQUEST
+    assert raised.value.code is ErrorCode.BROKER_ID_NOT_REGISTERED
     await h.stop()
 
 
