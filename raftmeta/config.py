@@ -645,6 +645,13 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "A broker whose last heartbeat is older than this is fenced and loses its leaderships.",
         AtLeast(1),
     ),
+    ConfigKey(
+        "broker.rack",
+        ConfigType.STRING,
+        None,
+        "The rack (or availability zone) of this broker; replica placement spreads each "
+        "partition's replicas across racks.",
+    ),
     # Leader balance and elections
     ConfigKey(
         "auto.leader.rebalance.enable",
@@ -783,6 +790,7 @@ class RaftmetaConfig:
     metadata_max_idle_interval_ms: int
     broker_heartbeat_interval_ms: int
     broker_session_timeout_ms: int
+    broker_rack: str | None
     auto_leader_rebalance_enable: bool
     leader_imbalance_per_broker_percentage: int
     leader_imbalance_check_interval_seconds: int
@@ -974,6 +982,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         metadata_max_idle_interval_ms=typed.integer("metadata.max.idle.interval.ms"),
         broker_heartbeat_interval_ms=typed.integer("broker.heartbeat.interval.ms"),
         broker_session_timeout_ms=typed.integer("broker.session.timeout.ms"),
+        broker_rack=typed.optional_text("broker.rack"),
         auto_leader_rebalance_enable=typed.boolean("auto.leader.rebalance.enable"),
         leader_imbalance_per_broker_percentage=typed.integer(
             "leader.imbalance.per.broker.percentage"
