@@ -1,0 +1,287 @@
+"""A client's way to the active controller: send a request, follow NOT_CONTROLLER, retry.
+
+Any node serves the Admin and BrokerLifecycle services, but only the active controller answers;
+the others reply NOT_CONTROLLER (41) naming the controller's endpoint when they know it. The
+AdminClient, the embedded broker and the command-line tools all need the same loop around that
+rule, so it lives here once:
+
+* send to the controller last learned of, or else to the next bootstrap server in turn;
+* on NOT_CONTROLLER, remember the named controller and send there at once;
+* when a server cannot be reached (gRPC UNAVAILABLE), or nobody knows the controller (an
+  election is under way), move to the next bootstrap server after a short, growing pause;
+* stop at the deadline with REQUEST_TIMED_OUT and a message naming every server tried.
+
+Any other answer is the caller's to interpret: an item error, a request-level error code in the
+response header, anything but NOT_CONTROLLER.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.rpc import admin_pb2, broker_pb2, raft_pb2
+from raftmeta.server.peers import CHANNEL_OPTIONS
+
+log = logging.getLogger(__name__)
+
+DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+
+RETRY_BACKOFF_INITIAL_S = 0.01
+RETRY_BACKOFF_MAX_S = 0.25
+"""The pause before the next attempt starts at 10 ms and doubles up to 250 ms: long enough not
+to spin while an election runs (a few hundred ms at the defaults), short enough that a client
+notices the new controller soon after it is elected."""
+
+_RETRIABLE_GRPC_CODES = frozenset({grpc.StatusCode.UNAVAILABLE})
+_AUTH_GRPC_CODES = frozenset({grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED})
+
+
+@dataclass(frozen=True, slots=True)
+class _Method:
+    path: str
+    """gRPC's full method name: ``/package.Service/Method``."""
+    response_type: Callable[[bytes], Any]
+
+
+def _methods(modules: Sequence[Any]) -> dict[str, _Method]:
+    """Every RPC of the given generated modules' services, keyed ``Service/Method``, with its
+    response parser.
+
+    Read from the generated descriptors so that a method added to the protos needs no change
+    here.
+    """
+    messages: dict[str, Any] = {}
+    for module in (*modules, raft_pb2):
+        for name, descriptor in module.DESCRIPTOR.message_types_by_name.items():
+            messages[descriptor.full_name] = getattr(module, name)
+    methods: dict[str, _Method] = {}
+    for module in modules:
+        for service in module.DESCRIPTOR.services_by_name.values():
+            for method in service.methods:
+                response_class = messages[method.output_type.full_name]
+                methods[f"{service.name}/{method.name}"] = _Method(
+                    f"/{service.full_name}/{method.name}", response_class.FromString
+                )
+    return methods
+
+
+_METHODS = _methods([admin_pb2, broker_pb2])
+
+
+def parse_bootstrap_servers(bootstrap_servers: str | Sequence[str]) -> tuple[str, ...]:
+    """``"h1:p1,h2:p2"`` or a list of ``host:port`` strings, checked, as a tuple.
+
+    An IPv6 host is written in brackets (``[::1]:9093``), as gRPC expects it.
+    """
+    if isinstance(bootstrap_servers, str):
+        entries = bootstrap_servers.split(",")
+    else:
+        entries = []
+        for entry in bootstrap_servers:
+            if not isinstance(entry, str):
+                raise ValueError(f"bootstrap servers must be host:port strings, got {entry!r}")
+            entries.extend(entry.split(","))
+    servers = [entry.strip() for entry in entries if entry.strip()]
+    if not servers:
+        raise ValueError("bootstrap servers: need at least one host:port")
+    for server in servers:
+        _check_endpoint(server)
+    return tuple(dict.fromkeys(servers))
+
+
+def _check_endpoint(server: str) -> None:
+    host, sep, port_text = server.rpartition(":")
+    if not sep or not host:
+        raise ValueError(f"bootstrap server {server!r} is not host:port")
+    if host.startswith("[") != host.endswith("]") or (":" in host and not host.startswith("[")):
+        raise ValueError(
+            f"bootstrap server {server!r}: write an IPv6 address in brackets, as [::1]:9093"
+        )
+    if any(c.isspace() for c in host):
+        raise ValueError(f"bootstrap server {server!r}: the host contains a space")
+    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise ValueError(f"bootstrap server {server!r}: the port must be a number from 1 to 65535")
+
+
+def _redirect(response: Any) -> tuple[bool, str]:
+    """Whether ``response`` says "not me", and the endpoint it names ("" if none).
+
+    Admin and BrokerLifecycle responses carry a ResponseHeader with NOT_CONTROLLER;
+    DescribeQuorum reuses the Raft service's message, which says NOT_LEADER_OR_FOLLOWER with
+    a leader endpoint. Both mean the same thing here.
+    """
+    fields = response.DESCRIPTOR.fields_by_name
+    if "header" in fields:
+        header = response.header
+        return header.error_code == ErrorCode.NOT_CONTROLLER, header.controller_endpoint
+    if "leader_endpoint" in fields and "error_code" in fields:
+        return response.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER, response.leader_endpoint
+    return False, ""
+
+
+class ControllerChannel:
+    """Sends Admin and BrokerLifecycle requests to whichever node is the active controller.
+
+    One gRPC channel per endpoint, opened on first use and kept until :meth:`close`. Use it
+    from one event loop (gRPC's asyncio channels belong to the loop that made them).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str],
+        *,
+        bearer_token: str | None = None,
+        request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS,
+    ) -> None:
+        self._bootstrap = parse_bootstrap_servers(bootstrap_servers)
+        if isinstance(request_timeout_ms, bool) or not isinstance(request_timeout_ms, int):
+            raise ValueError(f"request timeout must be an int of ms, got {request_timeout_ms!r}")
+        if request_timeout_ms <= 0:
+            raise ValueError(f"request timeout must be above 0 ms, got {request_timeout_ms}")
+        if bearer_token is not None and (not bearer_token or "\n" in bearer_token):
+            raise ValueError("bearer token must be a non-empty single line")
+        self._request_timeout_ms = request_timeout_ms
+        self._metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {bearer_token}"),) if bearer_token is not None else ()
+        )
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._controller: str | None = None
+        self._next_bootstrap = 0
+        self._closed = False
+
+    @property
+    def bootstrap_servers(self) -> tuple[str, ...]:
+        return self._bootstrap
+
+    @property
+    def request_timeout_ms(self) -> int:
+        return self._request_timeout_ms
+
+    @property
+    def controller_endpoint(self) -> str | None:
+        """The endpoint requests go to next; ``None`` until a node named the controller."""
+        return self._controller
+
+    async def call(self, method: str, request: Any, *, timeout_ms: int | None = None) -> Any:
+        """The active controller's answer to ``request``, for ``method`` ("Admin/CreateTopics").
+
+        Returns the first response that is not NOT_CONTROLLER, whatever else it reports.
+        Raises KafkaError: REQUEST_TIMED_OUT when no controller answered within ``timeout_ms``
+        (default: the channel's request timeout), CLUSTER_AUTHORIZATION_FAILED when gRPC
+        refused the caller's credentials, UNKNOWN_SERVER_ERROR for any other gRPC failure.
+        """
+        if self._closed:
+            raise RuntimeError("the controller channel is closed")
+        spec = _METHODS.get(method)
+        if spec is None:
+            raise ValueError(f"unknown method {method!r}; known: {', '.join(sorted(_METHODS))}")
+        budget_ms = self._request_timeout_ms if timeout_ms is None else timeout_ms
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0, budget_ms) / 1000
+        tried: dict[str, str] = {}
+        backoff_s = RETRY_BACKOFF_INITIAL_S
+        redirects_in_a_row = 0
+        while True:
+            remaining_s = deadline - loop.time()
+            if remaining_s <= 0:
+                raise self._timed_out(method, budget_ms, tried)
+            endpoint = self._controller or self._take_bootstrap()
+            try:
+                response = await self._invoke(endpoint, spec, request, remaining_s)
+            except grpc.aio.AioRpcError as error:
+                code = error.code()
+                if code in _RETRIABLE_GRPC_CODES:
+                    tried[endpoint] = "unreachable"
+                elif code is grpc.StatusCode.DEADLINE_EXCEEDED:
+                    tried[endpoint] = "no answer in time"
+                    raise self._timed_out(method, budget_ms, tried) from None
+                elif code in _AUTH_GRPC_CODES:
+                    raise KafkaError(
+                        ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                        f"{endpoint} refused the credentials: {error.details() or code.name}",
+                    ) from None
+                else:
+                    details = f": {error.details()}" if error.details() else ""
+                    raise KafkaError(
+                        ErrorCode.UNKNOWN_SERVER_ERROR,
+                        f"{method} at {endpoint} failed with gRPC {code.name}{details}",
+                    ) from None
+                self._forget_controller(endpoint)
+            else:
+                redirected, named = _redirect(response)
+                if not redirected:
+                    tried.pop(endpoint, None)
+                    self._controller = endpoint
+                    return response
+                if named and named != endpoint and redirects_in_a_row < len(self._bootstrap) + 2:
+                    # Go straight to the named controller; only a chain of stale redirects
+                    # (several nodes naming each other) falls through to the pause below.
+                    tried[endpoint] = f"not the controller, named {named}"
+                    self._controller = named
+                    redirects_in_a_row += 1
+                    continue
+                tried[endpoint] = "not the controller, and knows none"
+                self._forget_controller(endpoint)
+            redirects_in_a_row = 0
+            pause_s = min(backoff_s, deadline - loop.time())
+            if pause_s > 0:
+                await asyncio.sleep(pause_s)
+            backoff_s = min(backoff_s * 2, RETRY_BACKOFF_MAX_S)
+
+    async def close(self) -> None:
+        """Close every channel; calls after this raise RuntimeError."""
+        self._closed = True
+        channels, self._channels = list(self._channels.values()), {}
+        for channel in channels:
+            await channel.close()
+
+    async def __aenter__(self) -> ControllerChannel:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    def _take_bootstrap(self) -> str:
+        endpoint = self._bootstrap[self._next_bootstrap % len(self._bootstrap)]
+        self._next_bootstrap += 1
+        return endpoint
+
+    def _forget_controller(self, endpoint: str) -> None:
+        if self._controller == endpoint:
+            self._controller = None
+
+    async def _invoke(self, endpoint: str, spec: _Method, request: Any, timeout_s: float) -> Any:
+        channel = self._channels.get(endpoint)
+        if channel is None:
+            channel = grpc.aio.insecure_channel(endpoint, options=CHANNEL_OPTIONS)
+            self._channels[endpoint] = channel
+        stub = channel.unary_unary(
+            spec.path,
+            request_serializer=_serialize,
+            response_deserializer=spec.response_type,
+        )
+        return await stub(request, timeout=timeout_s, metadata=self._metadata or None)
+
+    def _timed_out(self, method: str, budget_ms: int, tried: dict[str, str]) -> KafkaError:
+        if tried:
+            what = "; ".join(f"{endpoint}: {why}" for endpoint, why in tried.items())
+        else:
+            what = "none answered"
+        return KafkaError(
+            ErrorCode.REQUEST_TIMED_OUT,
+            f"{method}: no controller answered within {math.ceil(budget_ms)} ms "
+            f"(bootstrap servers {','.join(self._bootstrap)}; {what})",
+        )
+
+
+def _serialize(message: Any) -> bytes:
+    data: bytes = message.SerializeToString()
+    return data
