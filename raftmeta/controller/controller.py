@@ -38,10 +38,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 from elections import (
@@ -193,6 +194,8 @@ class _Event:
     wait_for_commit: bool = True
     on_expired: Callable[[], None] | None = None
     """Runs instead of the handler when the deadline passed while the event was queued."""
+    queued_at: float = field(default_factory=time.monotonic)
+    """Wall-clock monotonic seconds, for the queue-time metric (not the injected clock)."""
 
 
 @dataclass(slots=True)
@@ -248,6 +251,12 @@ class QuorumController:
         # Set while a handler runs: records staged so far and the offset of the first.
         self._staged: list[Record] | None = None
         self._stage_base = 0
+        # Metrics (raftmeta.server.metrics reads these; nothing here depends on them).
+        self.election_counts: Counter[tuple[str, str]] = Counter()
+        """Elections written, by (election type, outcome code name): requested ones per
+        partition result, periodic ones per record."""
+        self.queue_time_observer: Callable[[float], None] | None = None
+        """Called with each event's seconds in the queue before it ran."""
 
     # --- reading ------------------------------------------------------------------------
 
@@ -270,6 +279,10 @@ class QuorumController:
 
     def broker_session(self, broker_id: int) -> BrokerSession | None:
         return self._sessions.get(broker_id)
+
+    def parked_replies(self) -> Counter[str]:
+        """Replies waiting in the purgatory for their records to commit, by operation."""
+        return Counter(waiter.name for waiter in self._purgatory if not waiter.future.done())
 
     # --- running ------------------------------------------------------------------------
 
@@ -304,6 +317,8 @@ class QuorumController:
     async def _consume(self) -> None:
         while True:
             event = await self._queue.get()
+            if self.queue_time_observer is not None:
+                self.queue_time_observer(time.monotonic() - event.queued_at)
             try:
                 self._run(event)
             except Exception as error:
@@ -672,12 +687,14 @@ class QuorumController:
             eligible=caught_up,
         )
         self._stage(run.records)
+        self.election_counts[(ElectionType.PREFERRED.name, ErrorCode.NONE.name)] += len(run.records)
         return run.capped
 
     def _unclean_elections(self) -> bool:
         """Leaders for leaderless partitions of topics allowing it; True if capped."""
         run = unclean_elections_for_leaderless(self._latest, unclean_default=self._unclean_default)
         self._stage(run.records)
+        self.election_counts[(ElectionType.UNCLEAN.name, ErrorCode.NONE.name)] += len(run.records)
         return run.capped
 
     def _maybe_write_noop(self) -> None:
@@ -862,6 +879,11 @@ class QuorumController:
     ) -> tuple[TopicResults, ...]:
         outcome = elect_leaders(self._latest, election_type, partitions)
         self._stage(outcome.records)
+        type_name = ElectionType.from_request(election_type).name
+        counts = self.election_counts
+        for topic_results in outcome.results:
+            for _partition, result in topic_results.partitions:
+                counts[(type_name, result.error.name)] += 1
         return outcome.results
 
     # --- configs ------------------------------------------------------------------------
