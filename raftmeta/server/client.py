@@ -51,6 +51,7 @@ class _Waiting:
     last_offset: int
     epoch: int
     future: asyncio.Future[int]
+    appended_at: float = field(default_factory=time.monotonic)
 
 
 @dataclass(slots=True)
@@ -106,6 +107,8 @@ class RaftClient:
         taking when something committed past it."""
         self._accumulator: _Accumulator | None = None
         self._in_flight: deque[_Waiting] = deque()
+        self.commit_latency_observer: Callable[[float], None] | None = None
+        """Called with the seconds from ``append`` to commit of each committed append."""
         node.attach(self)
 
     # ------------------------------------------------------------------------ appending
@@ -201,6 +204,8 @@ class RaftClient:
                     continue
                 if waiting.epoch == batch.epoch:
                     waiting.future.set_result(waiting.last_offset)
+                    if self.commit_latency_observer is not None:
+                        self.commit_latency_observer(time.monotonic() - waiting.appended_at)
                 else:
                     waiting.future.set_exception(NotLeaderError(None, batch.epoch))
         self.committed_offset = batches[-1].next_offset
