@@ -1,0 +1,490 @@
+"""``Broker``: an embedded broker that follows the metadata log and keeps its session alive.
+
+A broker is two loops that share one image:
+
+* an observer ``RaftNode`` fetches the committed log from the quorum's leader under the
+  broker's own id (never a voter's: the leader would count its fetches as a voter's progress)
+  and replays it into a local ``MetadataImage`` through ``MetadataReplica``;
+* a lifecycle task talks to the active controller over ``BrokerLifecycle``: it registers (the
+  broker epoch is the offset of its registration record), then heartbeats every
+  ``broker.heartbeat.interval.ms`` with the offset it has replayed. It asks to be unfenced
+  once its image holds its own registration, registers again when the controller calls its
+  epoch stale, and on a controlled shutdown asks to shut down until the controller, having
+  moved its leaderships away, agrees.
+
+The states are Kafka's (``BrokerLifecycleManager``): STARTING until registered, RECOVERY while
+fenced, RUNNING once unfenced, PENDING_CONTROLLED_SHUTDOWN, SHUTTING_DOWN.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from raftmeta.broker.replica import (
+    LeadershipChange,
+    LeadershipListener,
+    MetadataReplica,
+    PartitionListener,
+)
+from raftmeta.broker.settings import BrokerSettings
+from raftmeta.broker.status import StatusFile
+from raftmeta.controller.types import (
+    AlterPartitionResult,
+    ItemError,
+    PartitionIsrChange,
+)
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.image import MetadataImage
+from raftmeta.records import TopicId, encode_each, uuid_to_str
+from raftmeta.rpc import broker_pb2
+from raftmeta.server.client import RaftClient
+from raftmeta.server.node import RaftNode
+from raftmeta.server.settings import NodeSettings
+
+log = logging.getLogger("raftmeta.broker")
+
+RETRY_BACKOFF_S = 0.1
+"""Pause before registering again after a failed attempt."""
+MAX_PARTITIONS_LOGGED = 8
+
+
+class BrokerState(enum.Enum):
+    NOT_RUNNING = "not running"
+    STARTING = "starting"
+    """Not registered yet."""
+    RECOVERY = "recovery"
+    """Registered and fenced: catching up with the log, or fenced by the controller."""
+    RUNNING = "running"
+    """Unfenced: may lead partitions and be in ISRs."""
+    PENDING_CONTROLLED_SHUTDOWN = "pending controlled shutdown"
+    SHUTTING_DOWN = "shutting down"
+    """The controller agreed to the shutdown; no more heartbeats."""
+
+
+class BrokerFailure(Exception):
+    """The broker cannot go on (another cluster, a failed replay); the message is one line."""
+
+
+class ControllerCaller(Protocol):
+    """What the broker needs of ``ControllerChannel``; tests may hand in their own."""
+
+    async def call(self, method: str, request: Any, *, timeout_ms: int | None = None) -> Any: ...
+
+    async def close(self) -> None: ...
+
+
+StateListener = Callable[["BrokerState", "BrokerState"], None]
+
+
+class Broker:
+    """One embedded broker. Use from one event loop: ``await start()`` ... ``await stop()``."""
+
+    def __init__(self, settings: BrokerSettings, *, channel: ControllerCaller | None = None):
+        self.settings = settings
+        self.broker_id = settings.broker_id
+        self.incarnation_id = uuid.uuid4().bytes
+        """New per ``Broker`` object, as Kafka's is per process start."""
+        self._channel = channel
+        self._replica = MetadataReplica(settings.broker_id, self._on_replica_update)
+        self._node: RaftNode | None = None
+        self._client: RaftClient | None = None
+        self._status: StatusFile | None = None
+        self._lifecycle: asyncio.Task[None] | None = None
+        self._state = BrokerState.NOT_RUNNING
+        self._broker_epoch: int | None = None
+        self._want_shut_down = False
+        self._wake = asyncio.Event()
+        self._changed = asyncio.Event()
+        self._state_listeners: list[StateListener] = []
+        self._digest: tuple[int, str] | None = None
+        self._failure: BaseException | None = None
+        self._replica.on_leadership_change(self._log_leadership)
+
+    # --- reading -------------------------------------------------------------------------
+
+    @property
+    def image(self) -> MetadataImage:
+        """The committed image as replayed so far; replaced (not mutated) on a snapshot load."""
+        return self._replica.image
+
+    @property
+    def metadata_offset(self) -> int:
+        """The offset of the last committed record replayed (-1: none yet)."""
+        return self._replica.metadata_offset
+
+    @property
+    def state(self) -> BrokerState:
+        return self._state
+
+    @property
+    def broker_epoch(self) -> int | None:
+        return self._broker_epoch
+
+    @property
+    def cluster_id(self) -> str:
+        if self._node is None:
+            raise RuntimeError("the broker has not started")
+        return self._node.cluster_id
+
+    @property
+    def failure(self) -> BaseException | None:
+        """Why the broker stopped working on its own, if it did."""
+        if self._failure is None and self._node is not None:
+            return self._node.failure
+        return self._failure
+
+    def image_digest(self) -> str:
+        """The image's digest (cached until a batch changes the content)."""
+        version = self._replica.content_version
+        if self._digest is None or self._digest[0] != version:
+            self._digest = (version, self._replica.image.digest())
+        return self._digest[1]
+
+    # --- subscriptions -------------------------------------------------------------------
+
+    def on_partition_change(self, callback: PartitionListener) -> Callable[[], None]:
+        """``callback(offset, changes)`` after each committed batch (or snapshot load) that
+        changed partitions; returns a function that unsubscribes."""
+        return self._replica.on_partition_change(callback)
+
+    def on_leadership_change(self, callback: LeadershipListener) -> Callable[[], None]:
+        """``callback(change)`` when this broker gains or loses the leadership of partitions."""
+        return self._replica.on_leadership_change(callback)
+
+    def on_state_change(self, callback: StateListener) -> Callable[[], None]:
+        """``callback(old, new)`` on every lifecycle state change."""
+        self._state_listeners.append(callback)
+        return lambda: self._state_listeners.remove(callback)
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout_s: float) -> None:
+        """Wait until ``predicate()`` holds; checked after every commit and state change.
+        Raises ``TimeoutError`` at the deadline and ``BrokerFailure`` if the broker fails."""
+
+        async def until() -> None:
+            while True:
+                event = self._changed
+                if predicate():
+                    return
+                failure = self.failure
+                if failure is not None:
+                    raise BrokerFailure(str(failure))
+                await event.wait()
+
+        await asyncio.wait_for(until(), timeout_s)
+
+    # --- life cycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the directory, start following the log, and start registering.
+
+        Raises the storage layer's error for an unformatted or foreign directory."""
+        if self._node is not None:
+            raise RuntimeError("the broker is already running")
+        settings = self.settings
+        node = RaftNode(
+            NodeSettings(
+                node_id=settings.broker_id,
+                voters=settings.voters,
+                data_dir=settings.data_dir,
+                cluster_id=settings.cluster_id,
+                raft=settings.raft,
+                max_bytes_between_snapshots=settings.max_bytes_between_snapshots,
+                max_snapshot_interval_ms=settings.max_snapshot_interval_ms,
+            )
+        )
+        replica = self._replica
+        self._client = RaftClient(
+            node, replica, snapshot_source=lambda: encode_each(replica.image.to_records())
+        )
+        await node.bind()
+        self._node = node
+        if settings.status_file is not None:
+            self._status = StatusFile(
+                settings.status_file,
+                lambda: self._replica.image.offset,
+                self.image_digest,
+                interval_ms=settings.status_interval_ms,
+            )
+        await node.start()
+        if self._channel is None:
+            from raftmeta.controller_channel import ControllerChannel
+
+            self._channel = ControllerChannel(
+                settings.controller_servers, request_timeout_ms=settings.session_timeout_ms
+            )
+        self._set_state(BrokerState.STARTING)
+        self._lifecycle = asyncio.create_task(
+            self._run_lifecycle(), name=f"broker-{settings.broker_id}-lifecycle"
+        )
+
+    async def controlled_shutdown(self, timeout_s: float = 30.0) -> bool:
+        """Ask the controller to move this broker's leaderships away and let it go; returns
+        whether it agreed within ``timeout_s``. Heartbeats stop once it has."""
+        if self._lifecycle is None or self._lifecycle.done():
+            return False
+        if self._state is BrokerState.SHUTTING_DOWN:
+            return True
+        self._want_shut_down = True
+        if self._broker_epoch is not None:
+            self._set_state(BrokerState.PENDING_CONTROLLED_SHUTDOWN)
+        self._wake.set()
+        try:
+            await self.wait_for(
+                lambda: (
+                    self._state is BrokerState.SHUTTING_DOWN
+                    or self._lifecycle is None
+                    or self._lifecycle.done()
+                ),
+                timeout_s,
+            )
+        except (TimeoutError, BrokerFailure):
+            return False
+        return self._shutdown_agreed()
+
+    def _shutdown_agreed(self) -> bool:
+        return self._state is BrokerState.SHUTTING_DOWN
+
+    async def stop(self) -> None:
+        """Stop heartbeating and following the log (no controlled shutdown: call it first)."""
+        lifecycle, self._lifecycle = self._lifecycle, None
+        if lifecycle is not None:
+            lifecycle.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await lifecycle
+        if self._status is not None:
+            self._status.close()
+            self._status = None
+        node, self._node = self._node, None
+        if node is not None:
+            await node.stop(graceful=False)
+        channel, self._channel = self._channel, None
+        if channel is not None:
+            await channel.close()
+        self._set_state(BrokerState.NOT_RUNNING)
+
+    # --- AlterPartition ------------------------------------------------------------------
+
+    async def alter_partition(
+        self,
+        topic_id: TopicId,
+        changes: Sequence[PartitionIsrChange],
+        *,
+        timeout_ms: int | None = None,
+    ) -> list[AlterPartitionResult]:
+        """Propose new ISRs for partitions this broker leads; one result per partition.
+
+        Raises ``KafkaError`` for a request-level failure (STALE_BROKER_EPOCH when not
+        registered, REQUEST_TIMED_OUT, ...)."""
+        epoch = self._broker_epoch
+        if epoch is None or self._channel is None:
+            raise KafkaError(ErrorCode.STALE_BROKER_EPOCH, "the broker is not registered")
+        request = broker_pb2.AlterPartitionRequest(
+            broker_id=self.broker_id,
+            broker_epoch=epoch,
+            topic_id=topic_id,
+            partitions=[
+                broker_pb2.PartitionIsrChange(
+                    partition_index=change.partition_id,
+                    leader_epoch=change.leader_epoch,
+                    new_isr=[
+                        broker_pb2.IsrMember(broker_id=m.broker_id, broker_epoch=m.broker_epoch)
+                        for m in change.new_isr
+                    ],
+                    leader_recovery_state=change.leader_recovery_state,
+                    partition_epoch=change.partition_epoch,
+                )
+                for change in changes
+            ],
+            timeout_ms=timeout_ms or 0,
+        )
+        response = await self._channel.call(
+            "BrokerLifecycle/AlterPartition", request, timeout_ms=timeout_ms
+        )
+        _raise_for_header(response.header)
+        return [
+            AlterPartitionResult(
+                partition_id=result.partition_index,
+                error=ItemError(ErrorCode(result.error_code), result.error_message or None),
+                leader=result.leader_id,
+                leader_epoch=result.leader_epoch,
+                isr=tuple(result.isr),
+                partition_epoch=result.partition_epoch,
+                leader_recovery_state=result.leader_recovery_state,
+            )
+            for result in response.partitions
+        ]
+
+    # --- the lifecycle task --------------------------------------------------------------
+
+    async def _run_lifecycle(self) -> None:
+        interval_s = self.settings.heartbeat_interval_ms / 1000
+        try:
+            while True:
+                if self._broker_epoch is None:
+                    await self._register()
+                if await self._heartbeat():
+                    return
+                await self._pause(interval_s)
+        except BrokerFailure as failure:
+            log.error("broker %d: %s", self.broker_id, failure)
+            self._failure = failure
+            self._notify()
+
+    async def _pause(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+        self._wake.clear()
+
+    async def _register(self) -> None:
+        settings = self.settings
+        assert self._channel is not None and self._node is not None
+        port = settings.listener_port if settings.listener_port is not None else self._node.port
+        request = broker_pb2.RegisterBrokerRequest(
+            broker_id=self.broker_id,
+            cluster_id=self.cluster_id,
+            incarnation_id=self.incarnation_id,
+            listeners=[
+                broker_pb2.Listener(
+                    name=settings.listener_name, host=settings.listener_host, port=port or 0
+                )
+            ],
+            timeout_ms=settings.session_timeout_ms,
+        )
+        if settings.rack is not None:
+            request.rack = settings.rack
+        while True:
+            try:
+                response = await self._channel.call("BrokerLifecycle/RegisterBroker", request)
+                _raise_for_header(response.header)
+            except KafkaError as error:
+                if error.code is ErrorCode.INCONSISTENT_CLUSTER_ID:
+                    raise BrokerFailure(f"cannot register: {error.message}") from None
+                log.warning("broker %d: registration failed: %s", self.broker_id, error.message)
+                await asyncio.sleep(RETRY_BACKOFF_S)
+                continue
+            self._broker_epoch = int(response.broker_epoch)
+            log.info(
+                "broker %d registered with broker epoch %d (incarnation %s)",
+                self.broker_id,
+                self._broker_epoch,
+                uuid_to_str(self.incarnation_id),
+            )
+            self._set_state(
+                BrokerState.PENDING_CONTROLLED_SHUTDOWN
+                if self._want_shut_down
+                else BrokerState.RECOVERY
+            )
+            return
+
+    async def _heartbeat(self) -> bool:
+        """One heartbeat; returns True once the controller let the broker shut down."""
+        epoch = self._broker_epoch
+        assert self._channel is not None and epoch is not None
+        ready = self.metadata_offset >= epoch
+        request = broker_pb2.BrokerHeartbeatRequest(
+            broker_id=self.broker_id,
+            broker_epoch=epoch,
+            current_metadata_offset=self.metadata_offset,
+            want_fence=not ready,
+            want_shut_down=self._want_shut_down,
+        )
+        try:
+            response = await self._channel.call(
+                "BrokerLifecycle/BrokerHeartbeat",
+                request,
+                timeout_ms=self.settings.session_timeout_ms,
+            )
+            _raise_for_header(response.header)
+        except KafkaError as error:
+            if error.code is ErrorCode.STALE_BROKER_EPOCH:
+                log.warning(
+                    "broker %d: broker epoch %d is stale; registering again", self.broker_id, epoch
+                )
+                self._broker_epoch = None
+                self._set_state(BrokerState.STARTING)
+            else:
+                log.warning("broker %d: heartbeat failed: %s", self.broker_id, error.message)
+            return False
+        if response.should_shut_down:
+            self._set_state(BrokerState.SHUTTING_DOWN)
+            return True
+        if self._want_shut_down:
+            self._set_state(BrokerState.PENDING_CONTROLLED_SHUTDOWN)
+        elif response.is_fenced:
+            self._set_state(BrokerState.RECOVERY)
+        else:
+            self._set_state(BrokerState.RUNNING)
+        return False
+
+    # --- notifications -------------------------------------------------------------------
+
+    def _set_state(self, state: BrokerState) -> None:
+        old = self._state
+        if state is old:
+            return
+        self._state = state
+        if old is BrokerState.RECOVERY and state is BrokerState.RUNNING:
+            log.info(
+                "broker %d unfenced at metadata offset %d", self.broker_id, self.metadata_offset
+            )
+        elif old is BrokerState.RUNNING and state is BrokerState.RECOVERY:
+            log.warning("broker %d was fenced by the controller", self.broker_id)
+        elif state is BrokerState.PENDING_CONTROLLED_SHUTDOWN:
+            log.info("broker %d asked for a controlled shutdown", self.broker_id)
+        elif state is BrokerState.SHUTTING_DOWN:
+            log.info("broker %d: the controller agreed to the shutdown", self.broker_id)
+        for listener in list(self._state_listeners):
+            try:
+                listener(old, state)
+            except Exception:
+                log.exception("a broker state subscriber failed")
+        self._notify()
+
+    def _on_replica_update(self) -> None:
+        epoch = self._broker_epoch
+        if (
+            self._state is BrokerState.RECOVERY
+            and epoch is not None
+            and self.metadata_offset >= epoch
+        ):
+            # Caught up with its own registration: ask to be unfenced now, not a beat later.
+            self._wake.set()
+        if self._status is not None:
+            self._status.changed()
+        self._notify()
+
+    def _notify(self) -> None:
+        event, self._changed = self._changed, asyncio.Event()
+        event.set()
+
+    def _log_leadership(self, change: LeadershipChange) -> None:
+        for verb, items in (("now leads", change.gained), ("no longer leads", change.lost)):
+            if not items:
+                continue
+            names = [f"{c.topic_name or uuid_to_str(c.topic_id)}-{c.partition_id}" for c in items]
+            shown = ", ".join(names[:MAX_PARTITIONS_LOGGED])
+            if len(names) > MAX_PARTITIONS_LOGGED:
+                shown += f" and {len(names) - MAX_PARTITIONS_LOGGED} more"
+            log.info(
+                "broker %d %s %d partitions at offset %d: %s",
+                self.broker_id,
+                verb,
+                len(names),
+                change.offset,
+                shown,
+            )
+
+
+def _raise_for_header(header: Any) -> None:
+    if header.error_code != 0:
+        try:
+            code = ErrorCode(header.error_code)
+        except ValueError:
+            code = ErrorCode.UNKNOWN_SERVER_ERROR
+        raise KafkaError(code, header.error_message or code.name)

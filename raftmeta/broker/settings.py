@@ -1,0 +1,102 @@
+"""What an embedded broker needs to run, buildable from a ``.properties`` configuration.
+
+Like ``NodeSettings`` for a controller, these are plain values so that tests and embedders can
+start brokers against a quorum on ports chosen by the OS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from raftmeta.config import ConfigError, RaftmetaConfig
+from raftmeta.raft.config import RaftConfig
+from raftmeta.server.settings import DEFAULT_SNAPSHOT_BYTES, DEFAULT_SNAPSHOT_INTERVAL_MS
+
+DEFAULT_HEARTBEAT_INTERVAL_MS = 2000
+DEFAULT_SESSION_TIMEOUT_MS = 9000
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerSettings:
+    broker_id: int
+    """The broker's id, also its replica id when it fetches the log: never a voter's id."""
+    voters: Mapping[int, str]
+    """Every controller's ``host:port``: the observer fetches the log from their leader."""
+    data_dir: Path
+    """The broker's own formatted metadata directory (the observer's log and snapshots)."""
+    bootstrap_servers: str = ""
+    """Where BrokerLifecycle calls go first (the channel follows NOT_CONTROLLER); empty means
+    the voters' addresses."""
+    cluster_id: str | None = None
+    """If set, the directory must belong to this cluster."""
+    rack: str | None = None
+    heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS
+    session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS
+    listener_name: str = "PLAINTEXT"
+    listener_host: str = "127.0.0.1"
+    listener_port: int | None = None
+    """The endpoint registered for clients; None registers the observer's own port."""
+    raft: RaftConfig = field(default_factory=RaftConfig)
+    max_bytes_between_snapshots: int = DEFAULT_SNAPSHOT_BYTES
+    max_snapshot_interval_ms: int = DEFAULT_SNAPSHOT_INTERVAL_MS
+    status_file: Path | None = None
+    """If set, ``<metadata offset> <image digest>`` is kept in this file (see ``status``)."""
+    status_interval_ms: int = 100
+
+    def __post_init__(self) -> None:
+        if self.broker_id in self.voters:
+            raise ConfigError(
+                f"Invalid value '{self.broker_id}' for configuration node.id: a broker fetches "
+                "the log as an observer and must not use a controller's id "
+                f"({', '.join(str(v) for v in sorted(self.voters))})"
+            )
+        if not self.voters:
+            raise ConfigError("Invalid configuration controller.quorum.voters: no controllers")
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ConfigError(
+                f"Invalid value '{self.heartbeat_interval_ms}' for configuration "
+                "broker.heartbeat.interval.ms: must be less than broker.session.timeout.ms "
+                f"({self.session_timeout_ms})"
+            )
+
+    @property
+    def controller_servers(self) -> str:
+        return self.bootstrap_servers or ",".join(
+            address for _, address in sorted(self.voters.items())
+        )
+
+    @classmethod
+    def from_config(
+        cls, config: RaftmetaConfig, *, bootstrap_servers: str = "", status_file: Path | None = None
+    ) -> BrokerSettings:
+        fetch_timeout = config.controller_quorum_fetch_timeout_ms
+        raft = RaftConfig(
+            election_timeout_ms=config.controller_quorum_election_timeout_ms,
+            fetch_timeout_ms=fetch_timeout,
+            election_backoff_max_ms=config.controller_quorum_election_backoff_max_ms,
+            request_timeout_ms=config.controller_quorum_request_timeout_ms,
+            retry_backoff_ms=config.controller_quorum_retry_backoff_ms,
+            fetch_max_wait_ms=min(RaftConfig().fetch_max_wait_ms, fetch_timeout // 2),
+        )
+        listener = next((item for item in config.listeners if item.name != "CONTROLLER"), None)
+        return cls(
+            broker_id=config.node_id,
+            voters={
+                node: str(address) for node, address in config.controller_quorum_voters.items()
+            },
+            data_dir=Path(config.metadata_log_dir),
+            bootstrap_servers=bootstrap_servers,
+            cluster_id=config.cluster_id,
+            rack=config.broker_rack,
+            heartbeat_interval_ms=config.broker_heartbeat_interval_ms,
+            session_timeout_ms=config.broker_session_timeout_ms,
+            listener_name=listener.name if listener is not None else "PLAINTEXT",
+            listener_host=(listener.host or "127.0.0.1") if listener is not None else "127.0.0.1",
+            listener_port=listener.port if listener is not None else None,
+            raft=raft,
+            max_bytes_between_snapshots=config.metadata_log_max_record_bytes_between_snapshots,
+            max_snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
+            status_file=status_file,
+        )
