@@ -1,0 +1,149 @@
+"""``raftmeta leader-election``: ``kafka-leader-election.sh`` against a raftmeta quorum.
+
+The options, messages, output lines and exit statuses are Kafka's (see
+:mod:`raftmeta.leader_election`, which holds the rules); this module only parses the command
+line, asks the AdminClient and prints. Kafka's tool exits 1 for a usage mistake too, and so
+does this command for every check Kafka's tool makes; a command line argparse cannot read at all
+(an unknown option, an option without its value) exits 2 like the rest of ``raftmeta``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from elections import TopicPartition
+from raftmeta import leader_election as le
+
+DESCRIPTION = """\
+Move partition leadership to the preferred replica, or, in an emergency, elect an out-of-sync
+replica of a partition that has no leader.
+
+A partition's preferred replica is the first broker in its replica list. Replica placement
+spreads first replicas evenly over the brokers, so when every partition is led by its preferred
+replica the leadership load is balanced. After a broker restarts, the partitions it used to
+lead are led by other replicas until a preferred election moves them back.
+
+PREFERRED elects the preferred replica if it is alive and in the ISR. UNCLEAN elects any live
+replica, in sync or not, for a partition that has no leader; it may lose committed data.
+
+This tool is rarely needed for PREFERRED elections: with auto.leader.rebalance.enable=true (the
+default) the controller moves leadership back on its own every
+leader.imbalance.check.interval.seconds (KIP-183)."""
+
+EPILOG = """\
+exit status: 0 when every partition was elected or already had a valid leader, 1 otherwise
+(including a bad option, a timeout or a refused authorization).
+
+--path-to-json-file format: {"partitions": [{"topic": "foo", "partition": 1}, ...]}
+--admin.config keys: bearer.token, request.timeout.ms (default 15000),
+default.api.timeout.ms (default 30000)"""
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "leader-election",
+        help="elect preferred (or, unclean, out-of-sync) leaders, as kafka-leader-election.sh",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="REQUIRED: one or more nodes of the quorum; the active controller answers",
+    )
+    parser.add_argument(
+        "--election-type",
+        metavar="PREFERRED|UNCLEAN",
+        help="REQUIRED: the kind of election, in any case",
+    )
+    parser.add_argument(
+        "--topic",
+        help="the topic of the partition to elect; needs --partition "
+        "(exclusive with --all-topic-partitions and --path-to-json-file)",
+    )
+    parser.add_argument("--partition", metavar="N", help="the partition of --topic to elect")
+    parser.add_argument(
+        "--all-topic-partitions",
+        action="store_true",
+        help="every partition of every topic; only those where an election ran or failed are "
+        "listed",
+    )
+    parser.add_argument(
+        "--path-to-json-file",
+        metavar="FILE",
+        help="a JSON file naming the partitions (format below); duplicates are refused",
+    )
+    parser.add_argument(
+        "--admin.config",
+        dest="admin_config",
+        metavar="FILE",
+        help="a properties file of client settings (keys below)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from raftmeta.cli import CommandLineError
+
+    try:
+        request = le.validate(
+            bootstrap_server=args.bootstrap_server,
+            election_type=args.election_type,
+            topic=args.topic,
+            partition=args.partition,
+            all_topic_partitions=args.all_topic_partitions,
+            path_to_json_file=args.path_to_json_file,
+            admin_config=args.admin_config,
+        )
+    except le.ElectionCommandError as error:
+        raise CommandLineError(str(error)) from error
+    try:
+        results = elect(request)
+    except le.ElectionCommandError as error:
+        raise CommandLineError(str(error)) from error
+    except Exception as error:  # every failure of the request as a whole: one line, exit 1
+        print(le.request_failure_line(error))
+        return 1
+    report = le.report(request.election_type, results)
+    for line in report.lines:
+        print(line)
+    if report.failed:
+        print(le.failure_summary(report.failed), file=sys.stderr)
+    sys.stdout.flush()
+    return report.exit_status
+
+
+def elect(request: le.ElectionRequest) -> Mapping[TopicPartition, BaseException | None]:
+    """Sends the election through the AdminClient and waits for every partition's answer.
+
+    The request carries ``request.timeout.ms`` to the controller; the tool waits at most
+    ``default.api.timeout.ms`` for the answer, as Kafka's admin client does.
+    """
+    from raftmeta.admin import AdminClient
+
+    if request.partitions == ():
+        return {}  # Kafka's controller answers an empty list at once, with nothing
+    admin = request.admin
+    config: dict[str, object] = {
+        "bootstrap.servers": request.bootstrap_server,
+        "request.timeout.ms": max(1, admin.request_timeout_ms),
+    }
+    if admin.bearer_token is not None:
+        config["bearer.token"] = admin.bearer_token
+    try:
+        client = AdminClient(config)
+    except ValueError as error:
+        raise le.ElectionCommandError(str(error)) from None
+    try:
+        result = client.elect_leaders(
+            request.election_type,
+            None if request.partitions is None else list(request.partitions),
+        )
+        answer = result.partitions().result(timeout=admin.default_api_timeout_ms / 1000)
+        return dict(answer)
+    finally:
+        client.close()
