@@ -1,0 +1,61 @@
+"""The admin API: create, describe and delete topics, read and change configs, describe the
+cluster and elect leaders, against whichever node is the active controller.
+
+``AdminClient`` (threads, ``concurrent.futures``) and ``AsyncAdminClient`` (asyncio) are shaped
+like confluent-kafka's AdminClient: a config dict (``bootstrap.servers``,
+``request.timeout.ms``, ``bearer.token``), methods that return one future per item, and failed
+futures that raise :class:`KafkaException` carrying Kafka's code, its name and a message.
+"""
+
+from elections.types import ElectionType, TopicPartition
+from raftmeta.admin.clients import (
+    CONFIG_KEYS,
+    AdminClient,
+    AdminSettings,
+    AsyncAdminClient,
+    AsyncElectLeadersResult,
+    ElectLeadersResult,
+    parse_admin_config,
+)
+from raftmeta.admin.types import (
+    AlterConfigOp,
+    AlterConfigOpType,
+    BrokerDescription,
+    ClusterDescription,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    KafkaException,
+    NewPartitions,
+    NewTopic,
+    PartitionDescription,
+    ResourceType,
+    TopicDescription,
+)
+from raftmeta.errors import ErrorCode
+
+__all__ = [
+    "CONFIG_KEYS",
+    "AdminClient",
+    "AdminSettings",
+    "AlterConfigOp",
+    "AlterConfigOpType",
+    "AsyncAdminClient",
+    "AsyncElectLeadersResult",
+    "BrokerDescription",
+    "ClusterDescription",
+    "ConfigEntry",
+    "ConfigResource",
+    "ConfigSource",
+    "ElectLeadersResult",
+    "ElectionType",
+    "ErrorCode",
+    "KafkaException",
+    "NewPartitions",
+    "NewTopic",
+    "PartitionDescription",
+    "ResourceType",
+    "TopicDescription",
+    "TopicPartition",
+    "parse_admin_config",
+]

@@ -1,0 +1,307 @@
+"""The admin operations as coroutines: build the gRPC request, send it to the controller,
+turn the answer into one outcome per item.
+
+An outcome is the item's value or a :class:`KafkaException`; a request-level failure (no
+controller in time, authorization refused at the top, a malformed request) raises instead, and
+the clients fail every item's future with it. Both clients share this layer and differ only in
+which kind of future they hand out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from elections.types import ElectionType, TopicPartition
+from raftmeta.admin.types import (
+    BrokerDescription,
+    ClusterDescription,
+    ConfigEntry,
+    ConfigResource,
+    KafkaException,
+    NewPartitions,
+    NewTopic,
+    PartitionDescription,
+    TopicDescription,
+)
+from raftmeta.controller.types import ConfigSource
+from raftmeta.controller_channel import ControllerChannel
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.records import uuid_to_str
+from raftmeta.rpc import admin_pb2 as pb
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+Outcomes = dict[K, V | KafkaException]
+
+
+def _item_error(code: int, message: str) -> KafkaException | None:
+    return None if code == ErrorCode.NONE else KafkaException(code, message)
+
+
+def _check_header(header: Any) -> None:
+    """Raise the request-level error a response header reports, if any."""
+    if header.error_code != ErrorCode.NONE:
+        raise KafkaException(header.error_code, header.error_message)
+
+
+def _missing(what: str) -> KafkaException:
+    return KafkaException(
+        ErrorCode.UNKNOWN_SERVER_ERROR, f"the controller sent no result for {what}"
+    )
+
+
+def _fill_missing(outcomes: dict[K, Any], keys: Iterable[K], describe: str) -> None:
+    for key in keys:
+        if key not in outcomes:
+            outcomes[key] = _missing(f"{describe} {key}")
+
+
+def _timeout_ms(channel: ControllerChannel, timeout_ms: int | None) -> int:
+    return channel.request_timeout_ms if timeout_ms is None else timeout_ms
+
+
+class AdminRequests:
+    """Admin operations over one :class:`ControllerChannel` (and so one event loop)."""
+
+    def __init__(self, channel: ControllerChannel) -> None:
+        self.channel = channel
+
+    async def _call(self, method: str, request: Any, timeout_ms: int | None) -> Any:
+        try:
+            response = await self.channel.call(method, request, timeout_ms=timeout_ms)
+        except KafkaError as error:
+            raise KafkaException.of(error) from None
+        _check_header(response.header)
+        return response
+
+    async def create_topics(
+        self, topics: Sequence[NewTopic], validate_only: bool, timeout_ms: int | None
+    ) -> Outcomes[str, None]:
+        budget = _timeout_ms(self.channel, timeout_ms)
+        request = pb.CreateTopicsRequest(
+            topics=[_new_topic(t) for t in topics], timeout_ms=budget, validate_only=validate_only
+        )
+        response = await self._call("Admin/CreateTopics", request, budget)
+        outcomes: Outcomes[str, None] = {}
+        for result in response.topics:
+            outcomes[result.name] = _item_error(result.error_code, result.error_message)
+        _fill_missing(outcomes, (t.topic for t in topics), "topic")
+        return outcomes
+
+    async def delete_topics(
+        self, topics: Sequence[str], timeout_ms: int | None
+    ) -> Outcomes[str, None]:
+        budget = _timeout_ms(self.channel, timeout_ms)
+        request = pb.DeleteTopicsRequest(topic_names=topics, timeout_ms=budget)
+        response = await self._call("Admin/DeleteTopics", request, budget)
+        return _topic_errors(response.results, topics)
+
+    async def create_partitions(
+        self, partitions: Sequence[NewPartitions], validate_only: bool, timeout_ms: int | None
+    ) -> Outcomes[str, None]:
+        budget = _timeout_ms(self.channel, timeout_ms)
+        request = pb.CreatePartitionsRequest(
+            topics=[
+                pb.CreatePartitionsTopic(
+                    name=p.topic,
+                    count=p.new_total_count,
+                    assignments=[
+                        pb.BrokerIds(broker_ids=list(replicas))
+                        for replicas in p.replica_assignment or ()
+                    ],
+                )
+                for p in partitions
+            ],
+            timeout_ms=budget,
+            validate_only=validate_only,
+        )
+        response = await self._call("Admin/CreatePartitions", request, budget)
+        return _topic_errors(response.results, [p.topic for p in partitions])
+
+    async def describe_topics(
+        self, topics: Sequence[str] | None, timeout_ms: int | None
+    ) -> Outcomes[str, TopicDescription]:
+        """Every named topic, or with ``topics=None`` every topic there is."""
+        request = pb.DescribeTopicsRequest(topic_names=topics or (), all_topics=topics is None)
+        response = await self._call("Admin/DescribeTopics", request, timeout_ms)
+        outcomes: Outcomes[str, TopicDescription] = {}
+        for topic in response.topics:
+            error = _item_error(topic.error_code, topic.error_message)
+            outcomes[topic.name] = error if error is not None else _topic_description(topic)
+        _fill_missing(outcomes, topics or (), "topic")
+        return outcomes
+
+    async def describe_cluster(
+        self, include_image_digest: bool, timeout_ms: int | None
+    ) -> ClusterDescription:
+        request = pb.DescribeClusterRequest(include_image_digest=include_image_digest)
+        response = await self._call("Admin/DescribeCluster", request, timeout_ms)
+        return ClusterDescription(
+            cluster_id=response.cluster_id,
+            controller_id=response.controller_id,
+            brokers=tuple(
+                BrokerDescription(
+                    id=b.broker_id,
+                    host=b.host,
+                    port=b.port,
+                    rack=b.rack if b.has_rack else None,
+                    fenced=b.fenced,
+                    in_controlled_shutdown=b.in_controlled_shutdown,
+                    epoch=b.broker_epoch,
+                    leader_count=b.leader_count,
+                    replica_count=b.replica_count,
+                )
+                for b in sorted(response.brokers, key=lambda b: b.broker_id)
+            ),
+            metadata_offset=response.metadata_offset,
+            image_digest=response.image_digest,
+        )
+
+    async def describe_configs(
+        self, resources: Sequence[ConfigResource], timeout_ms: int | None
+    ) -> Outcomes[ConfigResource, dict[str, ConfigEntry]]:
+        request = pb.DescribeConfigsRequest(resources=[_resource(r) for r in resources])
+        response = await self._call("Admin/DescribeConfigs", request, timeout_ms)
+        outcomes: Outcomes[ConfigResource, dict[str, ConfigEntry]] = {}
+        for result in response.results:
+            key = _known_resource(result.resource)
+            if key is None:
+                continue
+            error = _item_error(result.error_code, result.error_message)
+            outcomes[key] = error if error is not None else _config_entries(result.configs)
+        _fill_missing(outcomes, resources, "resource")
+        return outcomes
+
+    async def incremental_alter_configs(
+        self, resources: Sequence[ConfigResource], validate_only: bool, timeout_ms: int | None
+    ) -> Outcomes[ConfigResource, None]:
+        budget = _timeout_ms(self.channel, timeout_ms)
+        request = pb.IncrementalAlterConfigsRequest(
+            resources=[
+                pb.AlterConfigsResource(
+                    resource=_resource(r),
+                    configs=[_alterable(r, entry) for entry in r.incremental_configs],
+                )
+                for r in resources
+            ],
+            validate_only=validate_only,
+            timeout_ms=budget,
+        )
+        response = await self._call("Admin/IncrementalAlterConfigs", request, budget)
+        outcomes: Outcomes[ConfigResource, None] = {}
+        for result in response.results:
+            key = _known_resource(result.resource)
+            if key is not None:
+                outcomes[key] = _item_error(result.error_code, result.error_message)
+        _fill_missing(outcomes, resources, "resource")
+        return outcomes
+
+    async def elect_leaders(
+        self,
+        election_type: ElectionType | int,
+        partitions: Sequence[TopicPartition] | None,
+        timeout_ms: int | None,
+    ) -> dict[TopicPartition, KafkaException | None]:
+        """Each partition's outcome: None when a leader was elected, else the error (including
+        ELECTION_NOT_NEEDED). With ``partitions=None`` (every partition) only those where an
+        election happened or failed are reported, as Kafka does."""
+        budget = _timeout_ms(self.channel, timeout_ms)
+        request = pb.ElectLeadersRequest(election_type=int(election_type), timeout_ms=budget)
+        if partitions is not None:
+            by_topic: dict[str, list[int]] = {}
+            for tp in partitions:
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
+            request.topic_partitions.CopyFrom(
+                pb.TopicPartitionsList(
+                    topics=[pb.TopicPartitions(topic=t, partitions=p) for t, p in by_topic.items()]
+                )
+            )
+        response = await self._call("Admin/ElectLeaders", request, budget)
+        outcomes: dict[TopicPartition, KafkaException | None] = {}
+        for topic in response.replica_election_results:
+            for result in topic.partition_result:
+                key = TopicPartition(topic.topic, result.partition_id)
+                outcomes[key] = _item_error(result.error_code, result.error_message)
+        _fill_missing(outcomes, partitions or (), "partition")
+        return outcomes
+
+
+def _new_topic(topic: NewTopic) -> pb.NewTopic:
+    message = pb.NewTopic(
+        name=topic.topic,
+        num_partitions=topic.num_partitions,
+        replication_factor=topic.replication_factor,
+        configs=dict(topic.config),
+    )
+    for index, replicas in enumerate(topic.replica_assignment or ()):
+        message.assignments[index].broker_ids.extend(replicas)
+    return message
+
+
+def _topic_errors(results: Iterable[Any], names: Sequence[str]) -> Outcomes[str, None]:
+    outcomes: Outcomes[str, None] = {}
+    for result in results:
+        outcomes[result.name] = _item_error(result.error_code, result.error_message)
+    _fill_missing(outcomes, names, "topic")
+    return outcomes
+
+
+def _topic_description(topic: Any) -> TopicDescription:
+    return TopicDescription(
+        name=topic.name,
+        topic_id=uuid_to_str(topic.topic_id) if topic.topic_id else "",
+        partitions=tuple(
+            PartitionDescription(
+                id=p.partition_index,
+                leader=p.leader_id,
+                replicas=tuple(p.replicas),
+                isr=tuple(p.isr),
+                leader_epoch=p.leader_epoch,
+                partition_epoch=p.partition_epoch,
+                leader_recovery_state=p.leader_recovery_state,
+            )
+            for p in sorted(topic.partitions, key=lambda p: p.partition_index)
+        ),
+        configs=dict(sorted(topic.configs.items())),
+    )
+
+
+def _resource(resource: ConfigResource) -> pb.ConfigResource:
+    return pb.ConfigResource(resource_type=int(resource.restype), resource_name=resource.name)
+
+
+def _known_resource(message: Any) -> ConfigResource | None:
+    """The result's resource as a key, or None for a type this client does not know (and so
+    cannot have asked about)."""
+    try:
+        return ConfigResource(message.resource_type, message.resource_name)
+    except ValueError:
+        return None
+
+
+def _config_entries(configs: Iterable[Any]) -> dict[str, ConfigEntry]:
+    entries: dict[str, ConfigEntry] = {}
+    for config in configs:
+        try:
+            source: ConfigSource | None = ConfigSource(config.source)
+        except ValueError:
+            source = None
+        value = None if config.is_null else config.value
+        entries[config.name] = ConfigEntry(config.name, value, source)
+    return entries
+
+
+def _alterable(resource: ConfigResource, entry: ConfigEntry) -> pb.AlterableConfig:
+    if entry.incremental_operation is None:
+        raise ValueError(
+            f"{resource}: config {entry.name!r} needs an incremental_operation "
+            "(SET, DELETE, APPEND or SUBTRACT)"
+        )
+    return pb.AlterableConfig(
+        name=entry.name,
+        op=int(entry.incremental_operation),
+        value=entry.value or "",
+        value_is_null=entry.value is None,
+    )
