@@ -1,15 +1,21 @@
-"""``raftmeta serve``: one node as an operating-system process, from its ``.properties`` file.
+"""``raftmeta serve``: one controller node as an operating-system process, from its
+``.properties`` file.
 
-The process owns a ``RaftNode`` until SIGTERM or SIGINT, then leaves the quorum gracefully: a
-leader resigns with EndQuorumEpoch so the others elect a successor in a few round trips instead
-of waiting out the fetch timeout, and the directory is flushed and unlocked before exit.
+The process owns a ``ControllerNode`` (Raft, the controller and the Admin and BrokerLifecycle
+services on one port) until SIGTERM or SIGINT, then leaves the quorum gracefully: a leader
+resigns with EndQuorumEpoch so the others elect a successor in a few round trips instead of
+waiting out the fetch timeout, and the directory is flushed and unlocked before exit.
 
 Everything a user can get wrong at start-up (an unformatted or foreign directory, a port that
-is taken) ends as a ``ServeError`` with one line for the terminal, never a traceback.
+is taken, an unusable placer or authorizer) ends as a ``ServeError`` or ``ConfigError`` with
+one line for the terminal, never a traceback.
 
 The optional load generator is a testing aid: process-level failover tests need appends that
 come from inside the leader (only the leader appends), and a durable record of which appends
 were acknowledged, so they can check after ``kill -9`` that no acknowledged append was lost.
+Its records go through the controller's queue like any request (the controller must be the
+log's only writer) and are ConfigRecords of a topic resource, one name per value, which the
+image keeps, so snapshots carry every one of them.
 """
 
 from __future__ import annotations
@@ -17,30 +23,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import functools
 import logging
 import os
 import signal
 import socket
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from raftmeta.config import RaftmetaConfig
-from raftmeta.raft.batch import Batch
-from raftmeta.raft.core import NotLeaderError
+from raftmeta.errors import KafkaError
 from raftmeta.raft.roles import Role
-from raftmeta.records import ConfigRecord, ConfigResourceType, encode_record
-from raftmeta.server.client import RaftClient
+from raftmeta.records import ConfigRecord, ConfigResourceType
+from raftmeta.server.controller_node import Changes, ControllerNode
 from raftmeta.server.node import RaftNode, monotonic_ms
 from raftmeta.server.settings import NodeSettings
 from raftmeta.storage.errors import StorageError
-from raftmeta.storage.snapshots import SnapshotReader
 
 log = logging.getLogger("raftmeta.serve")
 
 LOAD_RESOURCE = "raftmeta-load"
 """The topic name the load generator's ConfigRecords are written under."""
+LOAD_CONFIG_PREFIX = "sequence."
+"""Each load record sets ``sequence.<value>`` to ``<value>``: a name per value, so the image
+(and so every snapshot) keeps all of them."""
 
 
 class ServeError(Exception):
@@ -54,59 +59,6 @@ class LoadGenerator:
 
     rate: float
     acked_log: Path
-
-
-class _Changes:
-    """Wakes every waiter whenever the node's state may have moved."""
-
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
-
-    def notify(self) -> None:
-        event, self._event = self._event, asyncio.Event()
-        event.set()
-
-    async def wait(self) -> None:
-        await self._event.wait()
-
-
-class _Announcer:
-    """The listener of a served node: it keeps no state machine yet, it reports leadership."""
-
-    def __init__(self, node_id: int, changes: _Changes) -> None:
-        self.node_id = node_id
-        self.changes = changes
-        self.leader: tuple[int | None, int] = (None, -1)
-
-    def handle_commit(self, batches: Sequence[Batch]) -> None:
-        pass
-
-    def handle_load_snapshot(self, reader: SnapshotReader) -> None:
-        pass
-
-    def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
-        if (leader_id, epoch) == self.leader:
-            return
-        self.leader = (leader_id, epoch)
-        if leader_id is None:
-            log.info("epoch %d: no leader known", epoch)
-        elif leader_id == self.node_id:
-            log.info("epoch %d: this node (%d) leads", epoch, leader_id)
-        else:
-            log.info("epoch %d: node %d leads", epoch, leader_id)
-        self.changes.notify()
-
-
-class _NotifyingClient(RaftClient):
-    """A ``RaftClient`` that also wakes the serve loop whenever the node's state moves."""
-
-    def __init__(self, node: RaftNode, listener: _Announcer, changes: _Changes) -> None:
-        self.changes = changes
-        super().__init__(node, listener)
-
-    def state_changed(self) -> None:
-        super().state_changed()
-        self.changes.notify()
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -131,9 +83,11 @@ def check_port_free(host: str, port: int) -> None:
 async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> None:
     """Run the configured node until SIGTERM or SIGINT; raise ``ServeError`` on a failure."""
     settings = NodeSettings.from_config(config)
-    changes = _Changes()
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
+    check_port_free(settings.listen_host, settings.listen_port)
+    member = ControllerNode(config, settings)
+    changes = member.changes
 
     def request_stop() -> None:
         stop_requested.set()
@@ -142,10 +96,7 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, request_stop)
 
-    check_port_free(settings.listen_host, settings.listen_port)
-    node = RaftNode(settings)
-    announcer = _Announcer(settings.node_id, changes)
-    client = _NotifyingClient(node, announcer, changes)
+    node = member.node
     address = f"{settings.listen_host}:{settings.listen_port}"
     try:
         await node.bind()
@@ -153,7 +104,7 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
         raise ServeError(str(error)) from None
     except RuntimeError as error:
         raise ServeError(f"cannot listen on {address}: {error}") from None
-    await node.start()
+    await member.run()
     log.info(
         "node %d of cluster %s serving on %s; voters %s",
         settings.node_id,
@@ -163,7 +114,7 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     )
     generator: asyncio.Task[None] | None = None
     if load is not None:
-        generator = asyncio.create_task(_generate_load(client, announcer, changes, load))
+        generator = asyncio.create_task(_generate_load(member, load))
     try:
         while not stop_requested.is_set() and node.failure is None:
             await changes.wait()
@@ -176,13 +127,13 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
         if failure is None:
             log.info("node %d stopping", settings.node_id)
             await _hand_over(node, changes)
-        await node.stop(graceful=failure is None)
+        await member.stop(graceful=failure is None)
     if failure is not None:
         raise ServeError(f"node {settings.node_id} stopped after a fatal error: {failure}")
     log.info("node %d stopped", settings.node_id)
 
 
-async def _hand_over(node: RaftNode, changes: _Changes) -> None:
+async def _hand_over(node: RaftNode, changes: Changes) -> None:
     """If this node leads, resign and keep answering until a successor leads.
 
     ``RaftNode.stop`` resigns too, but stops serving as soon as its EndQuorumEpoch calls are
@@ -219,8 +170,8 @@ class _AckLog:
     def __init__(self, path: Path) -> None:
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
-    def acknowledge(self, value: str, future: asyncio.Future[int]) -> None:
-        if future.cancelled() or future.exception() is not None or self._fd is None:
+    def acknowledge(self, value: str) -> None:
+        if self._fd is None:
             return
         os.write(self._fd, f"{value}\n".encode())
         os.fsync(self._fd)
@@ -231,29 +182,43 @@ class _AckLog:
             os.close(fd)
 
 
-async def _generate_load(
-    client: RaftClient, announcer: _Announcer, changes: _Changes, load: LoadGenerator
-) -> None:
-    node = client.node
+async def _write_one(member: ControllerNode, value: str, acked: _AckLog) -> None:
+    record = ConfigRecord(
+        ConfigResourceType.TOPIC, LOAD_RESOURCE, f"{LOAD_CONFIG_PREFIX}{value}", value
+    )
+    try:
+        await member.controller.write_records([record])
+    except KafkaError:
+        return  # not committed in this epoch (NOT_CONTROLLER, timed out): never acknowledged
+    acked.acknowledge(value)
+
+
+async def _generate_load(member: ControllerNode, load: LoadGenerator) -> None:
+    node = member.node
+    controller = member.controller
     interval = 1.0 / load.rate
     acked = _AckLog(load.acked_log)
+    writes: set[asyncio.Task[None]] = set()
     try:
         sequence = 0
         while True:
             core = node.core
             epoch = core.epoch
-            if core.role is not Role.LEADER or announcer.leader != (node.node_id, epoch):
-                await changes.wait()
+            if core.role is not Role.LEADER or not controller.is_active:
+                await member.changes.wait()
                 continue
             value = f"{node.node_id}-{epoch}-{sequence}"
-            record = ConfigRecord(ConfigResourceType.TOPIC, LOAD_RESOURCE, "sequence", value)
-            try:
-                _, future = client.append([encode_record(record)])
-            except NotLeaderError:
-                continue
             sequence += 1
-            future.add_done_callback(functools.partial(acked.acknowledge, value))
+            # Queued in call order: the controller's queue keeps it, so log order is
+            # sequence order within an epoch.
+            write = asyncio.create_task(_write_one(member, value, acked))
+            writes.add(write)
+            write.add_done_callback(writes.discard)
             # Pacing, not synchronisation: the rate is what the caller asked for.
             await asyncio.sleep(interval)
     finally:
+        for write in list(writes):
+            write.cancel()
+        if writes:
+            await asyncio.wait(writes)
         acked.close()

@@ -1,41 +1,21 @@
 """A follower killed with ``kill -9`` while the others snapshot past its log end comes back
-through FetchSnapshot and ends with the same committed records as the others."""
+through FetchSnapshot and ends with the same committed records as the others.
+
+The nodes are plain ``raftmeta serve`` processes: their snapshots are the controller's image,
+which keeps every load record (one config name per value)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from raftmeta.devcluster import NodeProcess, _die_with_parent
 from raftmeta.server.serve import LOAD_RESOURCE
 from tests.process.helpers import Quorum, raftmeta, running, wait_until
 
 LOAD_RATE = 200.0
 SNAPSHOT_BYTES = 2000
 """A few dozen load records: several snapshots a second at the load rate."""
-
-
-class SnapshottingNode(NodeProcess):
-    """Starts ``tests.process.snapshotting_serve``: ``raftmeta serve`` with a snapshot source."""
-
-    def start(self, extra_args: Sequence[str] = ()) -> None:
-        if self.running:
-            raise RuntimeError(f"node {self.node_id} is already running")
-        command = [sys.executable, "-m", "tests.process.snapshotting_serve", "serve"]
-        with self.log_path.open("ab") as output:
-            self.process = subprocess.Popen(
-                [*command, "--config", str(self.config), *extra_args],
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=output,
-                start_new_session=True,
-                # As ``raftmeta dev`` does: a node must not outlive a test runner that died.
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-            )
 
 
 def dump(*args: str) -> list[dict[str, Any]]:
@@ -67,14 +47,22 @@ def load_values(batches: list[dict[str, Any]], start: int = 0) -> list[str]:
     ]
 
 
+def log_order(value: str) -> tuple[int, int]:
+    """Load values are ``node-epoch-sequence``; one leader writes each epoch, in sequence
+    order, so (epoch, sequence) is log order. A snapshot lists them by name instead."""
+    _, epoch, sequence = value.split("-")
+    return int(epoch), int(sequence)
+
+
 def committed_values(quorum: Quorum, node_id: int) -> list[str]:
-    """A stopped node's load records: its latest snapshot's, then its log's after that."""
+    """A stopped node's load records in log order: its latest snapshot's, then its log's
+    after that."""
     snapshots = checkpoints(quorum, node_id)
     values: list[str] = []
     start = 0
     if snapshots:
         start, path = snapshots[-1]
-        values = load_values(dump("snapshot", "dump", str(path)))
+        values = sorted(load_values(dump("snapshot", "dump", str(path))), key=log_order)
     entries = dump("log", "dump", str(quorum.cluster.data_dir(node_id)))
     assert not any("stopped" in e for e in entries), entries
     return values + load_values(entries, start)
@@ -84,8 +72,6 @@ def test_restarted_follower_catches_up_through_a_snapshot(tmp_path: Path) -> Non
     quorum = Quorum(
         tmp_path, {"metadata.log.max.record.bytes.between.snapshots": str(SNAPSHOT_BYTES)}
     )
-    for node_id, node in list(quorum.nodes.items()):
-        quorum.nodes[node_id] = SnapshottingNode(node.node_id, node.config, node.log_path)
     with running(quorum):
         quorum.start_all(load_rate=LOAD_RATE)
         first = quorum.wait_for_leader()

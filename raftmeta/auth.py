@@ -1,0 +1,268 @@
+"""Who is calling, and may they: bearer-token principals and a pluggable authorizer.
+
+As in Kafka, authorization is off unless ``authorizer.class.name`` names an authorizer: with
+none configured every request is allowed. An authorizer is any class with
+``authorize(principal, operation, resource_type, resource_name) -> bool``, built with no
+arguments and, if it has one, given the node's settings through ``configure(mapping)``.
+The built-in :class:`AclAuthorizer` reads allow rules from ``raftmeta.acls``.
+
+Principals are Kafka-shaped strings (``User:alice``). A caller names itself with call metadata
+``authorization: Bearer <token>``; the tokens file (``raftmeta.auth.tokens.file``, lines of
+``token=User:name``) maps tokens to principals. A call without a token is ``User:ANONYMOUS``;
+a token the file does not hold, or a malformed header, fails authentication with
+SASL_AUTHENTICATION_FAILED. Principals in ``super.users`` are allowed everything, whatever the
+authorizer says.
+
+Operations and resource types use Kafka's names: ElectLeaders needs ALTER on CLUSTER (the
+resource named ``kafka-cluster``), CreateTopics CREATE on CLUSTER or on the TOPIC, and so on.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import inspect
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from raftmeta.config import ConfigError, RaftmetaConfig
+from raftmeta.errors import ErrorCode, KafkaError
+
+log = logging.getLogger(__name__)
+
+ANONYMOUS = "User:ANONYMOUS"
+CLUSTER_NAME = "kafka-cluster"
+"""The name of the one CLUSTER resource, as in Kafka."""
+ACLS_KEY = "raftmeta.acls"
+TOKENS_FILE_KEY = "raftmeta.auth.tokens.file"
+AUTHORIZER_KEY = "authorizer.class.name"
+
+
+class Operation(enum.StrEnum):
+    """Kafka's ACL operations, as ACLs and authorizers name them."""
+
+    ALL = "All"
+    READ = "Read"
+    WRITE = "Write"
+    CREATE = "Create"
+    DELETE = "Delete"
+    ALTER = "Alter"
+    DESCRIBE = "Describe"
+    CLUSTER_ACTION = "ClusterAction"
+    DESCRIBE_CONFIGS = "DescribeConfigs"
+    ALTER_CONFIGS = "AlterConfigs"
+
+
+class ResourceType(enum.StrEnum):
+    CLUSTER = "Cluster"
+    TOPIC = "Topic"
+
+
+@runtime_checkable
+class Authorizer(Protocol):
+    def authorize(
+        self, principal: str, operation: str, resource_type: str, resource_name: str
+    ) -> bool: ...
+
+
+# Kafka: DESCRIBE is implied by READ, WRITE, DELETE or ALTER; DESCRIBE_CONFIGS by ALTER_CONFIGS.
+_IMPLIED_BY: Mapping[str, frozenset[str]] = {
+    Operation.DESCRIBE: frozenset(
+        {Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER}
+    ),
+    Operation.DESCRIBE_CONFIGS: frozenset({Operation.ALTER_CONFIGS}),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Acl:
+    """One allow rule; ``*`` as the principal's name or as the resource name matches any."""
+
+    principal: str
+    operation: str
+    resource_type: str
+    resource_name: str
+
+    @classmethod
+    def parse(cls, text: str) -> Acl:
+        """``User:alice:Alter:Cluster:kafka-cluster`` (principal, operation, type, name)."""
+        parts = [part.strip() for part in text.strip().split(":", 4)]
+        if len(parts) != 5 or not all(parts):
+            raise ConfigError(
+                f"Invalid value '{text.strip()}' for configuration {ACLS_KEY}: expected "
+                "PrincipalType:name:Operation:ResourceType:resource-name"
+            )
+        principal_type, name, operation, resource_type, resource_name = parts
+        operations = {op.value.lower(): op.value for op in Operation}
+        types = {kind.value.lower(): kind.value for kind in ResourceType}
+        if operation.lower() not in operations:
+            raise ConfigError(
+                f"Invalid value '{text.strip()}' for configuration {ACLS_KEY}: unknown operation "
+                f"{operation!r}; expected one of {', '.join(op.value for op in Operation)}"
+            )
+        if resource_type.lower() not in types:
+            raise ConfigError(
+                f"Invalid value '{text.strip()}' for configuration {ACLS_KEY}: unknown resource "
+                f"type {resource_type!r}; expected Cluster or Topic"
+            )
+        return cls(
+            f"{principal_type}:{name}",
+            operations[operation.lower()],
+            types[resource_type.lower()],
+            resource_name,
+        )
+
+    def allows(self, principal: str, operation: str, resource_type: str, name: str) -> bool:
+        if self.principal != principal:
+            kind, _, who = self.principal.partition(":")
+            if who != "*" or principal.partition(":")[0] != kind:
+                return False
+        if self.resource_type != resource_type:
+            return False
+        if self.resource_name not in ("*", name):
+            return False
+        return self.operation in (operation, Operation.ALL) or self.operation in _IMPLIED_BY.get(
+            operation, frozenset()
+        )
+
+
+class AclAuthorizer:
+    """Allows exactly what the ``raftmeta.acls`` rules (comma-separated :class:`Acl` texts)
+    allow; everything else is denied, as Kafka does once an authorizer is on."""
+
+    def __init__(self, acls: Iterable[Acl] = ()) -> None:
+        self.acls: tuple[Acl, ...] = tuple(acls)
+
+    def configure(self, config: Mapping[str, str]) -> None:
+        raw = config.get(ACLS_KEY, "")
+        self.acls = tuple(Acl.parse(item) for item in raw.split(",") if item.strip())
+
+    def authorize(
+        self, principal: str, operation: str, resource_type: str, resource_name: str
+    ) -> bool:
+        return any(
+            acl.allows(principal, operation, resource_type, resource_name) for acl in self.acls
+        )
+
+
+def load_authorizer(dotted_path: str, config: Mapping[str, str]) -> Authorizer:
+    """Import, build and configure the authorizer ``dotted_path`` names (``pkg.mod.Class`` or
+    ``pkg.mod:Class``), or raise ``ConfigError`` with one line saying why not."""
+    path = dotted_path.strip()
+    where = f"{AUTHORIZER_KEY}={path!r}"
+    module_name, colon, attribute = path.partition(":")
+    if not colon:
+        module_name, _, attribute = path.rpartition(".")
+    if not module_name or not attribute:
+        raise ConfigError(f"{where}: expected package.module.ClassName")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:
+        raise ConfigError(f"{where}: cannot import {module_name}: {error}") from None
+    factory = getattr(module, attribute, None)
+    if factory is None:
+        raise ConfigError(f"{where}: module {module_name} has no {attribute}")
+    if not inspect.isclass(factory):
+        raise ConfigError(f"{where} is not a class")
+    if not callable(getattr(factory, "authorize", None)):
+        raise ConfigError(
+            f"{where}: {factory.__qualname__} is not an authorizer: it has no "
+            "authorize(principal, operation, resource_type, resource_name) method"
+        )
+    try:
+        authorizer = factory()
+        configure = getattr(authorizer, "configure", None)
+        if callable(configure):
+            configure(config)
+    except ConfigError:
+        raise
+    except Exception as error:
+        message = str(error).replace("\n", " ")
+        raise ConfigError(f"{where}: {factory.__qualname__} failed to start: {message}") from None
+    assert isinstance(authorizer, Authorizer)
+    return authorizer
+
+
+def read_tokens(path: str) -> dict[str, str]:
+    """The tokens file: ``token=User:name`` lines; blank lines and ``#`` comments skipped."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise ConfigError(f"Cannot read {TOKENS_FILE_KEY} {path}: {reason}") from None
+    tokens: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        token, equals, principal = line.partition("=")
+        token, principal = token.strip(), principal.strip()
+        kind, colon, name = principal.partition(":")
+        if not equals or not token or not colon or not kind or not name:
+            raise ConfigError(
+                f"{TOKENS_FILE_KEY} {path} line {number}: expected token=PrincipalType:name"
+            )
+        tokens[token] = principal
+    return tokens
+
+
+class AccessControl:
+    """Authentication (token → principal) and authorization for one node's services."""
+
+    def __init__(
+        self,
+        authorizer: Authorizer | None = None,
+        super_users: Iterable[str] = (),
+        tokens: Mapping[str, str] | None = None,
+    ) -> None:
+        self.authorizer = authorizer
+        self.super_users = frozenset(user.strip() for user in super_users if user.strip())
+        self.tokens = dict(tokens) if tokens is not None else None
+        """``None``: no tokens file, so tokens are not checked and every caller is anonymous."""
+
+    @classmethod
+    def from_config(cls, config: RaftmetaConfig) -> AccessControl:
+        authorizer = None
+        if config.authorizer_class_name:
+            authorizer = load_authorizer(config.authorizer_class_name, config.originals)
+        tokens_file = config.originals.get(TOKENS_FILE_KEY, "").strip()
+        tokens = read_tokens(tokens_file) if tokens_file else None
+        return cls(authorizer, config.super_users, tokens)
+
+    def principal(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+        """The caller's principal from its call metadata; SASL_AUTHENTICATION_FAILED for a
+        token that is not known or a malformed ``authorization`` header."""
+        header: str | None = None
+        for key, value in metadata or ():
+            if key.lower() == "authorization":
+                header = value.decode() if isinstance(value, bytes) else value
+        if header is None or self.tokens is None:
+            return ANONYMOUS
+        scheme, _, token = header.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise KafkaError(
+                ErrorCode.SASL_AUTHENTICATION_FAILED,
+                "Authentication failed: expected 'authorization: Bearer <token>'",
+            )
+        principal = self.tokens.get(token.strip())
+        if principal is None:
+            raise KafkaError(
+                ErrorCode.SASL_AUTHENTICATION_FAILED, "Authentication failed: unknown token"
+            )
+        return principal
+
+    def allowed(
+        self, principal: str, operation: str, resource_type: str, resource_name: str
+    ) -> bool:
+        if self.authorizer is None or principal in self.super_users:
+            return True
+        try:
+            return bool(
+                self.authorizer.authorize(principal, operation, resource_type, resource_name)
+            )
+        except Exception:
+            log.exception("the authorizer failed; denying %s %s", principal, operation)
+            return False

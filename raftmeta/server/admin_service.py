@@ -1,0 +1,440 @@
+"""The gRPC ``Admin`` service of proto/raftmeta/admin.proto, over the node's controller.
+
+Every answer is a Kafka-level answer: a node that is not the active controller says
+NOT_CONTROLLER with the controller's id and endpoint (except DescribeQuorum, which any node
+answers as Raft.DescribeQuorum does); a ``KafkaError`` becomes the header's code and message;
+per-item errors go on their items; anything unexpected becomes UNKNOWN_SERVER_ERROR with a
+message. No Kafka-level failure ever surfaces as a raw gRPC status.
+
+Reads (DescribeTopics, DescribeCluster) first wait for the controller's own pending records to
+commit, then read its committed image, so a client sees its own writes and never a state that
+may still be lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from elections import ElectionType, TopicPartition
+from raftmeta.auth import CLUSTER_NAME, Operation, ResourceType
+from raftmeta.controller import (
+    AlterConfig,
+    ConfigResourceRef,
+    CreateTopicResult,
+    DescribeConfigsResult,
+    ItemError,
+    NewPartitions,
+    NewTopic,
+    NotControllerError,
+    QuorumController,
+    TopicResult,
+)
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.records import ConfigResourceType
+from raftmeta.rpc import admin_pb2 as apb
+from raftmeta.rpc import admin_pb2_grpc as apb_grpc
+from raftmeta.rpc import raft_pb2 as rpb
+from raftmeta.server import convert
+from raftmeta.server.service import RaftService
+
+if TYPE_CHECKING:
+    from raftmeta.server.controller_node import ControllerNode
+
+log = logging.getLogger(__name__)
+
+_Reply = TypeVar("_Reply")
+
+AUTHORIZATION_FAILED = "Authorization failed."
+CLUSTER_DENIED = "Cluster authorization failed."
+
+
+def timeout_of(timeout_ms: int) -> int | None:
+    """``timeout_ms <= 0`` asks for the server's default."""
+    return timeout_ms if timeout_ms > 0 else None
+
+
+class ServiceBase:
+    """What every controller-backed service does around its handlers."""
+
+    def __init__(self, owner: ControllerNode) -> None:
+        self._owner = owner
+
+    def not_controller(self, leader_id: int | None) -> Any:
+        owner = self._owner
+        if leader_id is None:
+            message = "No controller appears to be active."
+        else:
+            message = f"The active controller appears to be node {leader_id}."
+        return convert.header(
+            ErrorCode.NOT_CONTROLLER,
+            message,
+            controller_id=leader_id,
+            controller_endpoint=owner.endpoint_of(leader_id),
+        )
+
+    async def serve(
+        self,
+        context: Any,
+        fail: Callable[[Any], _Reply],
+        body: Callable[[QuorumController, str], Awaitable[_Reply]],
+    ) -> _Reply:
+        """Run ``body(controller, principal)`` on the active controller; every failure becomes
+        ``fail(header)``."""
+        owner = self._owner
+        controller = owner.maybe_controller
+        try:
+            principal = owner.access.principal(_metadata(context))
+            if controller is None or not controller.is_active:
+                leader = None if controller is None else controller.leader_id
+                if leader == owner.node_id:
+                    leader = None
+                return fail(self.not_controller(leader))
+            return await body(controller, principal)
+        except NotControllerError as error:
+            leader = error.leader_id if error.leader_id != owner.node_id else None
+            return fail(self.not_controller(leader))
+        except KafkaError as error:
+            return fail(convert.header(error.code, error.message))
+        except Exception as error:
+            log.exception("node %d: request failed", owner.node_id)
+            return fail(
+                convert.header(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
+            )
+
+    def allowed(self, principal: str, operation: Operation, kind: ResourceType, name: str) -> bool:
+        return self._owner.access.allowed(principal, operation, kind, name)
+
+    def require_cluster(self, principal: str, operation: Operation) -> None:
+        if not self.allowed(principal, operation, ResourceType.CLUSTER, CLUSTER_NAME):
+            raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED)
+
+
+def _metadata(context: Any) -> tuple[tuple[str, str | bytes], ...]:
+    metadata = context.invocation_metadata() if context is not None else None
+    return tuple((item[0], item[1]) for item in metadata or ())
+
+
+DENIED = ItemError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, AUTHORIZATION_FAILED)
+
+
+class AdminService(ServiceBase, apb_grpc.AdminServicer):
+    # ------------------------------------------------------------------------ topics
+
+    async def CreateTopics(
+        self, request: apb.CreateTopicsRequest, context: Any
+    ) -> apb.CreateTopicsResponse:
+        def fail(header: apb.ResponseHeader) -> apb.CreateTopicsResponse:
+            return apb.CreateTopicsResponse(header=header)
+
+        async def body(controller: QuorumController, principal: str) -> apb.CreateTopicsResponse:
+            cluster_ok = self.allowed(
+                principal, Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME
+            )
+            wanted: list[NewTopic] = []
+            denied: dict[int, CreateTopicResult] = {}
+            for index, topic in enumerate(request.topics):
+                if cluster_ok or self.allowed(
+                    principal, Operation.CREATE, ResourceType.TOPIC, topic.name
+                ):
+                    wanted.append(convert.new_topic_from_pb(topic))
+                else:
+                    denied[index] = CreateTopicResult(topic.name, DENIED)
+            results = iter(
+                await controller.create_topics(
+                    wanted,
+                    validate_only=request.validate_only,
+                    timeout_ms=timeout_of(request.timeout_ms),
+                )
+                if wanted
+                else []
+            )
+            ordered = [
+                denied[index] if index in denied else next(results)
+                for index in range(len(request.topics))
+            ]
+            return apb.CreateTopicsResponse(
+                header=convert.header(),
+                topics=[convert.create_result_to_pb(result) for result in ordered],
+            )
+
+        return await self.serve(context, fail, body)
+
+    async def CreatePartitions(
+        self, request: apb.CreatePartitionsRequest, context: Any
+    ) -> apb.CreatePartitionsResponse:
+        def fail(header: apb.ResponseHeader) -> apb.CreatePartitionsResponse:
+            return apb.CreatePartitionsResponse(header=header)
+
+        async def body(
+            controller: QuorumController, principal: str
+        ) -> apb.CreatePartitionsResponse:
+            wanted: list[NewPartitions] = []
+            denied: dict[int, TopicResult] = {}
+            for index, topic in enumerate(request.topics):
+                if self.allowed(principal, Operation.ALTER, ResourceType.TOPIC, topic.name):
+                    wanted.append(convert.new_partitions_from_pb(topic))
+                else:
+                    denied[index] = TopicResult(topic.name, DENIED)
+            results = iter(
+                await controller.create_partitions(
+                    wanted,
+                    validate_only=request.validate_only,
+                    timeout_ms=timeout_of(request.timeout_ms),
+                )
+                if wanted
+                else []
+            )
+            ordered = [
+                denied[index] if index in denied else next(results)
+                for index in range(len(request.topics))
+            ]
+            return apb.CreatePartitionsResponse(
+                header=convert.header(),
+                results=[convert.topic_result_to_pb(result) for result in ordered],
+            )
+
+        return await self.serve(context, fail, body)
+
+    async def DeleteTopics(
+        self, request: apb.DeleteTopicsRequest, context: Any
+    ) -> apb.DeleteTopicsResponse:
+        def fail(header: apb.ResponseHeader) -> apb.DeleteTopicsResponse:
+            return apb.DeleteTopicsResponse(header=header)
+
+        async def body(controller: QuorumController, principal: str) -> apb.DeleteTopicsResponse:
+            names = list(request.topic_names)
+            allowed = [
+                name
+                for name in names
+                if self.allowed(principal, Operation.DELETE, ResourceType.TOPIC, name)
+            ]
+            results = iter(
+                await controller.delete_topics(allowed, timeout_ms=timeout_of(request.timeout_ms))
+                if allowed
+                else []
+            )
+            ordered = [
+                next(results)
+                if self.allowed(principal, Operation.DELETE, ResourceType.TOPIC, name)
+                else TopicResult(name, DENIED)
+                for name in names
+            ]
+            return apb.DeleteTopicsResponse(
+                header=convert.header(),
+                results=[convert.topic_result_to_pb(result) for result in ordered],
+            )
+
+        return await self.serve(context, fail, body)
+
+    # ------------------------------------------------------------------------ reads
+
+    async def DescribeTopics(
+        self, request: apb.DescribeTopicsRequest, context: Any
+    ) -> apb.DescribeTopicsResponse:
+        def fail(header: apb.ResponseHeader) -> apb.DescribeTopicsResponse:
+            return apb.DescribeTopicsResponse(header=header)
+
+        async def body(controller: QuorumController, principal: str) -> apb.DescribeTopicsResponse:
+            await controller.sync()
+            image = controller.committed_image
+
+            def may_describe(name: str) -> bool:
+                return self.allowed(principal, Operation.DESCRIBE, ResourceType.TOPIC, name)
+
+            described: list[apb.TopicDescription] = []
+            if request.all_topics:
+                for name in sorted(image.topic_ids_by_name):
+                    topic = image.topic_by_name(name)
+                    if topic is not None and may_describe(name):
+                        described.append(convert.topic_description(image, topic))
+            else:
+                for name in dict.fromkeys(request.topic_names):
+                    topic = image.topic_by_name(name)
+                    if not may_describe(name):
+                        described.append(
+                            apb.TopicDescription(
+                                name=name,
+                                error_code=int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                                error_message=AUTHORIZATION_FAILED,
+                            )
+                        )
+                    elif topic is None:
+                        described.append(convert.unknown_topic(name))
+                    else:
+                        described.append(convert.topic_description(image, topic))
+            return apb.DescribeTopicsResponse(
+                header=convert.header(), topics=described, metadata_offset=image.offset
+            )
+
+        return await self.serve(context, fail, body)
+
+    async def DescribeCluster(
+        self, request: apb.DescribeClusterRequest, context: Any
+    ) -> apb.DescribeClusterResponse:
+        def fail(header: apb.ResponseHeader) -> apb.DescribeClusterResponse:
+            return apb.DescribeClusterResponse(header=header, controller_id=header.controller_id)
+
+        async def body(controller: QuorumController, principal: str) -> apb.DescribeClusterResponse:
+            self.require_cluster(principal, Operation.DESCRIBE)
+            await controller.sync()
+            image = controller.committed_image
+            return apb.DescribeClusterResponse(
+                header=convert.header(),
+                cluster_id=controller.settings.cluster_id,
+                controller_id=controller.settings.node_id,
+                brokers=convert.broker_descriptions(image),
+                metadata_offset=image.offset,
+                image_digest=image.digest() if request.include_image_digest else "",
+            )
+
+        return await self.serve(context, fail, body)
+
+    async def DescribeQuorum(
+        self, request: rpb.DescribeQuorumRequest, context: Any
+    ) -> rpb.DescribeQuorumResponse:
+        """Any node answers, as Raft.DescribeQuorum does (NOT_LEADER_OR_FOLLOWER from a
+        follower, naming the leader)."""
+        owner = self._owner
+        try:
+            principal = owner.access.principal(_metadata(context))
+        except KafkaError as error:
+            return rpb.DescribeQuorumResponse(
+                error_code=int(error.code), leader_id=-1, leader_epoch=-1, high_watermark=-1
+            )
+        if not self.allowed(principal, Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+            return rpb.DescribeQuorumResponse(
+                error_code=int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                leader_id=-1,
+                leader_epoch=-1,
+                high_watermark=-1,
+            )
+        try:
+            return await RaftService(owner.node).DescribeQuorum(request, context)
+        except ConnectionError:
+            return rpb.DescribeQuorumResponse(
+                error_code=int(ErrorCode.BROKER_NOT_AVAILABLE),
+                leader_id=-1,
+                leader_epoch=-1,
+                high_watermark=-1,
+            )
+
+    # ------------------------------------------------------------------------ configs
+
+    def _config_allowed(
+        self, principal: str, operation: Operation, resource: ConfigResourceRef
+    ) -> ItemError | None:
+        """``None`` if allowed, else the resource's authorization error."""
+        if resource.resource_type == ConfigResourceType.TOPIC:
+            if self.allowed(principal, operation, ResourceType.TOPIC, resource.name):
+                return None
+            return DENIED
+        if self.allowed(principal, operation, ResourceType.CLUSTER, CLUSTER_NAME):
+            return None
+        return ItemError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED)
+
+    async def DescribeConfigs(
+        self, request: apb.DescribeConfigsRequest, context: Any
+    ) -> apb.DescribeConfigsResponse:
+        def fail(header: apb.ResponseHeader) -> apb.DescribeConfigsResponse:
+            return apb.DescribeConfigsResponse(header=header)
+
+        async def body(controller: QuorumController, principal: str) -> apb.DescribeConfigsResponse:
+            resources = [convert.resource_from_pb(r) for r in request.resources]
+            errors = [
+                self._config_allowed(principal, Operation.DESCRIBE_CONFIGS, resource)
+                for resource in resources
+            ]
+            await controller.sync()
+            allowed = [r for r, e in zip(resources, errors, strict=True) if e is None]
+            described = iter(await controller.describe_configs(allowed) if allowed else [])
+            results = [
+                next(described) if error is None else DescribeConfigsResult(resource, error)
+                for resource, error in zip(resources, errors, strict=True)
+            ]
+            return apb.DescribeConfigsResponse(
+                header=convert.header(),
+                results=[convert.describe_result_to_pb(result) for result in results],
+            )
+
+        return await self.serve(context, fail, body)
+
+    async def IncrementalAlterConfigs(
+        self, request: apb.IncrementalAlterConfigsRequest, context: Any
+    ) -> apb.IncrementalAlterConfigsResponse:
+        def fail(header: apb.ResponseHeader) -> apb.IncrementalAlterConfigsResponse:
+            return apb.IncrementalAlterConfigsResponse(header=header)
+
+        async def body(
+            controller: QuorumController, principal: str
+        ) -> apb.IncrementalAlterConfigsResponse:
+            resources = [convert.resource_from_pb(item.resource) for item in request.resources]
+            counts: dict[ConfigResourceRef, int] = {}
+            for resource in resources:
+                counts[resource] = counts.get(resource, 0) + 1
+            errors: list[ItemError | None] = []
+            changes: dict[ConfigResourceRef, list[AlterConfig]] = {}
+            for resource, item in zip(resources, request.resources, strict=True):
+                error = self._config_allowed(principal, Operation.ALTER_CONFIGS, resource)
+                if error is None and counts[resource] > 1:
+                    error = ItemError(
+                        ErrorCode.INVALID_REQUEST, "Duplicate resource in the request."
+                    )
+                if error is None:
+                    try:
+                        changes[resource] = convert.alter_ops_from_pb(item.configs)
+                    except KafkaError as bad:
+                        error = ItemError(bad.code, bad.message)
+                errors.append(error)
+            outcome = {}
+            if changes:
+                for result in await controller.incremental_alter_configs(
+                    changes,
+                    validate_only=request.validate_only,
+                    timeout_ms=timeout_of(request.timeout_ms),
+                ):
+                    outcome[result.resource] = result.error
+            return apb.IncrementalAlterConfigsResponse(
+                header=convert.header(),
+                results=[
+                    convert.alter_result_to_pb(
+                        resource, error if error is not None else outcome[resource]
+                    )
+                    for resource, error in zip(resources, errors, strict=True)
+                ],
+            )
+
+        return await self.serve(context, fail, body)
+
+    # ------------------------------------------------------------------------ elections
+
+    async def ElectLeaders(
+        self, request: apb.ElectLeadersRequest, context: Any
+    ) -> apb.ElectLeadersResponse:
+        partitions: list[TopicPartition] | None = convert.election_partitions_from_pb(request)
+
+        def fail(header: apb.ResponseHeader) -> apb.ElectLeadersResponse:
+            # Kafka's ElectLeaders error response: the top-level code on every requested
+            # partition too, and no results for an all-partitions request.
+            return apb.ElectLeadersResponse(
+                header=header,
+                replica_election_results=convert.election_error_to_pb(
+                    partitions, ErrorCode(header.error_code), header.error_message
+                ),
+            )
+
+        async def body(controller: QuorumController, principal: str) -> apb.ElectLeadersResponse:
+            self.require_cluster(principal, Operation.ALTER)
+            election_type = ElectionType.from_request(request.election_type)
+            if partitions is not None and not partitions:
+                return apb.ElectLeadersResponse(header=convert.header())
+            results = await controller.elect_leaders(
+                election_type, partitions, timeout_ms=timeout_of(request.timeout_ms)
+            )
+            return apb.ElectLeadersResponse(
+                header=convert.header(),
+                replica_election_results=convert.election_results_to_pb(results),
+            )
+
+        return await self.serve(context, fail, body)

@@ -1,0 +1,97 @@
+"""The gRPC ``BrokerLifecycle`` service of proto/raftmeta/broker.proto, over the controller.
+
+Same conventions as the Admin service (:mod:`raftmeta.server.admin_service`): a header first,
+NOT_CONTROLLER with the controller's id and endpoint from a node that is not the active
+controller, Kafka error codes with messages, never a raw gRPC error. With an authorizer on,
+every call needs CLUSTER_ACTION on the cluster, as Kafka's broker-to-controller calls do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from raftmeta.auth import Operation
+from raftmeta.controller import BrokerHeartbeatRequest, QuorumController
+from raftmeta.rpc import admin_pb2 as apb
+from raftmeta.rpc import broker_pb2 as bpb
+from raftmeta.rpc import broker_pb2_grpc as bpb_grpc
+from raftmeta.server import convert
+from raftmeta.server.admin_service import ServiceBase, timeout_of
+
+
+class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
+    async def RegisterBroker(
+        self, request: bpb.RegisterBrokerRequest, context: Any
+    ) -> bpb.RegisterBrokerResponse:
+        def fail(header: apb.ResponseHeader) -> bpb.RegisterBrokerResponse:
+            return bpb.RegisterBrokerResponse(header=header, broker_epoch=-1)
+
+        async def body(controller: QuorumController, principal: str) -> bpb.RegisterBrokerResponse:
+            self.require_cluster(principal, Operation.CLUSTER_ACTION)
+            epoch = await controller.register_broker(
+                convert.registration_from_pb(request), timeout_ms=timeout_of(request.timeout_ms)
+            )
+            return bpb.RegisterBrokerResponse(header=convert.header(), broker_epoch=epoch)
+
+        return await self.serve(context, fail, body)
+
+    async def BrokerHeartbeat(
+        self, request: bpb.BrokerHeartbeatRequest, context: Any
+    ) -> bpb.BrokerHeartbeatResponse:
+        def fail(header: apb.ResponseHeader) -> bpb.BrokerHeartbeatResponse:
+            # A broker that cannot get an answer must assume it is fenced.
+            return bpb.BrokerHeartbeatResponse(header=header, is_fenced=True)
+
+        async def body(controller: QuorumController, principal: str) -> bpb.BrokerHeartbeatResponse:
+            self.require_cluster(principal, Operation.CLUSTER_ACTION)
+            reply = await controller.broker_heartbeat(
+                BrokerHeartbeatRequest(
+                    request.broker_id,
+                    request.broker_epoch,
+                    request.current_metadata_offset,
+                    request.want_fence,
+                    request.want_shut_down,
+                )
+            )
+            return bpb.BrokerHeartbeatResponse(
+                header=convert.header(),
+                is_caught_up=reply.is_caught_up,
+                is_fenced=reply.is_fenced,
+                should_shut_down=reply.should_shut_down,
+            )
+
+        return await self.serve(context, fail, body)
+
+    async def AlterPartition(
+        self, request: bpb.AlterPartitionRequest, context: Any
+    ) -> bpb.AlterPartitionResponse:
+        def fail(header: apb.ResponseHeader) -> bpb.AlterPartitionResponse:
+            return bpb.AlterPartitionResponse(header=header)
+
+        async def body(controller: QuorumController, principal: str) -> bpb.AlterPartitionResponse:
+            self.require_cluster(principal, Operation.CLUSTER_ACTION)
+            results = await controller.alter_partition(
+                convert.alter_partition_from_pb(request),
+                timeout_ms=timeout_of(request.timeout_ms),
+            )
+            return bpb.AlterPartitionResponse(
+                header=convert.header(),
+                partitions=[convert.alter_partition_result_to_pb(result) for result in results],
+            )
+
+        return await self.serve(context, fail, body)
+
+    async def UnregisterBroker(
+        self, request: bpb.UnregisterBrokerRequest, context: Any
+    ) -> bpb.UnregisterBrokerResponse:
+        def fail(header: apb.ResponseHeader) -> bpb.UnregisterBrokerResponse:
+            return bpb.UnregisterBrokerResponse(header=header)
+
+        async def body(
+            controller: QuorumController, principal: str
+        ) -> bpb.UnregisterBrokerResponse:
+            self.require_cluster(principal, Operation.CLUSTER_ACTION)
+            await controller.unregister_broker(request.broker_id)
+            return bpb.UnregisterBrokerResponse(header=convert.header())
+
+        return await self.serve(context, fail, body)

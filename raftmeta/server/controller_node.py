@@ -1,0 +1,254 @@
+"""``ControllerNode``: one controller process's parts, wired together and served on one port.
+
+A controller node is a ``RaftNode`` whose ``RaftClient`` feeds a ``QuorumController``: the
+controller's committed image is the node's state machine, so snapshots are that image written
+as records and a restarted node rebuilds it from its latest snapshot plus the log after it. The
+Raft, Admin and BrokerLifecycle services share the node's gRPC server.
+
+Tests and the demo run several of these in one event loop; ``raftmeta serve`` runs one. Ports
+chosen by the OS cannot be named in a ``.properties`` file in advance, so a node can be bound
+first (:meth:`ControllerNode.bind`, which learns its port) and started later with the voters'
+real addresses (:meth:`ControllerNode.run`); :meth:`ControllerNode.start` does both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from placement import PlacerLoadError, ReplicaPlacer, load_placer
+from raftmeta.auth import AccessControl
+from raftmeta.config import ConfigError, RaftmetaConfig
+from raftmeta.controller import ControllerSettings, QuorumController, RaftClientLog
+from raftmeta.raft.batch import Batch
+from raftmeta.records import encode_each
+from raftmeta.server.client import RaftClient
+from raftmeta.server.node import RaftNode, monotonic_ms
+from raftmeta.server.settings import NodeSettings
+from raftmeta.storage.snapshots import SnapshotReader
+
+log = logging.getLogger(__name__)
+
+TICK_INTERVAL_MS = 100
+"""How often the controller runs its periodic work: request deadlines, broker session
+expiry, NoOps when idle, periodic elections. Well under every interval it serves."""
+
+
+class Changes:
+    """Wakes every waiter whenever the node's state may have moved (role, epoch, commits)."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def notify(self) -> None:
+        event, self._event = self._event, asyncio.Event()
+        event.set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
+class _Listener:
+    """Hands the log to the controller, logs leadership changes and wakes waiters."""
+
+    def __init__(self, node_id: int, changes: Changes) -> None:
+        self.node_id = node_id
+        self.changes = changes
+        self.controller: QuorumController | None = None
+        self.leader: tuple[int | None, int] = (None, -1)
+
+    def _target(self) -> QuorumController:
+        if self.controller is None:
+            raise RuntimeError("the controller is created before the node starts")
+        return self.controller
+
+    def handle_commit(self, batches: Sequence[Batch]) -> None:
+        self._target().handle_commit(batches)
+        self.changes.notify()
+
+    def handle_load_snapshot(self, reader: SnapshotReader) -> None:
+        self._target().handle_load_snapshot(reader)
+        self.changes.notify()
+
+    def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
+        self._target().handle_leader_change(leader_id, epoch)
+        if (leader_id, epoch) != self.leader:
+            self.leader = (leader_id, epoch)
+            if leader_id is None:
+                log.info("epoch %d: no leader known", epoch)
+            elif leader_id == self.node_id:
+                log.info("epoch %d: this node (%d) leads", epoch, leader_id)
+            else:
+                log.info("epoch %d: node %d leads", epoch, leader_id)
+        self.changes.notify()
+
+
+class _NotifyingClient(RaftClient):
+    """A ``RaftClient`` that also wakes waiters whenever the node's state moves."""
+
+    def __init__(self, node: RaftNode, listener: _Listener, changes: Changes) -> None:
+        self.changes = changes
+        super().__init__(node, listener)
+
+    def state_changed(self) -> None:
+        super().state_changed()
+        self.changes.notify()
+
+
+def load_configured_placer(config: RaftmetaConfig) -> ReplicaPlacer:
+    """The placer ``replica.placer.class.name`` names, or a one-line ``ConfigError``."""
+    try:
+        return load_placer(
+            config.replica_placer_class_name,
+            config.originals_with_prefix("replica.placer.", strip=False),
+        )
+    except PlacerLoadError as error:
+        raise ConfigError(str(error)) from None
+
+
+class ControllerNode:
+    """A controller node: Raft, the controller state machine and the gRPC services.
+
+    Build with :meth:`start` (or :meth:`bind` then :meth:`run`); :attr:`controller`,
+    :attr:`node` and :attr:`address` are then usable until :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        config: RaftmetaConfig,
+        settings: NodeSettings | None = None,
+        *,
+        tick_interval_ms: int = TICK_INTERVAL_MS,
+    ) -> None:
+        """Checks the plug-in settings (placer, authorizer) at once, before any port or
+        directory is touched; raises ``ConfigError`` with one line if one is unusable."""
+        self.config = config
+        self.settings = settings if settings is not None else NodeSettings.from_config(config)
+        self.tick_interval_ms = tick_interval_ms
+        self.placer = load_configured_placer(config)
+        self.access = AccessControl.from_config(config)
+        self.changes = Changes()
+        self.node = RaftNode(self.settings)
+        self._listener = _Listener(self.settings.node_id, self.changes)
+        self.client = _NotifyingClient(self.node, self._listener, self.changes)
+        self._controller: QuorumController | None = None
+        self._metrics: Any = None
+        self.node.add_service(self._register_services)
+
+    # ------------------------------------------------------------------------ life cycle
+
+    @classmethod
+    async def start(
+        cls,
+        config: RaftmetaConfig,
+        *,
+        settings: NodeSettings | None = None,
+        voters: Mapping[int, str] | None = None,
+    ) -> ControllerNode:
+        """Open the directory, serve, join the quorum and start the controller."""
+        node = await cls.bind(config, settings=settings)
+        await node.run(voters)
+        return node
+
+    @classmethod
+    async def bind(
+        cls, config: RaftmetaConfig, *, settings: NodeSettings | None = None
+    ) -> ControllerNode:
+        """Open the directory and serve on the configured port (0: one the OS chooses).
+
+        Until :meth:`run`, Raft calls are answered UNAVAILABLE and Admin calls NOT_CONTROLLER.
+        Raises ``StorageError`` for a bad directory and ``RuntimeError`` for a port in use.
+        """
+        self = cls(config, settings)
+        await self.node.bind()
+        return self
+
+    async def run(self, voters: Mapping[int, str] | None = None) -> None:
+        """Join the quorum (``voters`` overrides the configured addresses) and start the
+        controller's queue and timer."""
+        node = self.node
+        controller = QuorumController(
+            ControllerSettings.from_config(self.config, node.cluster_id),
+            RaftClientLog(self.client),
+            clock=monotonic_ms,
+            placer=self.placer,
+        )
+        self._controller = controller
+        self._listener.controller = controller
+        self.client.snapshot_source = lambda: encode_each(controller.committed_image.to_records())
+        controller.start(tick_interval_ms=self.tick_interval_ms)
+        await node.start(voters)
+        self._start_metrics()
+
+    def _start_metrics(self) -> None:
+        """Serve Prometheus metrics when ``metrics.port`` asks for them and the exporter is
+        installed (``raftmeta.server.metrics``)."""
+        if self.config.metrics_port < 0:
+            return
+        try:
+            from raftmeta.server import metrics  # type: ignore[attr-defined,unused-ignore]
+        except ImportError:
+            log.warning("metrics.port is set but this build has no metrics exporter")
+            return
+        starter = getattr(metrics, "start_metrics", None)
+        if starter is None:
+            log.warning("metrics.port is set but the metrics exporter has no start_metrics")
+            return
+        self._metrics = starter(self.config.metrics_port, self.node, self.controller)
+
+    async def stop(self, *, graceful: bool = True) -> None:
+        """Stop the controller (failing its parked requests with NOT_CONTROLLER), then leave
+        the quorum; a graceful stop of the leader hands leadership over first."""
+        if self._controller is not None:
+            await self._controller.stop()
+        await self.node.stop(graceful=graceful)
+        closer = getattr(self._metrics, "close", None)
+        if callable(closer):
+            closer()
+        self._metrics = None
+
+    # ------------------------------------------------------------------------ reading
+
+    @property
+    def controller(self) -> QuorumController:
+        if self._controller is None:
+            raise RuntimeError("the controller exists once the node runs")
+        return self._controller
+
+    @property
+    def maybe_controller(self) -> QuorumController | None:
+        """The controller, or ``None`` before :meth:`run`: what services answer through."""
+        return self._controller
+
+    @property
+    def node_id(self) -> int:
+        return self.settings.node_id
+
+    @property
+    def address(self) -> str:
+        """``host:port`` clients reach this node's services on."""
+        port = self.node.port if self.node.port is not None else self.settings.listen_port
+        host = self.settings.listen_host
+        if host in ("", "0.0.0.0", "::"):
+            host = "127.0.0.1"
+        return f"{host}:{port}"
+
+    def endpoint_of(self, node_id: int | None) -> str:
+        """Where voter ``node_id`` serves, as this node dials it ("" if not known)."""
+        if node_id is None:
+            return ""
+        if node_id == self.node_id:
+            return self.address
+        return self.node.voter_addresses.get(node_id, "")
+
+    # ------------------------------------------------------------------------ services
+
+    def _register_services(self, server: Any) -> None:
+        from raftmeta.rpc import admin_pb2_grpc, broker_pb2_grpc
+        from raftmeta.server.admin_service import AdminService
+        from raftmeta.server.broker_service import BrokerLifecycleService
+
+        admin_pb2_grpc.add_AdminServicer_to_server(AdminService(self), server)
+        broker_pb2_grpc.add_BrokerLifecycleServicer_to_server(BrokerLifecycleService(self), server)
