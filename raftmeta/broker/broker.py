@@ -103,6 +103,7 @@ class Broker:
         self._changed = asyncio.Event()
         self._state_listeners: list[StateListener] = []
         self._digest: tuple[int, str] | None = None
+        self._fenced_in_log = False
         self._failure: BaseException | None = None
         self._replica.on_leadership_change(self._log_leadership)
 
@@ -448,6 +449,19 @@ class Broker:
 
     def _on_replica_update(self) -> None:
         epoch = self._broker_epoch
+        registration = self._replica.image.broker(self.broker_id)
+        fenced_in_log = registration is not None and registration.fenced
+        newly_fenced = fenced_in_log and not self._fenced_in_log
+        self._fenced_in_log = fenced_in_log
+        if (
+            newly_fenced
+            and registration is not None
+            and registration.broker_epoch == epoch
+            and self._state is BrokerState.RUNNING
+        ):
+            # The log says the controller fenced this broker (its session expired while
+            # heartbeats were lost): ask to be unfenced again at once.
+            self._set_state(BrokerState.RECOVERY)
         if (
             self._state is BrokerState.RECOVERY
             and epoch is not None

@@ -1,0 +1,169 @@
+"""Three in-process ``ControllerNode``s on loopback gRPC and embedded ``Broker``s beside them.
+
+Controllers take ids 3000..3002 and brokers 1..N, as in ``raftmeta dev``: a broker fetches the
+log under its own id, which must never be a voter's. Everything waits on conditions with a
+deadline, never on sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from raftmeta.broker import Broker, BrokerSettings, ControllerCaller
+from raftmeta.config import parse_config
+from raftmeta.controller_channel import ControllerChannel
+from raftmeta.raft.config import RaftConfig
+from raftmeta.rpc import admin_pb2
+from raftmeta.server.controller_node import ControllerNode
+from raftmeta.server.settings import NodeSettings
+from raftmeta.storage import MetadataDir
+
+CLUSTER_ID = "raftmeta-broker-test"
+CONTROLLER_IDS = (3000, 3001, 3002)
+DEADLINE_S = 15.0
+HEARTBEAT_MS = 100
+SESSION_TIMEOUT_MS = 1000
+RAFT = RaftConfig(election_timeout_ms=150, fetch_timeout_ms=300, fetch_max_wait_ms=100)
+
+
+async def poll(predicate: Callable[[], bool], timeout_s: float = DEADLINE_S) -> None:
+    """For conditions only another process or a remote node changes (no event to wait on)."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met within the deadline")
+        await asyncio.sleep(0.01)
+
+
+async def poll_async(probe: Callable[[], Awaitable[bool]], timeout_s: float = DEADLINE_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not await probe():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met within the deadline")
+        await asyncio.sleep(0.02)
+
+
+class Quorum:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.controllers: dict[int, ControllerNode] = {}
+        self.brokers: dict[int, Broker] = {}
+        self.addresses: dict[int, str] = {}
+        self._channel: ControllerChannel | None = None
+
+    def _config(self, node_id: int) -> Any:
+        voters = ",".join(f"{n}@127.0.0.1:{i + 1}" for i, n in enumerate(CONTROLLER_IDS))
+        return parse_config(
+            {
+                "node.id": node_id,
+                "controller.quorum.voters": voters,
+                "metadata.log.dir": str(self.root / f"node-{node_id}"),
+                "broker.heartbeat.interval.ms": HEARTBEAT_MS,
+                "broker.session.timeout.ms": SESSION_TIMEOUT_MS,
+                "metadata.max.idle.interval.ms": 200,
+            }
+        )
+
+    async def start(self) -> None:
+        for node_id in CONTROLLER_IDS:
+            data_dir = self.root / f"node-{node_id}"
+            MetadataDir.format(data_dir, node_id, CLUSTER_ID)
+            settings = NodeSettings(
+                node_id=node_id, voters={}, data_dir=data_dir, cluster_id=CLUSTER_ID, raft=RAFT
+            )
+            node = await ControllerNode.bind(self._config(node_id), settings=settings)
+            self.controllers[node_id] = node
+            self.addresses[node_id] = node.address
+        for node in self.controllers.values():
+            await node.run(self.addresses)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(self.addresses.values())
+
+    @property
+    def channel(self) -> ControllerChannel:
+        if self._channel is None:
+            self._channel = ControllerChannel(self.bootstrap_servers, request_timeout_ms=10_000)
+        return self._channel
+
+    def broker_settings(self, broker_id: int, rack: str | None = None) -> BrokerSettings:
+        return BrokerSettings(
+            broker_id=broker_id,
+            voters=self.addresses,
+            data_dir=self.root / f"broker-{broker_id}",
+            cluster_id=CLUSTER_ID,
+            rack=rack,
+            heartbeat_interval_ms=HEARTBEAT_MS,
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            raft=RAFT,
+            status_file=self.root / f"broker-{broker_id}.status",
+        )
+
+    async def start_broker(
+        self, broker_id: int, rack: str | None = None, channel: ControllerCaller | None = None
+    ) -> Broker:
+        settings = self.broker_settings(broker_id, rack)
+        MetadataDir.format(settings.data_dir, broker_id, CLUSTER_ID, ignore_formatted=True)
+        broker = Broker(settings, channel=channel)
+        await broker.start()
+        self.brokers[broker_id] = broker
+        return broker
+
+    async def describe_cluster(self) -> admin_pb2.DescribeClusterResponse:
+        response = await self.channel.call(
+            "Admin/DescribeCluster", admin_pb2.DescribeClusterRequest(include_image_digest=True)
+        )
+        assert isinstance(response, admin_pb2.DescribeClusterResponse)
+        assert response.header.error_code == 0, response.header
+        return response
+
+    async def create_topic(self, name: str, partitions: int, replication_factor: int) -> bytes:
+        request = admin_pb2.CreateTopicsRequest(
+            topics=[
+                admin_pb2.NewTopic(
+                    name=name, num_partitions=partitions, replication_factor=replication_factor
+                )
+            ]
+        )
+        response = await self.channel.call("Admin/CreateTopics", request)
+        assert response.header.error_code == 0, response.header
+        (result,) = response.topics
+        assert result.error_code == 0, result
+        topic_id = result.topic_id
+        assert isinstance(topic_id, bytes)
+        return topic_id
+
+    async def image_matches(self, broker: Broker) -> bool:
+        """Whether the broker's image equals the controller's: same digest, and the broker
+        has replayed at least as far as the controller had when it answered (the content can
+        only differ by NoOps past that point, which do not change the digest)."""
+        described = await self.describe_cluster()
+        return (
+            broker.image.offset >= described.metadata_offset
+            and broker.image_digest() == described.image_digest
+        )
+
+    async def stop(self) -> None:
+        for broker in self.brokers.values():
+            await broker.stop()
+        if self._channel is not None:
+            await self._channel.close()
+        for node in self.controllers.values():
+            await node.stop(graceful=False)
+
+
+def run(scenario: Callable[[Quorum], Coroutine[Any, Any, None]], root: Path) -> None:
+    async def main() -> None:
+        quorum = Quorum(root)
+        await quorum.start()
+        try:
+            await asyncio.wait_for(scenario(quorum), 60)
+        finally:
+            await quorum.stop()
+
+    asyncio.run(main())
