@@ -228,7 +228,7 @@ class AccessControl:
         authorizer = None
         if config.authorizer_class_name:
             authorizer = load_authorizer(config.authorizer_class_name, config.originals)
-        tokens_file = config.originals.get(TOKENS_FILE_KEY, "").strip()
+        tokens_file = config.raftmeta_auth_tokens_file
         tokens = read_tokens(tokens_file) if tokens_file else None
         return cls(authorizer, config.super_users, tokens)
 

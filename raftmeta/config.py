@@ -744,6 +744,22 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         EachMatches(r"[A-Za-z]+:.+", "a principal Type:name"),
         separator=";",
     ),
+    ConfigKey(
+        "raftmeta.acls",
+        ConfigType.LIST,
+        "",
+        "Allow rules of the built-in raftmeta.auth.AclAuthorizer, comma-separated, each "
+        "PrincipalType:name:Operation:ResourceType:resource-name with Kafka's operation and "
+        "resource names (User:alice:Alter:Cluster:kafka-cluster); * matches any name.",
+    ),
+    ConfigKey(
+        "raftmeta.auth.tokens.file",
+        ConfigType.STRING,
+        None,
+        "File of token=PrincipalType:name lines: a caller sending 'authorization: Bearer "
+        "<token>' is that principal, one with no token is User:ANONYMOUS, and an unknown token "
+        "fails with SASL_AUTHENTICATION_FAILED. Unset: tokens are not checked.",
+    ),
     # Operations
     ConfigKey(
         "metrics.port",
@@ -803,6 +819,8 @@ class RaftmetaConfig:
     replica_placer_class_name: str
     authorizer_class_name: str | None
     super_users: tuple[str, ...]
+    raftmeta_acls: tuple[str, ...]
+    raftmeta_auth_tokens_file: str | None
     metrics_port: int
     originals: Mapping[str, str]
     """Every key as given (after overrides), known or not, as text."""
@@ -999,6 +1017,8 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         replica_placer_class_name=typed.text("replica.placer.class.name"),
         authorizer_class_name=typed.optional_text("authorizer.class.name"),
         super_users=typed.texts("super.users"),
+        raftmeta_acls=typed.texts("raftmeta.acls"),
+        raftmeta_auth_tokens_file=typed.optional_text("raftmeta.auth.tokens.file"),
         metrics_port=typed.integer("metrics.port"),
         originals=MappingProxyType(dict(originals)),
     )
