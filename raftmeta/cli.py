@@ -52,9 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     demo = commands.add_parser(
-        "demo", help="run a local quorum through a leader failure and report what happened"
+        "demo",
+        help="run a quorum and brokers through a broker failure, audit and rebalance them",
     )
-    demo.add_argument("--seed", type=int, default=2026, help="seed of the simulated run")
+    demo.add_argument(
+        "--data-dir", type=Path, help="an empty or new directory (default: a fresh temporary one)"
+    )
+    demo.add_argument(
+        "--simulated", action="store_true", help="run the consensus core in the simulator instead"
+    )
+    demo.add_argument("--seed", type=int, default=2026, help="seed of the --simulated run")
 
     commands.add_parser("random-uuid", help="print a new random cluster id")
 
@@ -265,9 +272,9 @@ def run(argv: Sequence[str] | None) -> int:
     if handler is not None:
         return int(handler(args))
     if args.command == "demo":
-        from raftmeta.demo import run_demo
+        from raftmeta.demo import run_from_args
 
-        return run_demo(args.seed)
+        return run_from_args(args)
     if args.command == "random-uuid":
         from raftmeta.storage.meta_properties import generate_id
 

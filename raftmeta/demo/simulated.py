@@ -1,8 +1,8 @@
-"""The main job, while the networked quorum is being built: a simulated three-voter quorum.
+"""``raftmeta demo --simulated``: the consensus core alone, in the seeded simulator.
 
-It runs the real consensus core with an observer, kills the leader, brings it back, and shows
-that a new leader took over, that every acknowledged append survived, and that every node
-holds the same committed log.
+Needs no ports, processes or Java. It runs the real consensus core with an observer, kills the
+leader, brings it back, and shows that a new leader took over, that every acknowledged append
+survived, and that every node holds the same committed log.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from raftmeta.sim.cluster import Simulation
 from raftmeta.sim.faults import Crash, FaultPlan
 
 
-def run_demo(seed: int = 2026, out: Callable[[str], None] = print) -> int:
+def run_simulated_demo(seed: int = 2026, out: Callable[[str], None] = print) -> int:
+    """Prints what happened; returns the exit status (1 if the run broke a promise)."""
     leader_crash = Crash(node=1, down_ms=1500)
     plan = FaultPlan(((3000, leader_crash),), fault_phase_ms=5000, min_run_ms=8000)
     simulation = Simulation(seed, voters=3, observers=1, plan=plan)

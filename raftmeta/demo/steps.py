@@ -1,0 +1,390 @@
+"""The demo's steps, in order: each a small function of the shared ``DemoContext``.
+
+A step does one thing, waits (with a deadline) until the cluster shows it happened, and returns
+a few words for the closing table. It raises ``StepFailed`` with one line when it cannot; the
+runner then names the step and where the logs are, and stops every process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from raftmeta.demo.audit import AuditOutcome, run_audit
+from raftmeta.demo.display import StepDisplay
+from raftmeta.demo.errors import StepFailed, require_module
+from raftmeta.demo.processes import Child, ProcessBook
+from raftmeta.demo.snapshots import copy_snapshot_after
+from raftmeta.demo.view import ClusterView, Partitions
+from raftmeta.demo.waiting import wait_for
+from raftmeta.devcluster import DevCluster
+
+TOPICS = ("orders", "payments", "clicks")
+PARTITIONS_PER_TOPIC = 50
+REPLICATION_FACTOR = 3
+BROKER_IDS = (1, 2, 3, 4, 5, 6)
+RACKS = ("rack-a", "rack-b", "rack-c")
+IMBALANCE_THRESHOLD_PERCENT = 10
+
+SNAPSHOT_INTERVAL_MS = 1000
+"""Snapshots every second (Kafka's default is an hour), so the demo waits a second, not an hour,
+for a snapshot that holds the state it wants to audit."""
+BROKER_HEARTBEAT_INTERVAL_MS = 250
+BROKER_SESSION_TIMEOUT_MS = 1500
+"""A killed broker is fenced, and its leaderships moved, 1.5 s after its last heartbeat."""
+
+CONTROLLER_OVERRIDES = {
+    "metadata.log.max.snapshot.interval.ms": str(SNAPSHOT_INTERVAL_MS),
+    "broker.heartbeat.interval.ms": str(BROKER_HEARTBEAT_INTERVAL_MS),
+    "broker.session.timeout.ms": str(BROKER_SESSION_TIMEOUT_MS),
+    # The demo shows the skew and the operator's fix; an automatic rebalance would race it.
+    "auto.leader.rebalance.enable": "false",
+    "leader.imbalance.per.broker.percentage": str(IMBALANCE_THRESHOLD_PERCENT),
+}
+
+QUORUM_DEADLINE_S = 30.0
+CLUSTER_DEADLINE_S = 30.0
+SNAPSHOT_DEADLINE_S = 15.0
+STOP_DEADLINE_S = 5.0
+
+
+@dataclass
+class DemoContext:
+    """What the steps share: where things live, what runs, what was found so far."""
+
+    root: Path
+    display: StepDisplay
+    book: ProcessBook
+    cluster: DevCluster | None = None
+    view: ClusterView | None = None
+    brokers: dict[int, Child] = field(default_factory=dict)
+    victim: int | None = None
+    skew_offset: int = -1
+    election_offset: int = -1
+    snapshots: dict[str, Path] = field(default_factory=dict)
+    audits: dict[str, AuditOutcome] = field(default_factory=dict)
+    election_log: Path | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.require_cluster().bootstrap_servers
+
+    def require_cluster(self) -> DevCluster:
+        if self.cluster is None:
+            raise StepFailed("the quorum is not running")
+        return self.cluster
+
+    def require_view(self) -> ClusterView:
+        if self.view is None:
+            raise StepFailed("no AdminClient: the quorum is not running")
+        return self.view
+
+    def node_dirs(self) -> list[Path]:
+        cluster = self.require_cluster()
+        return [cluster.data_dir(node_id) for node_id in cluster.nodes]
+
+    def process_died(self) -> str | None:
+        """Why waiting is pointless: a controller or a broker exited on its own."""
+        cluster = self.require_cluster()
+        for node in cluster.exited():
+            return f"controller {node.node_id} exited with {node.exit_status}; see {node.log_path}"
+        for broker_id, broker in self.brokers.items():
+            if not broker.running and broker_id != self.victim:
+                return f"broker {broker_id} exited; see {self.broker_log(broker_id)}"
+        return None
+
+    def broker_log(self, broker_id: int) -> Path:
+        return self.root / f"broker-{broker_id}.log"
+
+    def partitions(self) -> Partitions:
+        return self.require_view().partitions(TOPICS)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    title: str
+    run: Callable[[DemoContext], str]
+    """Does the step; returns a few words on what it found."""
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port_run(count: int) -> int:
+    """A port such that it and the next ``count - 1`` are free now, below the ephemeral range
+    (so outgoing connections never take them)."""
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20000, 32000 - count)
+        if all(_bindable(base + i) for i in range(count)):
+            return base
+    raise StepFailed("found no free run of ports on 127.0.0.1")
+
+
+# --------------------------------------------------------------------------------- the steps
+
+
+def start_quorum(ctx: DemoContext) -> str:
+    from raftmeta.quorum_describe import DescribeError, wait_for_leader
+
+    cluster = DevCluster(ctx.root, free_port_run(3), CONTROLLER_OVERRIDES)
+    ctx.cluster = cluster
+    try:
+        cluster.prepare()
+    except (OSError, ValueError) as error:
+        raise StepFailed(f"cannot prepare {ctx.root}: {error}") from None
+    for node_id, node in cluster.nodes.items():
+        node.start()
+        ctx.book.add(f"controller {node_id}", "controller", node, node.log_path)
+    ctx.display.note("waiting for a leader")
+    try:
+        info = wait_for_leader(
+            cluster.bootstrap_servers,
+            cluster.cluster_id,
+            QUORUM_DEADLINE_S,
+            give_up=lambda: bool(cluster.exited()),
+        )
+    except DescribeError as error:
+        reason = ctx.process_died()
+        raise StepFailed(reason or str(error)) from None
+    ctx.view = ClusterView(cluster.bootstrap_servers)
+    ids = ", ".join(str(n) for n in cluster.nodes)
+    return f"controllers {ids}; leader {info.leader_id} in epoch {info.leader_epoch}"
+
+
+def start_brokers(ctx: DemoContext) -> str:
+    require_module("the broker command", "raftmeta.commands.broker")
+    from raftmeta.demo.brokers import start_broker
+
+    for index, broker_id in enumerate(BROKER_IDS):
+        rack = RACKS[index % len(RACKS)]
+        ctx.brokers[broker_id] = start_broker(ctx, broker_id, rack)
+    view = ctx.require_view()
+    ctx.display.note("waiting for every broker to register and be unfenced")
+
+    def all_unfenced() -> bool:
+        brokers = view.brokers()
+        return all(b in brokers and not brokers[b].fenced for b in BROKER_IDS)
+
+    wait_for(all_unfenced, "six unfenced brokers", CLUSTER_DEADLINE_S, give_up=ctx.process_died)
+    return f"{len(BROKER_IDS)} brokers on racks {', '.join(RACKS)}"
+
+
+def create_topics(ctx: DemoContext) -> str:
+    view = ctx.require_view()
+    view.create_topics(TOPICS, PARTITIONS_PER_TOPIC, REPLICATION_FACTOR)
+    ctx.display.note("waiting for every partition to have a leader and a full ISR")
+
+    def settled() -> Partitions | None:
+        state = ctx.partitions()
+        ready = all(p.leader >= 0 for p in state.partitions) and not state.under_replicated()
+        return state if ready else None
+
+    state = wait_for(settled, "leaders on every partition", CLUSTER_DEADLINE_S)
+    leaders = {b: len(state.led_by(b)) for b in BROKER_IDS}
+    spread = f"{min(leaders.values())}-{max(leaders.values())}"
+    return (
+        f"{len(TOPICS)} topics x {PARTITIONS_PER_TOPIC} partitions, RF {REPLICATION_FACTOR}; "
+        f"{spread} leaders per broker"
+    )
+
+
+def kill_broker(ctx: DemoContext) -> str:
+    """kill -9 the broker leading the most partitions; wait until the controller fences it."""
+    view = ctx.require_view()
+    state = ctx.partitions()
+    victim = max(BROKER_IDS, key=lambda b: (len(state.led_by(b)), -b))
+    led = len(state.led_by(victim))
+    ctx.victim = victim
+    killed_at = time.monotonic()
+    ctx.brokers[victim].signal(9)
+    ctx.brokers[victim].wait(STOP_DEADLINE_S)
+    ctx.display.note(f"broker {victim} killed; waiting for the controller to fence it")
+
+    def moved() -> bool:
+        fenced = view.brokers()[victim].fenced
+        return fenced and not ctx.partitions().led_by(victim)
+
+    wait_for(moved, f"broker {victim} to be fenced", CLUSTER_DEADLINE_S, give_up=ctx.process_died)
+    took = time.monotonic() - killed_at
+    return f"broker {victim} (led {led}) fenced after {took:.1f} s; its leaderships moved"
+
+
+def restart_broker(ctx: DemoContext) -> str:
+    """Start the killed broker again; wait until it is unfenced and back in every ISR."""
+    from raftmeta.demo.brokers import restart
+
+    victim = ctx.victim
+    if victim is None:
+        raise StepFailed("no broker was killed")
+    view = ctx.require_view()
+    restart(ctx, victim)
+    ctx.display.note(f"waiting for broker {victim} to rejoin every ISR")
+
+    def rejoined() -> Partitions | None:
+        if view.brokers()[victim].fenced:
+            return None
+        state = ctx.partitions()
+        return None if state.under_replicated() else state
+
+    state = wait_for(rejoined, f"broker {victim} back in sync", CLUSTER_DEADLINE_S)
+    ctx.skew_offset = state.metadata_offset
+    led = len(state.led_by(victim))
+    hosted = len(state.hosted_by(victim))
+    skewed = len(state.not_preferred())
+    return f"broker {victim} follows {hosted} partitions, leads {led}; {skewed} not on preferred"
+
+
+def snapshot_after_skew(ctx: DemoContext) -> str:
+    return _await_snapshot(ctx, "skewed", ctx.skew_offset)
+
+
+def audit_skewed(ctx: DemoContext) -> str:
+    outcome = _audit(ctx, "skewed")
+    over = outcome.over_threshold()
+    if ctx.victim not in over:
+        raise StepFailed(
+            f"the audit did not find broker {ctx.victim} over the threshold; see {outcome.report}"
+        )
+    if outcome.plan_size == 0:
+        raise StepFailed(f"the audit planned no election; see {outcome.plan}")
+    names = ", ".join(str(b) for b in over)
+    return f"over {outcome.threshold:g}%: broker {names}; plan: {outcome.plan_size} partitions"
+
+
+def run_preferred_election(ctx: DemoContext) -> str:
+    """``raftmeta leader-election --election-type PREFERRED --path-to-json-file plan``."""
+    require_module("the leader-election command", "raftmeta.commands.leader_election")
+    from raftmeta.cli import CommandLineError, run
+
+    plan = ctx.audits["skewed"].plan
+    ctx.election_log = ctx.root / "leader-election.log"
+    argv = [
+        "leader-election",
+        "--bootstrap-server",
+        ctx.bootstrap_servers,
+        "--election-type",
+        "PREFERRED",
+        "--path-to-json-file",
+        str(plan),
+    ]
+    output = io.StringIO()
+    status: int | None
+    try:
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            status = run(argv)
+    except CommandLineError as error:
+        output.write(f"{error}\n")
+        status = error.status
+    ctx.election_log.write_text(f"$ raftmeta {' '.join(argv)}\n{output.getvalue()}")
+    if status != 0:
+        last = output.getvalue().strip().splitlines()[-1:] or ["no output"]
+        raise StepFailed(f"leader-election exited with {status}: {last[0]}")
+    view = ctx.require_view()
+    ctx.display.note("waiting for the preferred leaders to commit")
+
+    def restored() -> Partitions | None:
+        state = ctx.partitions()
+        return None if state.not_preferred() else state
+
+    state = wait_for(restored, "every partition on its preferred leader", CLUSTER_DEADLINE_S)
+    del view
+    ctx.election_offset = state.metadata_offset
+    moved = ctx.audits["skewed"].plan_size
+    return f"{moved} partitions moved back to their preferred leader"
+
+
+def snapshot_after_election(ctx: DemoContext) -> str:
+    return _await_snapshot(ctx, "balanced", ctx.election_offset)
+
+
+def audit_balanced(ctx: DemoContext) -> str:
+    outcome = _audit(ctx, "balanced")
+    over = outcome.over_threshold()
+    if over:
+        names = ", ".join(str(b) for b in over)
+        raise StepFailed(f"brokers {names} are still over the threshold; see {outcome.report}")
+    return f"every broker at or under {outcome.threshold:g}%"
+
+
+def stop_everything(ctx: DemoContext) -> str:
+    if ctx.view is not None:
+        ctx.view.close()
+        ctx.view = None
+    ctx.book.stop_everything(STOP_DEADLINE_S)
+    stopped = {id(e.child) for e in ctx.book.entries}
+    return f"{len(stopped)} processes stopped"
+
+
+STEPS = (
+    Step("start a three-node quorum", start_quorum),
+    Step("start 6 brokers on 3 racks", start_brokers),
+    Step("create 3 topics x 50 partitions, RF 3", create_topics),
+    Step("kill -9 the busiest broker", kill_broker),
+    Step("bring it back (as a follower only)", restart_broker),
+    Step("wait for a snapshot of the skew", snapshot_after_skew),
+    Step("audit the snapshot with Spark", audit_skewed),
+    Step("preferred election from the plan", run_preferred_election),
+    Step("wait for a fresh snapshot", snapshot_after_election),
+    Step("audit again", audit_balanced),
+    Step("stop everything", stop_everything),
+)
+
+
+# --------------------------------------------------------------------------------- shared parts
+
+
+def _await_snapshot(ctx: DemoContext, label: str, offset: int) -> str:
+    into = ctx.root / "snapshots" / label
+    ctx.display.note(f"waiting for a controller snapshot past offset {offset}")
+    copy = wait_for(
+        lambda: copy_snapshot_after(ctx.node_dirs(), offset, into),
+        f"a snapshot past offset {offset}",
+        SNAPSHOT_DEADLINE_S,
+        give_up=ctx.process_died,
+    )
+    ctx.snapshots[label] = copy
+    return f"{copy.name}"
+
+
+def _audit(ctx: DemoContext, label: str) -> AuditOutcome:
+    snapshot = ctx.snapshots.get(label)
+    if snapshot is None:
+        raise StepFailed(f"no snapshot to audit ({label})")
+    ctx.display.note("running the Spark audit")
+    outcome = run_audit(snapshot, ctx.root / f"audit-{label}", IMBALANCE_THRESHOLD_PERCENT)
+    ctx.audits[label] = outcome
+    ctx.display.show(outcome.table(title=f"leaders per broker ({label})"))
+    return outcome
+
+
+def summary(ctx: DemoContext) -> dict[str, Any]:
+    """What ``demo.json`` records beside the closing table."""
+    return {
+        "data_dir": str(ctx.root),
+        "victim": ctx.victim,
+        "snapshots": {k: str(v) for k, v in ctx.snapshots.items()},
+        "audits": {k: v.as_json() for k, v in ctx.audits.items()},
+        "election_log": None if ctx.election_log is None else str(ctx.election_log),
+    }
+
+
+def write_json(path: Path, value: Any) -> None:
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(value, indent=2) + "\n")
+    temporary.replace(path)

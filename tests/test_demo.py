@@ -1,0 +1,229 @@
+"""``raftmeta demo``: the end-to-end run, its failure line, and that Ctrl-C leaves nothing behind.
+
+The demo runs as a subprocess, as ``make demo`` runs it. Each run carries a marker in its
+environment, which every process it starts inherits (the nodes, the brokers, Spark's JVM), so
+the tests can find any survivor in ``/proc`` whether or not the demo recorded its pid.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from raftmeta.demo.errors import StepFailed
+from raftmeta.demo.runner import run_live_demo
+from raftmeta.demo.simulated import run_simulated_demo
+from raftmeta.demo.steps import Step, start_quorum
+from tests.process.helpers import wait_until
+
+MARKER_VARIABLE = "RAFTMETA_DEMO_TEST_MARKER"
+END_TO_END_TIMEOUT_S = 180.0
+
+
+def _marked(marker: str) -> list[int]:
+    """Pids of live processes whose environment carries ``marker``."""
+    needle = f"{MARKER_VARIABLE}={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _recorded_pids(root: Path) -> list[int]:
+    listed = json.loads((root / "processes.json").read_text())["processes"]
+    return [entry["pid"] for entry in listed]
+
+
+def _assert_nothing_left(root: Path, marker: str) -> None:
+    pids = _recorded_pids(root)
+    assert pids, "the demo recorded no process"
+    # The processes are gone when the demo exits; a JVM notices its parent is gone a moment later.
+    wait_until(lambda: not [p for p in pids if _alive(p)], "the recorded processes to be gone")
+    wait_until(lambda: not _marked(marker), "every process of the run to be gone")
+
+
+def _spawn(args: list[str], marker: str) -> subprocess.Popen[str]:
+    env = dict(os.environ, **{MARKER_VARIABLE: marker})
+    return subprocess.Popen(
+        [sys.executable, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+
+
+def _steps_done(root: Path) -> list[str]:
+    try:
+        state = json.loads((root / "demo.json").read_text())
+    except (OSError, ValueError):
+        return []
+    return [step["title"] for step in state["steps"]]
+
+
+HOLD_SCRIPT = """
+import sys, time
+from pathlib import Path
+from raftmeta.demo.runner import run_live_demo
+from raftmeta.demo.steps import Step, start_quorum
+
+def hold(ctx):
+    while True:
+        time.sleep(0.05)
+
+sys.exit(run_live_demo(Path(sys.argv[1]), steps=(Step("quorum", start_quorum), Step("hold", hold))))
+"""
+"""The demo's runner with the real quorum step followed by one that waits until interrupted,
+so a signal lands at a known point whatever the later steps do."""
+
+
+def test_simulated_demo_reports_a_new_leader_and_agreeing_logs() -> None:
+    lines: list[str] = []
+    assert run_simulated_demo(2026, lines.append) == 0
+    assert any("committed logs agree on every node: yes" in line for line in lines)
+    assert sum(line.strip().startswith("epoch ") for line in lines) >= 2
+
+
+def test_a_non_empty_data_dir_is_refused_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "something").write_text("x")
+    result = subprocess.run(
+        [sys.executable, "-m", "raftmeta", "demo", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"raftmeta demo: --data-dir {tmp_path} is not an empty directory"
+    ]
+
+
+def test_a_failed_step_is_one_line_naming_it_and_stops_the_quorum(tmp_path: Path) -> None:
+    def broken(ctx: object) -> str:
+        raise StepFailed("the cluster said no")
+
+    root = tmp_path / "demo"
+    errors = io.StringIO()
+    steps = (Step("start a three-node quorum", start_quorum), Step("break", broken))
+    console = Console(file=io.StringIO())
+    status = run_live_demo(root, console=console, errors=Console(file=errors), steps=steps)
+    assert status == 1
+    assert errors.getvalue().splitlines() == [
+        f"raftmeta demo failed at step 'break': the cluster said no; logs in {root.resolve()}"
+    ]
+    pids = _recorded_pids(root)
+    assert len(pids) == 3
+    assert not [p for p in pids if _alive(p)]
+    state = json.loads((root / "demo.json").read_text())
+    assert state["status"] == "failed"
+    assert [s["title"] for s in state["steps"]] == ["start a three-node quorum"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_after_the_quorum_is_up_stops_every_process(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    marker = uuid.uuid4().hex
+    root = tmp_path / "demo"
+    demo = _spawn(["-c", HOLD_SCRIPT, str(root)], marker)
+    try:
+        wait_until(lambda: "quorum" in _steps_done(root), "the quorum step to finish", 60)
+        assert len(_marked(marker)) >= 4  # the demo and its three nodes
+        demo.send_signal(signum)
+        _, stderr = demo.communicate(timeout=30)
+    finally:
+        demo.kill()
+        demo.communicate()
+    assert demo.returncode == 130, stderr
+    assert "raftmeta demo interrupted during 'hold'; stopped 3 processes" in stderr
+    assert "Traceback" not in stderr
+    _assert_nothing_left(root, marker)
+    assert json.loads((root / "demo.json").read_text())["status"] == "interrupted"
+
+
+def test_ctrl_c_while_the_quorum_starts_stops_every_process(tmp_path: Path) -> None:
+    marker = uuid.uuid4().hex
+    root = tmp_path / "demo"
+    demo = _spawn(["-m", "raftmeta", "demo", "--data-dir", str(root)], marker)
+    try:
+        wait_until(
+            lambda: (root / "processes.json").exists() and len(_recorded_pids(root)) == 3,
+            "three controllers to start",
+            60,
+        )
+        demo.send_signal(signal.SIGINT)
+        _, stderr = demo.communicate(timeout=30)
+    finally:
+        demo.kill()
+        demo.communicate()
+    assert demo.returncode == 130, stderr
+    assert "interrupted during 'start a three-node quorum'" in stderr
+    _assert_nothing_left(root, marker)
+
+
+def _missing_parts() -> list[str]:
+    needed = ("raftmeta.commands.broker", "raftmeta.commands.leader_election", "analytics.audit")
+    return [name for name in needed if importlib.util.find_spec(name) is None]
+
+
+@pytest.mark.skipif(bool(_missing_parts()), reason=f"not built yet: {_missing_parts()}")
+def test_the_demo_runs_end_to_end_and_ends_balanced(tmp_path: Path) -> None:
+    marker = uuid.uuid4().hex
+    root = tmp_path / "demo"
+    demo = _spawn(["-m", "raftmeta", "demo", "--data-dir", str(root)], marker)
+    try:
+        stdout, stderr = demo.communicate(timeout=END_TO_END_TIMEOUT_S)
+    finally:
+        demo.kill()
+        demo.communicate()
+    assert demo.returncode == 0, f"{stdout}\n{stderr}"
+    state = json.loads((root / "demo.json").read_text())
+    assert state["status"] == "ok"
+    assert state["audits"]["skewed"]["over_threshold"] == [state["victim"]]
+    report = json.loads((root / "audit-balanced" / "report.json").read_text())
+    assert _brokers_over_threshold(report) == []
+    assert len(_broker_rows(report)) == 6
+    assert str(root / "audit-balanced" / "report.json") in stdout
+    _assert_nothing_left(root, marker)
+
+
+def _broker_rows(report: dict[str, object]) -> list[dict[str, object]]:
+    rows = report["brokers"]
+    assert isinstance(rows, list)
+    return rows
+
+
+def _brokers_over_threshold(report: dict[str, object]) -> list[object]:
+    threshold = float(str(report["threshold_percent"]))
+    return [
+        row["broker_id"]
+        for row in _broker_rows(report)
+        if float(str(row["imbalance_percent"])) > threshold
+    ]
