@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,7 +76,7 @@ def _methods(modules: Sequence[Any]) -> dict[str, _Method]:
 _METHODS = _methods([admin_pb2, broker_pb2])
 
 
-def parse_bootstrap_servers(bootstrap_servers: str | Sequence[str]) -> tuple[str, ...]:
+def parse_bootstrap_servers(bootstrap_servers: str | Iterable[str]) -> tuple[str, ...]:
     """``"h1:p1,h2:p2"`` or a list of ``host:port`` strings, checked, as a tuple.
 
     An IPv6 host is written in brackets (``[::1]:9093``), as gRPC expects it.
@@ -136,7 +136,7 @@ class ControllerChannel:
 
     def __init__(
         self,
-        bootstrap_servers: str | Sequence[str],
+        bootstrap_servers: str | Iterable[str],
         *,
         bearer_token: str | None = None,
         request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS,
