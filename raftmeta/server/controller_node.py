@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from placement import PlacerLoadError, ReplicaPlacer, load_placer
 from raftmeta.auth import AccessControl
@@ -28,6 +28,9 @@ from raftmeta.server.client import RaftClient
 from raftmeta.server.node import RaftNode, monotonic_ms
 from raftmeta.server.settings import NodeSettings
 from raftmeta.storage.snapshots import SnapshotReader
+
+if TYPE_CHECKING:
+    from raftmeta.server.metrics import MetricsServer
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +137,7 @@ class ControllerNode:
         self._listener = _Listener(self.settings.node_id, self.changes)
         self.client = _NotifyingClient(self.node, self._listener, self.changes)
         self._controller: QuorumController | None = None
-        self._metrics: Any = None
+        self._metrics: MetricsServer | None = None
         self.node.add_service(self._register_services)
 
     # ------------------------------------------------------------------------ life cycle
@@ -183,20 +186,17 @@ class ControllerNode:
         self._start_metrics()
 
     def _start_metrics(self) -> None:
-        """Serve Prometheus metrics when ``metrics.port`` asks for them and the exporter is
-        installed (``raftmeta.server.metrics``)."""
+        """Serve Prometheus metrics when ``metrics.port`` asks for them (-1: none).
+
+        Raises ``OSError`` when the port is taken.
+        """
         if self.config.metrics_port < 0:
             return
-        try:
-            from raftmeta.server import metrics  # type: ignore[attr-defined,unused-ignore]
-        except ImportError:
-            log.warning("metrics.port is set but this build has no metrics exporter")
-            return
-        starter = getattr(metrics, "start_metrics", None)
-        if starter is None:
-            log.warning("metrics.port is set but the metrics exporter has no start_metrics")
-            return
-        self._metrics = starter(self.config.metrics_port, self.node, self.controller)
+        from raftmeta.server.metrics import start_metrics
+
+        self._metrics = start_metrics(
+            self.config.metrics_port, self.node, self.controller, client=self.client
+        )
 
     async def stop(self, *, graceful: bool = True) -> None:
         """Stop the controller (failing its parked requests with NOT_CONTROLLER), then leave
@@ -204,10 +204,9 @@ class ControllerNode:
         if self._controller is not None:
             await self._controller.stop()
         await self.node.stop(graceful=graceful)
-        closer = getattr(self._metrics, "close", None)
-        if callable(closer):
-            closer()
-        self._metrics = None
+        if self._metrics is not None:
+            self._metrics.close()
+            self._metrics = None
 
     # ------------------------------------------------------------------------ reading
 

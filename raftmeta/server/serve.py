@@ -104,7 +104,13 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
         raise ServeError(str(error)) from None
     except RuntimeError as error:
         raise ServeError(f"cannot listen on {address}: {error}") from None
-    await member.run()
+    try:
+        await member.run()
+    except OSError as error:
+        await member.stop(graceful=False)
+        raise ServeError(
+            f"cannot serve metrics on port {config.metrics_port}: {error.strerror or error}"
+        ) from None
     log.info(
         "node %d of cluster %s serving on %s; voters %s",
         settings.node_id,

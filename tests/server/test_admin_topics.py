@@ -199,3 +199,28 @@ def test_followers_answer_not_controller_with_the_leaders_endpoint(tmp_path: Pat
         assert sorted(v.replica_id for v in leader_view.voters) == cluster.ids
 
     run(scenario, ControllerCluster(tmp_path))
+
+
+def test_the_configured_placer_refusing_is_replica_placement_failed(tmp_path: Path) -> None:
+    async def scenario(cluster: ControllerCluster) -> None:
+        await cluster.register(1)
+        await cluster.register(2)
+        admin = await cluster.active_admin()
+        refused = await admin.CreateTopics(
+            apb.CreateTopicsRequest(topics=[new_topic("t", 1, 2), new_topic("u", 1, 1)])
+        )
+        assert codes(refused.topics) == [ErrorCode.REPLICA_PLACEMENT_FAILED, 0]
+        assert "cordoned: 2" in refused.topics[0].error_message
+        described = await admin.DescribeTopics(apb.DescribeTopicsRequest(topic_names=["u"]))
+        assert list(described.topics[0].partitions[0].replicas) == [1]
+
+    run(
+        scenario,
+        ControllerCluster(
+            tmp_path,
+            {
+                "replica.placer.class.name": "placement.cordon.CordonedBrokerPlacer",
+                "replica.placer.cordoned.brokers": "2",
+            },
+        ),
+    )

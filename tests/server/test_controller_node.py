@@ -1,0 +1,120 @@
+"""ControllerNode as a whole: failover between controllers, snapshots of the image, a restart
+that recovers the same image, metrics, and configuration errors at start-up."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from raftmeta.config import ConfigError
+from raftmeta.errors import ErrorCode
+from raftmeta.rpc import admin_pb2 as apb
+from raftmeta.server.controller_node import ControllerNode
+from tests.server.controller_harness import ControllerCluster, poll, run
+
+
+def test_a_stopped_leader_is_replaced_and_survivors_serve(tmp_path: Path) -> None:
+    async def scenario(cluster: ControllerCluster) -> None:
+        await cluster.register(1)
+        first = await cluster.wait_for_active()
+        await cluster.create_topic("before")
+        survivors = [n for n in cluster.ids if n != first.node_id]
+        await cluster.stop(first.node_id, graceful=False)
+        second = await cluster.wait_for_active(not_node=first.node_id)
+        assert second.node_id in survivors
+        created = await cluster.create_topic("after")
+        assert created.error_code == 0
+        other = next(n for n in survivors if n != second.node_id)
+        redirected = await cluster.admin(other).DescribeTopics(
+            apb.DescribeTopicsRequest(all_topics=True)
+        )
+        assert redirected.header.error_code == ErrorCode.NOT_CONTROLLER
+        assert redirected.header.controller_id == second.node_id
+        assert redirected.header.controller_endpoint == second.address
+        listed = await cluster.admin(second.node_id).DescribeTopics(
+            apb.DescribeTopicsRequest(all_topics=True)
+        )
+        assert [t.name for t in listed.topics] == ["after", "before"]
+
+    run(scenario, ControllerCluster(tmp_path))
+
+
+def test_snapshots_are_the_image_and_a_restart_recovers_it(tmp_path: Path) -> None:
+    async def scenario(cluster: ControllerCluster) -> None:
+        await cluster.register(1)
+        for index in range(6):
+            await cluster.create_topic(f"topic-{index}", partitions=4)
+        active = await cluster.wait_for_active()
+        follower = next(m for m in cluster.members.values() if m is not active)
+        target = active.controller.committed_image.offset
+        await poll(
+            lambda: follower.node.running and follower.node.core.log.start_offset > target,
+            "a follower snapshot past the topics",
+        )
+        assert list(cluster.data_dir(follower.node_id).rglob("*.checkpoint"))
+        await cluster.stop(follower.node_id)
+        restarted = await cluster.restart(follower.node_id)
+        # It resumed from its snapshot: the log before it is gone.
+        assert restarted.node.core.log.start_offset > target
+        info = await (await cluster.active_admin()).DescribeCluster(
+            apb.DescribeClusterRequest(include_image_digest=True)
+        )
+        await poll(
+            lambda: restarted.controller.committed_image.offset >= info.metadata_offset,
+            "the restarted node to catch up",
+        )
+        # Compare at one offset: replay the restarted node's image to the leader's offset.
+        image = restarted.controller.committed_image
+        assert image.topic_by_name("topic-5") is not None
+        assert len(image.topic_ids_by_name) == 6
+        leader_image = (await cluster.wait_for_active()).controller.committed_image
+        assert image.digest() == leader_image.digest()
+
+    run(
+        scenario,
+        ControllerCluster(
+            tmp_path,
+            {
+                "metadata.log.max.snapshot.interval.ms": 100,
+                "metadata.log.max.record.bytes.between.snapshots": 1 << 30,
+                # No heartbeats are sent: the broker must not be fenced while the images
+                # are compared.
+                "broker.session.timeout.ms": 600_000,
+            },
+        ),
+    )
+
+
+def test_metrics_are_served_when_configured(tmp_path: Path) -> None:
+    async def scenario(cluster: ControllerCluster) -> None:
+        await cluster.wait_for_active()
+        member = cluster.members[1]
+        assert member._metrics is not None
+        url = member._metrics.url
+        body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())
+        assert b"raftmeta_" in body
+
+    run(scenario, ControllerCluster(tmp_path, {"metrics.port": 0}))
+
+
+def test_a_bad_placer_or_authorizer_is_a_one_line_config_error(tmp_path: Path) -> None:
+    cluster = ControllerCluster(tmp_path)
+    with pytest.raises(ConfigError, match=r"replica\.placer\.class\.name"):
+        ControllerNode(cluster.config(1, **{"replica.placer.class.name": "no.such.Placer"}))
+    with pytest.raises(ConfigError, match=r"authorizer\.class\.name.*not an authorizer"):
+        ControllerNode(cluster.config(1, **{"authorizer.class.name": "pathlib.Path"}))
+    with pytest.raises(ConfigError, match=r"raftmeta\.acls.*unknown operation"):
+        ControllerNode(
+            cluster.config(
+                1,
+                **{
+                    "authorizer.class.name": "raftmeta.auth.AclAuthorizer",
+                    "raftmeta.acls": "User:a:Fly:Cluster:kafka-cluster",
+                },
+            )
+        )
+    with pytest.raises(ConfigError, match=r"raftmeta\.auth\.tokens\.file"):
+        ControllerNode(cluster.config(1, **{"raftmeta.auth.tokens.file": str(tmp_path / "x")}))
