@@ -10,6 +10,7 @@ result, the status, and at the end where the audit reports and plots are.
 
 from __future__ import annotations
 
+import os
 import signal
 import tempfile
 import time
@@ -95,6 +96,8 @@ def run_live_demo(
     steps: tuple[Step, ...] = STEPS,
 ) -> int:
     """Run ``steps``; progress goes to ``console``, the one failure line to ``errors``."""
+    # gRPC's core would log each fork (a process start) while the AdminClient's thread is busy.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     console = console or Console(highlight=False)
     errors = errors or Console(stderr=True, highlight=False)
     try:

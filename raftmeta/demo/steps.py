@@ -168,7 +168,6 @@ def start_quorum(ctx: DemoContext) -> str:
 
 
 def start_brokers(ctx: DemoContext) -> str:
-    require_module("the broker command", "raftmeta.commands.broker")
     from raftmeta.demo.brokers import start_broker
 
     for index, broker_id in enumerate(BROKER_IDS):
@@ -198,10 +197,7 @@ def create_topics(ctx: DemoContext) -> str:
     state = wait_for(settled, "leaders on every partition", CLUSTER_DEADLINE_S)
     leaders = {b: len(state.led_by(b)) for b in BROKER_IDS}
     spread = f"{min(leaders.values())}-{max(leaders.values())}"
-    return (
-        f"{len(TOPICS)} topics x {PARTITIONS_PER_TOPIC} partitions, RF {REPLICATION_FACTOR}; "
-        f"{spread} leaders per broker"
-    )
+    return f"{len(state.partitions)} partitions; {spread} leaders per broker"
 
 
 def kill_broker(ctx: DemoContext) -> str:
@@ -359,7 +355,7 @@ def _await_snapshot(ctx: DemoContext, label: str, offset: int) -> str:
         give_up=ctx.process_died,
     )
     ctx.snapshots[label] = copy
-    return f"{copy.name}"
+    return f"snapshot up to offset {int(copy.name.split('-')[0])}"
 
 
 def _audit(ctx: DemoContext, label: str) -> AuditOutcome:
