@@ -293,3 +293,52 @@ def test_the_async_client_elects_and_warns_the_same_way(tmp_path: Path) -> None:
             assert (await failure(result.all())).code is ErrorCode.ELECTION_NOT_NEEDED
 
     run(scenario, ControllerCluster(tmp_path, QUIET), timeout=60)
+
+
+def test_credentials_travel_with_every_request_and_refusals_reach_every_item(
+    tmp_path: Path,
+) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice-token=User:alice\nbob-token=User:bob\n")
+
+    async def scenario(cluster: ControllerCluster) -> None:
+        servers = list(cluster.addresses.values())
+        async with ControllerChannel(servers) as lifecycle:
+            await register_unfenced(lifecycle, [1])
+        async with AsyncAdminClient(
+            {"bootstrap.servers": servers, "bearer.token": "alice-token"}
+        ) as alice:
+            await alice.create_topics([NewTopic("t", 1, 1)])["t"]
+            assert (await alice.elect_leaders(ElectionType.PREFERRED, None).partitions()) == {}
+        async with AsyncAdminClient(
+            {"bootstrap.servers": servers, "bearer.token": "bob-token"}
+        ) as bob:
+            election = bob.elect_leaders(
+                ElectionType.PREFERRED, [TopicPartition("t", 0), TopicPartition("t", 1)]
+            )
+            refused = await failure(election.partitions())
+            assert refused.code is ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            assert (await failure(election.all())).code is ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            assert (await bob.describe_topics(["t"])["t"]).name == "t"
+        async with AsyncAdminClient(
+            {"bootstrap.servers": servers, "bearer.token": "forged"}
+        ) as stranger:
+            futures = stranger.delete_topics(["t", "u"])
+            for future in futures.values():
+                assert await code_of(future) is ErrorCode.SASL_AUTHENTICATION_FAILED
+
+    run(
+        scenario,
+        ControllerCluster(
+            tmp_path,
+            {
+                **QUIET,
+                "authorizer.class.name": "raftmeta.auth.AclAuthorizer",
+                "raftmeta.auth.tokens.file": str(tokens),
+                "raftmeta.acls": "User:alice:Alter:Cluster:kafka-cluster,"
+                "User:alice:Create:Topic:t,User:bob:Describe:Topic:*,"
+                "User:ANONYMOUS:ClusterAction:Cluster:kafka-cluster",
+            },
+        ),
+        timeout=60,
+    )
