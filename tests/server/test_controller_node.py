@@ -13,6 +13,7 @@ from raftmeta.config import ConfigError
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.server.controller_node import ControllerNode
+from tests.process.helpers import free_base_port, raftmeta
 from tests.server.controller_harness import ControllerCluster, poll, run
 
 
@@ -118,3 +119,17 @@ def test_a_bad_placer_or_authorizer_is_a_one_line_config_error(tmp_path: Path) -
         )
     with pytest.raises(ConfigError, match=r"raftmeta\.auth\.tokens\.file"):
         ControllerNode(cluster.config(1, **{"raftmeta.auth.tokens.file": str(tmp_path / "x")}))
+
+
+def test_serve_refuses_an_unusable_authorizer_in_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "node.properties"
+    config.write_text(
+        "node.id=1\n"
+        f"controller.quorum.voters=1@127.0.0.1:{free_base_port(1)}\n"
+        f"metadata.log.dir={tmp_path / 'data'}\n"
+        "authorizer.class.name=pathlib.Path\n"
+    )
+    result = raftmeta("serve", "--config", str(config))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "not an authorizer" in lines[0], result.stderr
