@@ -76,6 +76,16 @@ def register(commands: Any) -> None:
         help="with --alter, --delete or --describe --topic: succeed quietly when the topic "
         "does not exist",
     )
+    parser.add_argument(
+        "--under-replicated-partitions",
+        action="store_true",
+        help="with --describe: only partitions whose ISR is smaller than their replica list",
+    )
+    parser.add_argument(
+        "--unavailable-partitions",
+        action="store_true",
+        help="with --describe: only partitions without a leader",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -128,6 +138,10 @@ def _check_options(action: str, args: argparse.Namespace) -> None:
         raise _usage("--partitions goes only with --create or --alter")
     if action not in ("create", "alter") and args.replica_assignment is not None:
         raise _usage("--replica-assignment goes only with --create or --alter")
+    if action != "describe" and (args.under_replicated_partitions or args.unavailable_partitions):
+        raise _usage(
+            "--under-replicated-partitions and --unavailable-partitions go only with --describe"
+        )
     if action in ("create", "list") and args.if_exists:
         raise _usage(f"--if-exists does not go with --{action}")
     if action == "alter" and args.partitions is None:
@@ -217,20 +231,39 @@ async def _describe(client: Any, args: argparse.Namespace) -> int:
         every = await client.describe_topics()
         descriptions = [every[name] for name in sorted(every)]
     for description in descriptions:
-        for line in describe_lines(description):
+        lines = describe_lines(
+            description,
+            under_replicated_only=args.under_replicated_partitions,
+            unavailable_only=args.unavailable_partitions,
+        )
+        for line in lines:
             print(line)
     return 0
 
 
-def describe_lines(description: Any) -> list[str]:
-    """kafka-topics.sh --describe's lines for one topic."""
+def describe_lines(
+    description: Any, *, under_replicated_only: bool = False, unavailable_only: bool = False
+) -> list[str]:
+    """kafka-topics.sh --describe's lines for one topic. With a partition filter, as there,
+    only the matching partitions' lines, without the topic line."""
+    filtered = under_replicated_only or unavailable_only
     configs = ",".join(f"{key}={value}" for key, value in sorted(description.configs.items()))
-    lines = [
-        f"Topic: {description.name}\tTopicId: {description.topic_id}\t"
-        f"PartitionCount: {len(description.partitions)}\t"
-        f"ReplicationFactor: {description.replication_factor}\tConfigs: {configs}"
-    ]
+    lines = (
+        []
+        if filtered
+        else [
+            f"Topic: {description.name}\tTopicId: {description.topic_id}\t"
+            f"PartitionCount: {len(description.partitions)}\t"
+            f"ReplicationFactor: {description.replication_factor}\tConfigs: {configs}"
+        ]
+    )
     for partition in description.partitions:
+        under_replicated = len(partition.isr) < len(partition.replicas)
+        unavailable = partition.leader < 0
+        if filtered and not (
+            (under_replicated_only and under_replicated) or (unavailable_only and unavailable)
+        ):
+            continue
         leader = partition.leader if partition.leader >= 0 else "none"
         lines.append(
             f"\tTopic: {description.name}\tPartition: {partition.id}\tLeader: {leader}\t"

@@ -11,7 +11,7 @@ import pytest
 
 from raftmeta.cli import main
 from raftmeta.controller_channel import ControllerChannel
-from tests.admin.brokers import register_unfenced
+from tests.admin.brokers import register_unfenced, set_fenced
 from tests.admin.fake_nodes import refusing_endpoint
 from tests.admin.test_admin_quorum import QUIET
 from tests.server.controller_harness import ControllerCluster, run
@@ -36,8 +36,8 @@ def test_topics_are_created_described_listed_grown_and_deleted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     async def scenario(cluster: ControllerCluster) -> None:
-        async with ControllerChannel(list(cluster.addresses.values())) as lifecycle:
-            await register_unfenced(lifecycle, [1, 2, 3])
+        lifecycle = ControllerChannel(list(cluster.addresses.values()))
+        epochs = await register_unfenced(lifecycle, [1, 2, 3])
         follower = await cluster.follower()
         term = Terminal(capsys, follower.address)
 
@@ -116,6 +116,23 @@ def test_topics_are_created_described_listed_grown_and_deleted(
         assert await term.topics("--delete", "--topic", "manual") == (0, "", "")
         assert await term.topics("--list") == (0, "orders\n", "")
 
+        # Broker 3 fenced: it leaves every ISR, and "solo", on it alone, loses its leader.
+        assert (await term.topics("--create", "--topic", "solo", "--replica-assignment", "3"))[
+            0
+        ] == 0
+        assert await term.topics("--describe", "--unavailable-partitions") == (0, "", "")
+        await set_fenced(lifecycle, 3, epochs[3], fenced=True)
+        status, out, _ = await term.topics("--describe", "--under-replicated-partitions")
+        assert status == 0
+        assert [line.split("\t")[1:3] for line in out.splitlines()] == [
+            ["Topic: orders", f"Partition: {i}"] for i in range(5)
+        ]
+        status, out, _ = await term.topics("--describe", "--unavailable-partitions")
+        assert status == 0
+        assert out.startswith("\tTopic: solo\tPartition: 0\tLeader: none\tReplicas: 3\t")
+        assert len(out.splitlines()) == 1
+        await lifecycle.close()
+
         # The same, as a separate process: exit status and output, nothing else.
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -176,6 +193,7 @@ def test_an_unreachable_cluster_is_one_line_and_exit_1_from_a_real_process(
         (["--list", "--topic", "t"], "--list takes no --topic"),
         (["--alter", "--topic", "t"], "--alter needs --partitions"),
         (["--describe", "--partitions", "2"], "--partitions goes only with"),
+        (["--list", "--unavailable-partitions"], "go only with --describe"),
         (["--delete", "--topic", "t", "--config", "a=b"], "--config goes only with --create"),
         (["--create", "--topic", "t", "--config", "novalue"], "is not KEY=VALUE"),
         (["--create", "--topic", "t", "--partitions", "0"], "--partitions must be at least 1"),
