@@ -117,9 +117,8 @@ def test_topics_are_created_described_listed_grown_and_deleted(
         assert await term.topics("--list") == (0, "orders\n", "")
 
         # Broker 3 fenced: it leaves every ISR, and "solo", on it alone, loses its leader.
-        assert (await term.topics("--create", "--topic", "solo", "--replica-assignment", "3"))[
-            0
-        ] == 0
+        created = await term.topics("--create", "--topic", "solo", "--replica-assignment", "3")
+        assert created == (0, "Created topic solo.\n", "")
         assert await term.topics("--describe", "--unavailable-partitions") == (0, "", "")
         await set_fenced(lifecycle, 3, epochs[3], fenced=True)
         status, out, _ = await term.topics("--describe", "--under-replicated-partitions")
