@@ -122,7 +122,7 @@ def test_no_controller_in_time_fails_every_item_with_request_timed_out() -> None
                 future.result(timeout=5)
             assert caught.value.code is ErrorCode.REQUEST_TIMED_OUT
             assert dead in caught.value.message
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 10
         cluster = admin.describe_cluster(request_timeout=0.1)
         with pytest.raises(KafkaException, match="REQUEST_TIMED_OUT"):
             cluster.result(timeout=5)

@@ -28,8 +28,9 @@ from raftmeta.admin import (
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.records import uuid_from_str
 from raftmeta.rpc import broker_pb2 as bpb
+from raftmeta.rpc import raft_pb2 as rpb
 from tests.admin.brokers import register_unfenced, set_fenced
-from tests.server.controller_harness import ControllerCluster, run
+from tests.server.controller_harness import CLUSTER_ID, ControllerCluster, run
 
 T = TypeVar("T")
 
@@ -57,7 +58,15 @@ def test_the_async_client_manages_topics_and_configs_with_per_item_errors(
         follower = await cluster.follower()
         async with ControllerChannel(cluster.addresses.values()) as lifecycle:
             await register_unfenced(lifecycle, [1, 2, 3])
-        # Bootstrapped at a follower only: every request is redirected to the controller.
+        # Bootstrapped at a follower only: every request is redirected to the controller,
+        # DescribeQuorum too (whose answer speaks of the Raft leader, not the controller).
+        async with ControllerChannel(follower.address) as channel:
+            quorum = await channel.call(
+                "Admin/DescribeQuorum", rpb.DescribeQuorumRequest(cluster_id=CLUSTER_ID)
+            )
+            assert quorum.error_code == ErrorCode.NONE
+            assert quorum.leader_id == (await cluster.wait_for_active()).node_id
+            assert channel.controller_endpoint != follower.address
         async with AsyncAdminClient({"bootstrap.servers": follower.address}) as admin:
             created = admin.create_topics(
                 [
