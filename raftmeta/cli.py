@@ -107,13 +107,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     dev = commands.add_parser(
-        "dev", help="run a local three-node quorum as three processes until Ctrl-C"
+        "dev", help="run a local quorum (controllers 3000-3002) and brokers until Ctrl-C"
     )
     dev.add_argument(
         "--data-dir", type=Path, default=Path("raftmeta-dev"), help="where the nodes keep data"
     )
     dev.add_argument(
-        "--base-port", type=_port, default=19093, help="node 1's port; nodes 2 and 3 use the next"
+        "--base-port", type=_port, default=19093, help="node 3000's port; 3001, 3002 the next"
+    )
+    dev.add_argument(
+        "--brokers", type=_count, default=3, help="broker processes, ids 1..N (default 3; 0: none)"
+    )
+    dev.add_argument(
+        "--racks",
+        type=_count,
+        default=3,
+        help="racks rack-1..rack-R, brokers round-robin (default 3; 0: no racks)",
     )
 
     quorum = commands.add_parser("quorum", help="inspect the Raft quorum")
@@ -165,6 +174,16 @@ def _port(text: str) -> int:
     return port
 
 
+def _count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= count <= 100:
+        raise argparse.ArgumentTypeError(f"{count} is out of range (0 to 100)")
+    return count
+
+
 def _load_config(path: Path) -> RaftmetaConfig:
     from raftmeta.config import ConfigError, load_config
 
@@ -208,7 +227,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _dev(args: argparse.Namespace) -> int:
     from raftmeta.devcluster import run_dev
 
-    return run_dev(args.data_dir, args.base_port)
+    return run_dev(args.data_dir, args.base_port, brokers=args.brokers, racks=args.racks)
 
 
 def _quorum_describe(args: argparse.Namespace) -> int:

@@ -1,12 +1,20 @@
-"""A local three-node quorum of real ``raftmeta serve`` processes, for ``raftmeta dev`` and for
-tests that need real processes, real ports and real ``kill -9``.
+"""A local three-node quorum of real ``raftmeta serve`` processes, with optional ``raftmeta
+broker`` processes beside it, for ``raftmeta dev`` and for tests that need real processes, real
+ports and real ``kill -9``.
+
+Controllers are nodes 3000, 3001 and 3002 and brokers 1..N. A broker follows the log as a Raft
+observer under its own id, which must never be a voter's (the leader would count its fetches as
+that voter's progress); Kafka users also expect "broker 1".
 
 The directory holds everything, so running again on it resumes the same cluster with its data::
 
     cluster.id                 the cluster id, chosen on the first run
-    node-<id>.properties       each node's configuration, rewritten on every run
-    node-<id>/                 each node's metadata.log.dir
-    node-<id>.log              each node's stderr, appended across runs
+    node-<id>.properties       each controller's configuration, rewritten on every run
+    node-<id>/                 each controller's metadata.log.dir
+    node-<id>.log              each controller's stderr, appended across runs
+    broker-<id>.properties     the same for each broker
+    broker-<id>/               with broker.status: "<metadata offset> <image digest>"
+    broker-<id>.log
 
 Children are started in their own sessions, so a Ctrl-C in the terminal reaches only the
 parent, which then stops them in order. On Linux each child also asks the kernel to send it
@@ -22,7 +30,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from raftmeta.config import format_properties
@@ -31,7 +39,8 @@ from raftmeta.storage.errors import StorageError
 from raftmeta.storage.fsutil import fsync_directory
 from raftmeta.storage.meta_properties import generate_id
 
-NODE_IDS = (1, 2, 3)
+NODE_IDS = (3000, 3001, 3002)
+"""The controllers' ids: far from the brokers' 1..N."""
 CLUSTER_ID_FILE = "cluster.id"
 STOP_DEADLINE_S = 10.0
 """A graceful stop takes at most about three seconds; after this a node is killed."""
@@ -48,6 +57,8 @@ def _die_with_parent() -> None:
 class NodeProcess:
     """One ``raftmeta serve`` child process and where its output goes."""
 
+    command_name = "serve"
+
     def __init__(self, node_id: int, config: Path, log_path: Path) -> None:
         self.node_id = node_id
         self.config = config
@@ -57,7 +68,14 @@ class NodeProcess:
     def start(self, extra_args: Sequence[str] = ()) -> None:
         if self.running:
             raise RuntimeError(f"node {self.node_id} is already running")
-        command = [sys.executable, "-m", "raftmeta", "serve", "--config", str(self.config)]
+        command = [
+            sys.executable,
+            "-m",
+            "raftmeta",
+            self.command_name,
+            "--config",
+            str(self.config),
+        ]
         with self.log_path.open("ab") as output:
             self.process = subprocess.Popen(
                 [*command, *extra_args],
@@ -107,6 +125,12 @@ class NodeProcess:
         return "\n".join(text.splitlines()[-lines:])
 
 
+class BrokerProcess(NodeProcess):
+    """One ``raftmeta broker`` child process: SIGTERM makes it shut down under control."""
+
+    command_name = "broker"
+
+
 def stop_all(nodes: Sequence[NodeProcess], deadline_s: float = STOP_DEADLINE_S) -> None:
     """SIGTERM every node at once, then SIGKILL whatever still runs at the deadline."""
     for node in nodes:
@@ -131,15 +155,52 @@ def node_properties(
     }
 
 
+def broker_rack(broker_id: int, racks: int) -> str:
+    """Brokers go round-robin over ``rack-1`` .. ``rack-<racks>``."""
+    return f"rack-{(broker_id - 1) % racks + 1}"
+
+
+def broker_properties(
+    broker_id: int, ports: dict[int, int], data_dir: Path, cluster_id: str, rack: str | None
+) -> dict[str, str]:
+    voters = ",".join(f"{n}@127.0.0.1:{port}" for n, port in sorted(ports.items()))
+    properties = {
+        "node.id": str(broker_id),
+        "process.roles": "broker",
+        "controller.quorum.voters": voters,
+        "metadata.log.dir": str(data_dir),
+        "cluster.id": cluster_id,
+    }
+    if rack is not None:
+        properties["broker.rack"] = rack
+    return properties
+
+
 class DevCluster:
-    """Three voters on ``127.0.0.1:base_port..base_port+2`` under one directory."""
+    """Three voters on ``127.0.0.1:base_port..base_port+2`` under one directory, and
+    ``brokers`` brokers spread over ``racks`` racks (no racks when ``racks`` is 0)."""
 
     def __init__(
-        self, root: Path, base_port: int, overrides: Mapping[str, str] | None = None
+        self,
+        root: Path,
+        base_port: int,
+        overrides: Mapping[str, str] | None = None,
+        *,
+        brokers: int = 0,
+        racks: int = 0,
     ) -> None:
         self.root = root.resolve()
         self.overrides = dict(overrides or {})
-        """Extra settings for every node, e.g. timeouts a test wants to tell apart."""
+        """Extra settings for every node and broker, e.g. timeouts a test wants to tell apart."""
+        self.racks = racks
+        self.brokers = {
+            broker_id: BrokerProcess(
+                broker_id,
+                self.root / f"broker-{broker_id}.properties",
+                self.root / f"broker-{broker_id}.log",
+            )
+            for broker_id in range(1, brokers + 1)
+        }
         self.ports = {node_id: base_port + i for i, node_id in enumerate(NODE_IDS)}
         self.nodes = {
             node_id: NodeProcess(
@@ -155,6 +216,12 @@ class DevCluster:
 
     def data_dir(self, node_id: int) -> Path:
         return self.root / f"node-{node_id}"
+
+    def broker_dir(self, broker_id: int) -> Path:
+        return self.root / f"broker-{broker_id}"
+
+    def rack_of(self, broker_id: int) -> str | None:
+        return broker_rack(broker_id, self.racks) if self.racks > 0 else None
 
     def prepare(self) -> bool:
         """Choose (first run) or read the cluster id, format what is not formatted yet and
@@ -174,26 +241,50 @@ class DevCluster:
             properties = node_properties(node_id, self.ports, data_dir, self.cluster_id)
             properties.update(self.overrides)
             node.config.write_text(format_properties(properties))
+        for broker_id, broker in self.brokers.items():
+            data_dir = self.broker_dir(broker_id)
+            MetadataDir.format(data_dir, broker_id, self.cluster_id, ignore_formatted=True)
+            properties = broker_properties(
+                broker_id, self.ports, data_dir, self.cluster_id, self.rack_of(broker_id)
+            )
+            properties.update(self.overrides)
+            broker.config.write_text(format_properties(properties))
         return fresh
 
     def start(self, extra_args: Sequence[str] = ()) -> None:
+        """Start the controllers (with ``extra_args``); brokers start with ``start_brokers``."""
         for node in self.nodes.values():
             node.start(extra_args)
 
+    def start_brokers(self) -> None:
+        for broker in self.brokers.values():
+            broker.start()
+
     def exited(self) -> list[NodeProcess]:
-        return [n for n in self.nodes.values() if n.process is not None and not n.running]
+        processes = [*self.nodes.values(), *self.brokers.values()]
+        return [n for n in processes if n.process is not None and not n.running]
 
     def stop(self, deadline_s: float = STOP_DEADLINE_S) -> None:
+        """Brokers first, while the controllers can still move their leaderships away."""
+        stop_all(list(self.brokers.values()), deadline_s)
         stop_all(list(self.nodes.values()), deadline_s)
 
 
-def run_dev(root: Path, base_port: int, *, leader_deadline_s: float = 30.0) -> int:
-    """``raftmeta dev``: start the quorum, report it, and stop it all on Ctrl-C or SIGTERM."""
+def run_dev(
+    root: Path,
+    base_port: int,
+    *,
+    brokers: int = 0,
+    racks: int = 0,
+    leader_deadline_s: float = 30.0,
+) -> int:
+    """``raftmeta dev``: start the quorum and the brokers, report where everything is, and
+    stop it all (brokers first) on Ctrl-C or SIGTERM."""
     import threading
 
     from raftmeta.quorum_describe import DescribeError, wait_for_leader
 
-    cluster = DevCluster(root, base_port)
+    cluster = DevCluster(root, base_port, brokers=brokers, racks=racks)
     try:
         fresh = cluster.prepare()
     except (OSError, ValueError, StorageError) as error:
@@ -204,6 +295,9 @@ def run_dev(root: Path, base_port: int, *, leader_deadline_s: float = 30.0) -> i
     def request_stop(signum: int, frame: object) -> None:
         stop.set()
 
+    def give_up() -> bool:
+        return stop.is_set() or bool(cluster.exited())
+
     previous = {
         signum: signal.signal(signum, request_stop) for signum in (signal.SIGINT, signal.SIGTERM)
     }
@@ -213,10 +307,7 @@ def run_dev(root: Path, base_port: int, *, leader_deadline_s: float = 30.0) -> i
             print(f"node {node_id}: pid {node.pid}, log {node.log_path}", flush=True)
         try:
             info = wait_for_leader(
-                cluster.bootstrap_servers,
-                cluster.cluster_id,
-                leader_deadline_s,
-                give_up=lambda: stop.is_set() or bool(cluster.exited()),
+                cluster.bootstrap_servers, cluster.cluster_id, leader_deadline_s, give_up=give_up
             )
         except DescribeError as error:
             if stop.is_set():
@@ -226,6 +317,28 @@ def run_dev(root: Path, base_port: int, *, leader_deadline_s: float = 30.0) -> i
         print(f"Cluster id: {cluster.cluster_id} ({state})", flush=True)
         print(f"Bootstrap servers: {cluster.bootstrap_servers}", flush=True)
         print(f"Leader: node {info.leader_id} (epoch {info.leader_epoch})", flush=True)
+        if cluster.brokers:
+            cluster.start_brokers()
+            for broker_id, broker in cluster.brokers.items():
+                rack = cluster.rack_of(broker_id) or "no rack"
+                print(
+                    f"broker {broker_id}: pid {broker.pid}, {rack}, log {broker.log_path}",
+                    flush=True,
+                )
+            unfenced = wait_for_brokers(
+                cluster.bootstrap_servers, set(cluster.brokers), leader_deadline_s, give_up
+            )
+            if unfenced is None:
+                if stop.is_set():
+                    return 0
+                return _report_failure(cluster, "the brokers did not all register in time")
+            print(f"Brokers: {len(unfenced)} registered and unfenced", flush=True)
+            print(
+                "Create a topic with: raftmeta topics --bootstrap-server "
+                f"{cluster.bootstrap_servers} --create --topic T --partitions 6 "
+                f"--replication-factor {min(3, len(cluster.brokers))}",
+                flush=True,
+            )
         print(
             "Describe with: raftmeta quorum describe --bootstrap-server "
             f"{cluster.bootstrap_servers} --cluster-id {cluster.cluster_id}",
@@ -235,7 +348,7 @@ def run_dev(root: Path, base_port: int, *, leader_deadline_s: float = 30.0) -> i
         # Wakes at once on a signal; the timeout only bounds how late a crashed node is noticed.
         while not stop.wait(0.5):
             if cluster.exited():
-                return _report_failure(cluster, "a node exited")
+                return _report_failure(cluster, "a process exited")
         print("Stopping...", file=sys.stderr, flush=True)
         return 0
     finally:
@@ -244,9 +357,41 @@ def run_dev(root: Path, base_port: int, *, leader_deadline_s: float = 30.0) -> i
             signal.signal(signum, handler)
 
 
+def wait_for_brokers(
+    bootstrap: str, broker_ids: set[int], deadline_s: float, give_up: Callable[[], bool]
+) -> set[int] | None:
+    """Poll DescribeCluster until every broker in ``broker_ids`` is registered and unfenced;
+    None if ``give_up()`` turns true or the deadline passes first."""
+    import asyncio
+
+    from raftmeta.controller_channel import ControllerChannel
+    from raftmeta.errors import KafkaError
+    from raftmeta.rpc import admin_pb2
+
+    async def poll() -> set[int] | None:
+        give_up_at = time.monotonic() + deadline_s
+        async with ControllerChannel(bootstrap, request_timeout_ms=2000) as channel:
+            while time.monotonic() < give_up_at and not give_up():
+                try:
+                    response = await channel.call(
+                        "Admin/DescribeCluster", admin_pb2.DescribeClusterRequest()
+                    )
+                except KafkaError:
+                    continue
+                unfenced = {b.broker_id for b in response.brokers if not b.fenced}
+                if broker_ids <= unfenced:
+                    return unfenced & broker_ids
+                # Pacing a poll of another process's progress, not synchronisation.
+                await asyncio.sleep(0.1)
+        return None
+
+    return asyncio.run(poll())
+
+
 def _report_failure(cluster: DevCluster, reason: str) -> int:
     print(f"dev cluster failed: {reason}", file=sys.stderr)
     for node in cluster.exited():
         tail = node.log_tail(1)
-        print(f"node {node.node_id} exited with {node.exit_status}: {tail}", file=sys.stderr)
+        kind = "broker" if isinstance(node, BrokerProcess) else "node"
+        print(f"{kind} {node.node_id} exited with {node.exit_status}: {tail}", file=sys.stderr)
     return 1

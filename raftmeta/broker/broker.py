@@ -23,7 +23,7 @@ import contextlib
 import enum
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from raftmeta.broker.replica import (
@@ -104,6 +104,9 @@ class Broker:
         self._state_listeners: list[StateListener] = []
         self._digest: tuple[int, str] | None = None
         self._fenced_in_log = False
+        self._voters = dict(settings.voters)
+        self._unconfirmed = set(settings.unconfirmed_voters)
+        self._relocating: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._replica.on_leadership_change(self._log_leadership)
 
@@ -132,6 +135,11 @@ class Broker:
         if self._node is None:
             raise RuntimeError("the broker has not started")
         return self._node.cluster_id
+
+    @property
+    def controller_addresses(self) -> Mapping[int, str]:
+        """Where the observer dials each controller (guesses corrected as leaders are met)."""
+        return dict(self._voters)
 
     @property
     def failure(self) -> BaseException | None:
@@ -163,7 +171,7 @@ class Broker:
         self._state_listeners.append(callback)
         return lambda: self._state_listeners.remove(callback)
 
-    async def wait_for(self, predicate: Callable[[], bool], timeout_s: float) -> None:
+    async def wait_for(self, predicate: Callable[[], bool], timeout_s: float | None) -> None:
         """Wait until ``predicate()`` holds; checked after every commit and state change.
         Raises ``TimeoutError`` at the deadline and ``BrokerFailure`` if the broker fails."""
 
@@ -188,10 +196,33 @@ class Broker:
         if self._node is not None:
             raise RuntimeError("the broker is already running")
         settings = self.settings
+        self._node = await self._new_node()
+        if settings.status_file is not None:
+            self._status = StatusFile(
+                settings.status_file,
+                lambda: self._replica.image.offset,
+                self.image_digest,
+                interval_ms=settings.status_interval_ms,
+            )
+        await self._node.start(self._voters)
+        if self._channel is None:
+            from raftmeta.controller_channel import ControllerChannel
+
+            self._channel = ControllerChannel(
+                settings.controller_servers, request_timeout_ms=settings.session_timeout_ms
+            )
+        self._set_state(BrokerState.STARTING)
+        self._lifecycle = asyncio.create_task(
+            self._run_lifecycle(), name=f"broker-{settings.broker_id}-lifecycle"
+        )
+
+    async def _new_node(self) -> RaftNode:
+        """An observer node on the broker's directory, bound to a port the OS chooses."""
+        settings = self.settings
         node = RaftNode(
             NodeSettings(
                 node_id=settings.broker_id,
-                voters=settings.voters,
+                voters=dict(self._voters),
                 data_dir=settings.data_dir,
                 cluster_id=settings.cluster_id,
                 raft=settings.raft,
@@ -204,25 +235,47 @@ class Broker:
             node, replica, snapshot_source=lambda: encode_each(replica.image.to_records())
         )
         await node.bind()
-        self._node = node
-        if settings.status_file is not None:
-            self._status = StatusFile(
-                settings.status_file,
-                lambda: self._replica.image.offset,
-                self.image_digest,
-                interval_ms=settings.status_interval_ms,
-            )
-        await node.start()
-        if self._channel is None:
-            from raftmeta.controller_channel import ControllerChannel
+        return node
 
-            self._channel = ControllerChannel(
-                settings.controller_servers, request_timeout_ms=settings.session_timeout_ms
+    def _check_leader_address(self) -> None:
+        """When a voter whose address was guessed leads, ask the quorum where it is."""
+        leader_id = self._replica.leader[0]
+        if leader_id not in self._unconfirmed or self._relocating is not None:
+            return
+        self._relocating = asyncio.create_task(self._relocate(leader_id))
+
+    async def _relocate(self, leader_id: int) -> None:
+        from raftmeta.broker.discovery import leader_endpoint
+
+        try:
+            servers = [a.strip() for a in self.settings.controller_servers.split(",") if a]
+            found = await leader_endpoint([s.partition("@")[2] or s for s in servers])
+            if found is None or found[0] != leader_id:
+                return
+            endpoint = found[1]
+            self._unconfirmed.discard(leader_id)
+            if self._voters[leader_id] == endpoint:
+                return
+            other = next((n for n, a in self._voters.items() if a == endpoint), None)
+            if other is not None:
+                self._voters[other] = self._voters[leader_id]
+                self._unconfirmed.discard(other)
+            self._voters[leader_id] = endpoint
+            log.info(
+                "broker %d: controller %d is at %s; following it there",
+                self.broker_id,
+                leader_id,
+                endpoint,
             )
-        self._set_state(BrokerState.STARTING)
-        self._lifecycle = asyncio.create_task(
-            self._run_lifecycle(), name=f"broker-{settings.broker_id}-lifecycle"
-        )
+            old = self._node
+            if old is None:
+                return
+            await old.stop(graceful=False)
+            node = await self._new_node()
+            self._node = node
+            await node.start(self._voters)
+        finally:
+            self._relocating = None
 
     async def controlled_shutdown(self, timeout_s: float = 30.0) -> bool:
         """Ask the controller to move this broker's leaderships away and let it go; returns
@@ -253,6 +306,11 @@ class Broker:
 
     async def stop(self) -> None:
         """Stop heartbeating and following the log (no controlled shutdown: call it first)."""
+        relocating = self._relocating
+        if relocating is not None:
+            relocating.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await relocating
         lifecycle, self._lifecycle = self._lifecycle, None
         if lifecycle is not None:
             lifecycle.cancel()
@@ -448,6 +506,8 @@ class Broker:
         self._notify()
 
     def _on_replica_update(self) -> None:
+        if self._unconfirmed:
+            self._check_leader_address()
         epoch = self._broker_epoch
         registration = self._replica.image.broker(self.broker_id)
         fenced_in_log = registration is not None and registration.fenced

@@ -104,8 +104,11 @@ class MetadataReplica:
         self._on_update()
 
     def handle_load_snapshot(self, reader: SnapshotReader) -> None:
-        records = [decode_record(data) for data in reader.records()]
         end_offset = reader.snapshot_id.end_offset
+        if end_offset <= self.committed_end:
+            # The observer restarted on its own directory: the image is already past it.
+            return
+        records = [decode_record(data) for data in reader.records()]
         previous = self.image
         self.image = MetadataImage.from_records(records, end_offset - 1)
         self.committed_end = end_offset

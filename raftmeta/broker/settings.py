@@ -44,6 +44,9 @@ class BrokerSettings:
     status_file: Path | None = None
     """If set, ``<metadata offset> <image digest>`` is kept in this file (see ``status``)."""
     status_interval_ms: int = 100
+    unconfirmed_voters: frozenset[int] = frozenset()
+    """Voters whose address in ``voters`` is a guess (see ``discovery``): checked against
+    the quorum when one of them becomes leader."""
 
     def __post_init__(self) -> None:
         if self.broker_id in self.voters:
@@ -69,7 +72,12 @@ class BrokerSettings:
 
     @classmethod
     def from_config(
-        cls, config: RaftmetaConfig, *, bootstrap_servers: str = "", status_file: Path | None = None
+        cls,
+        config: RaftmetaConfig,
+        *,
+        bootstrap_servers: str = "",
+        status_file: Path | None = None,
+        unconfirmed_voters: frozenset[int] = frozenset(),
     ) -> BrokerSettings:
         fetch_timeout = config.controller_quorum_fetch_timeout_ms
         raft = RaftConfig(
@@ -99,4 +107,5 @@ class BrokerSettings:
             max_bytes_between_snapshots=config.metadata_log_max_record_bytes_between_snapshots,
             max_snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
             status_file=status_file,
+            unconfirmed_voters=unconfirmed_voters,
         )

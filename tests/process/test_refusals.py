@@ -69,7 +69,7 @@ def test_a_node_of_another_cluster_never_joins_and_describe_prints_kafkas_shape(
     tmp_path: Path,
 ) -> None:
     quorum = Quorum(tmp_path)
-    intruder = 3
+    intruder = 3002
     data_dir = quorum.cluster.data_dir(intruder)
     for path in sorted(data_dir.rglob("*"), reverse=True):
         path.rmdir() if path.is_dir() else path.unlink()
@@ -112,7 +112,7 @@ def test_a_node_of_another_cluster_never_joins_and_describe_prints_kafkas_shape(
             "CurrentObservers",
         ]
         assert fields["ClusterId"].strip() == quorum.cluster_id
-        assert fields["CurrentVoters"].strip() == "[1,2,3]"
+        assert fields["CurrentVoters"].strip() == "[3000,3001,3002]"
 
         table = raftmeta(
             "quorum",

@@ -1,0 +1,145 @@
+"""Finding the controllers from bootstrap servers: the cluster id, voter ids and addresses.
+
+A broker follows the log as a Raft observer, which dials voters by id, but an operator may
+only know the controllers' ``host:port``. Raft's DescribeQuorum answers with the cluster id
+from any voter; the leader's answer lists every voter id, and a follower's names the leader
+and its endpoint. That pins down the leader's address; other ids are matched to the remaining
+addresses in order and marked unconfirmed, and the broker checks such a guess when that voter
+becomes leader (see ``Broker``). ``id@host:port`` entries are taken as given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import grpc
+
+from raftmeta.errors import ErrorCode
+from raftmeta.rpc import raft_pb2 as pb
+from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.server.peers import CHANNEL_OPTIONS
+
+
+class DiscoveryError(Exception):
+    """The quorum could not be found; the message is one line for the terminal."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuorumContact:
+    cluster_id: str
+    voters: dict[int, str]
+    unconfirmed: frozenset[int]
+    """Voters whose address was matched by elimination, not named by the quorum."""
+    bootstrap_servers: str
+
+
+def parse_servers(text: str) -> tuple[dict[int, str], list[str]]:
+    """Split ``id@host:port`` entries (voters) from plain ``host:port`` ones."""
+    named: dict[int, str] = {}
+    plain: list[str] = []
+    for entry in (item.strip() for item in text.split(",")):
+        if not entry:
+            continue
+        node, at, address = entry.partition("@")
+        if at:
+            try:
+                node_id = int(node)
+            except ValueError:
+                raise DiscoveryError(f"bad server {entry!r}: expected id@host:port") from None
+            named[node_id] = _check_address(address, entry)
+        else:
+            plain.append(_check_address(entry, entry))
+    if not named and not plain:
+        raise DiscoveryError("--bootstrap-server needs at least one host:port")
+    return named, plain
+
+
+def _check_address(address: str, entry: str) -> str:
+    host, colon, port = address.rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise DiscoveryError(f"bad server {entry!r}: expected host:port")
+    return address
+
+
+async def _ask(server: str, timeout_s: float) -> pb.DescribeQuorumResponse | None:
+    async with grpc.aio.insecure_channel(server, options=CHANNEL_OPTIONS) as channel:
+        stub = pb_grpc.RaftStub(channel)
+        try:
+            response = await stub.DescribeQuorum(pb.DescribeQuorumRequest(), timeout=timeout_s)
+        except grpc.aio.AioRpcError:
+            return None
+        assert isinstance(response, pb.DescribeQuorumResponse)
+        return response
+
+
+async def leader_endpoint(servers: list[str], timeout_s: float = 1.0) -> tuple[int, str] | None:
+    """The current leader's id and endpoint as some server names it, if any does."""
+    for server in servers:
+        response = await _ask(server, timeout_s)
+        if response is None or response.leader_id < 0:
+            continue
+        if response.error_code == ErrorCode.NONE:
+            return response.leader_id, server
+        if response.leader_endpoint:
+            return response.leader_id, response.leader_endpoint
+    return None
+
+
+async def discover(bootstrap: str, timeout_s: float = 30.0) -> QuorumContact:
+    """Ask the bootstrap servers until the leader's answer names every voter."""
+    named, plain = parse_servers(bootstrap)
+    servers = [*named.values(), *plain]
+    deadline = time.monotonic() + timeout_s
+    problems: dict[str, str] = {}
+    while True:
+        cluster_id = ""
+        leader: tuple[int, str] | None = None
+        voter_ids: list[int] | None = None
+        for server in servers:
+            response = await _ask(server, min(1.0, max(0.1, deadline - time.monotonic())))
+            if response is None:
+                problems[server] = "unreachable"
+                continue
+            problems.pop(server, None)
+            cluster_id = cluster_id or response.cluster_id
+            if response.error_code == ErrorCode.NONE:
+                leader = (response.leader_id, server)
+                voter_ids = [voter.replica_id for voter in response.voters]
+            elif response.leader_id >= 0 and response.leader_endpoint and leader is None:
+                leader = (response.leader_id, response.leader_endpoint)
+        if cluster_id and voter_ids is not None and leader is not None:
+            return _match(cluster_id, named, plain, voter_ids, leader, bootstrap)
+        if time.monotonic() >= deadline:
+            detail = "; ".join(f"{s}: {why}" for s, why in problems.items()) or "no leader"
+            raise DiscoveryError(
+                f"cannot find the controller quorum at {','.join(servers)} "
+                f"within {timeout_s:g} s ({detail})"
+            )
+        await asyncio.sleep(0.1)
+
+
+def _match(
+    cluster_id: str,
+    named: dict[int, str],
+    plain: list[str],
+    voter_ids: list[int],
+    leader: tuple[int, str],
+    bootstrap: str,
+) -> QuorumContact:
+    voters = {node: address for node, address in named.items() if node in voter_ids}
+    leader_id, leader_address = leader
+    voters[leader_id] = leader_address
+    missing_ids = sorted(set(voter_ids) - set(voters))
+    spare = [address for address in plain if address not in voters.values()]
+    if len(spare) < len(missing_ids):
+        raise DiscoveryError(
+            "cannot tell where controllers "
+            + ", ".join(str(node) for node in missing_ids)
+            + " listen: list every controller in --bootstrap-server (as id@host:port to be exact)"
+        )
+    voters.update(zip(missing_ids, spare, strict=False))
+    unconfirmed = frozenset(missing_ids) if len(missing_ids) > 1 else frozenset()
+    servers = ",".join(dict.fromkeys([*named.values(), *plain]))
+    return QuorumContact(cluster_id, voters, unconfirmed, servers or bootstrap)

@@ -1,0 +1,186 @@
+"""``raftmeta broker``: one embedded broker as a process, until SIGTERM or Ctrl-C.
+
+It finds the controllers from ``--bootstrap-server`` (or the ``controller.quorum.voters`` of
+``--config``), formats its data directory for the quorum's cluster on first use, registers,
+follows the log and heartbeats. On SIGTERM or SIGINT it shuts down under control (the
+controller moves its leaderships away first) and exits 0. It logs one line per state change
+(registered, unfenced, fenced, leaderships gained and lost) and keeps ``broker.status`` in its
+data directory: ``<metadata offset> <image digest>``, to compare with the controller's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+STATUS_FILE = "broker.status"
+SHUTDOWN_TIMEOUT_S = 30.0
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "broker",
+        help="run one embedded broker until SIGTERM or Ctrl-C",
+        description="Run one broker: register with the controller quorum, follow the metadata "
+        "log as an observer, heartbeat; on SIGTERM or Ctrl-C shut down under control.",
+    )
+    parser.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="the controllers (host:port, or id@host:port to name their node ids); "
+        "default: controller.quorum.voters of --config",
+    )
+    parser.add_argument("--broker-id", type=int, help="this broker's id (node.id of --config)")
+    parser.add_argument("--rack", help="this broker's rack (broker.rack)")
+    parser.add_argument(
+        "--data-dir", type=Path, help="the broker's metadata.log.dir (default: ./broker-<id>)"
+    )
+    parser.add_argument("--config", type=Path, help="a .properties file with broker settings")
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting that wins over --config (repeatable)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from raftmeta.broker.discovery import DiscoveryError, parse_servers
+    from raftmeta.cli import USAGE_ERROR, CommandLineError
+    from raftmeta.config import ConfigError, parse_config, parse_override, parse_properties
+
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    try:
+        properties: dict[str, str] = {}
+        if args.config is not None:
+            try:
+                properties = parse_properties(args.config.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError) as error:
+                raise ConfigError(
+                    f"Cannot read configuration file {args.config}: {error}"
+                ) from None
+        for item in args.override:
+            key, value = parse_override(item)
+            properties[key] = value
+        if args.broker_id is not None:
+            properties["node.id"] = str(args.broker_id)
+        if "node.id" not in properties:
+            raise CommandLineError("raftmeta broker: give --broker-id", USAGE_ERROR)
+        if args.rack is not None:
+            properties["broker.rack"] = args.rack
+        if args.data_dir is not None:
+            properties["metadata.log.dir"] = str(args.data_dir)
+        properties.setdefault("metadata.log.dir", f"broker-{properties['node.id'].strip()}")
+        properties["process.roles"] = "broker"
+        bootstrap = args.bootstrap_server or ""
+        if not bootstrap and "controller.quorum.voters" not in properties:
+            raise CommandLineError(
+                "raftmeta broker: give --bootstrap-server (or controller.quorum.voters in "
+                "--config)",
+                USAGE_ERROR,
+            )
+        if not bootstrap:
+            bootstrap = properties["controller.quorum.voters"]
+        try:
+            parse_servers(bootstrap)
+        except DiscoveryError as error:
+            raise CommandLineError(f"raftmeta broker: {error}", USAGE_ERROR) from error
+        # Checked now with a stand-in voter set, so a bad value fails before any network call.
+        stand_in = "2@127.0.0.1:1" if properties["node.id"].strip() == "1" else "1@127.0.0.1:1"
+        parse_config({**properties, "controller.quorum.voters": stand_in})
+    except ConfigError as error:
+        raise CommandLineError(str(error), USAGE_ERROR) from error
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(message)s",
+    )
+    logging.getLogger("raftmeta.server").setLevel(logging.WARNING)
+    try:
+        return asyncio.run(_run(properties, bootstrap))
+    except ConfigError as error:
+        raise CommandLineError(str(error), USAGE_ERROR) from error
+
+
+async def _run(properties: dict[str, str], bootstrap: str) -> int:
+    from raftmeta.broker import Broker, BrokerFailure, BrokerSettings
+    from raftmeta.broker.discovery import DiscoveryError, discover
+    from raftmeta.cli import CommandLineError
+    from raftmeta.config import parse_config
+    from raftmeta.storage import MetadataDir, StorageError
+
+    log = logging.getLogger("raftmeta.broker")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        contact = await discover(bootstrap)
+    except DiscoveryError as error:
+        raise CommandLineError(str(error)) from error
+    voters = ",".join(f"{node}@{address}" for node, address in sorted(contact.voters.items()))
+    config = parse_config({**properties, "controller.quorum.voters": voters})
+    if config.cluster_id is not None and config.cluster_id != contact.cluster_id:
+        raise CommandLineError(
+            f"cluster.id is {config.cluster_id} but the quorum at {bootstrap} belongs to "
+            f"cluster {contact.cluster_id}"
+        )
+    data_dir = Path(config.metadata_log_dir)
+    try:
+        MetadataDir.format(data_dir, config.node_id, contact.cluster_id, ignore_formatted=True)
+    except (StorageError, ValueError, OSError) as error:
+        raise CommandLineError(f"cannot format {data_dir}: {error}") from error
+    settings = BrokerSettings.from_config(
+        config,
+        bootstrap_servers=contact.bootstrap_servers,
+        status_file=data_dir / STATUS_FILE,
+        unconfirmed_voters=contact.unconfirmed,
+    )
+    broker = Broker(settings)
+    try:
+        await broker.start()
+    except StorageError as error:
+        raise CommandLineError(str(error)) from error
+    except RuntimeError as error:
+        raise CommandLineError(f"cannot start broker {config.node_id}: {error}") from error
+    log.info(
+        "broker %d of cluster %s started; rack %s; controllers %s",
+        config.node_id,
+        contact.cluster_id,
+        config.broker_rack or "none",
+        voters,
+    )
+    failed: BrokerFailure | None = None
+    try:
+        await _until_stop_or_failure(broker, stop)
+    except BrokerFailure as error:
+        failed = error
+    if failed is None:
+        log.info("broker %d: controlled shutdown", config.node_id)
+        if not await broker.controlled_shutdown(SHUTDOWN_TIMEOUT_S):
+            log.warning("broker %d: the controller did not confirm the shutdown", config.node_id)
+    await broker.stop()
+    if failed is not None:
+        raise CommandLineError(f"broker {config.node_id} failed: {failed}")
+    log.info("broker %d stopped", config.node_id)
+    return 0
+
+
+async def _until_stop_or_failure(broker: Any, stop: asyncio.Event) -> None:
+    waiter = asyncio.create_task(stop.wait())
+    watcher = asyncio.create_task(broker.wait_for(lambda: False, None))
+    try:
+        done, _ = await asyncio.wait({waiter, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        if watcher in done:
+            watcher.result()
+    finally:
+        waiter.cancel()
+        watcher.cancel()
