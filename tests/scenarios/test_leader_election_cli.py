@@ -23,24 +23,30 @@ from pathlib import Path
 from typing import Any
 
 from elections import TopicPartition
-from raftmeta.broker import Broker, BrokerState
+from raftmeta.broker import Broker, BrokerSettings, BrokerState
 from raftmeta.cli import main
 from raftmeta.config import RaftmetaConfig, parse_config
 from raftmeta.controller.types import IsrMember, PartitionIsrChange
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage, PartitionRegistration
+from raftmeta.raft.config import RaftConfig
 from raftmeta.records import NO_LEADER, LeaderRecoveryState
 from raftmeta.rpc import admin_pb2
-from tests.broker.harness import (
-    CONTROLLER_IDS,
-    HEARTBEAT_MS,
-    SESSION_TIMEOUT_MS,
-    Quorum,
-    poll,
-)
+from raftmeta.server.controller_node import ControllerNode
+from raftmeta.server.settings import NodeSettings
+from raftmeta.storage import MetadataDir
+from tests.broker.harness import CLUSTER_ID, CONTROLLER_IDS, Quorum, poll
 
 RACKS = {1: "r0", 2: "r1", 3: "r2", 4: "r0", 5: "r1", 6: "r2"}
 GUEST_TOKEN = "guest-token"
+HEARTBEAT_MS = 100
+SESSION_TIMEOUT_MS = 1500
+"""How long a killed broker takes to be fenced; long enough that a loaded machine does not
+fence live brokers whose heartbeats are late."""
+RAFT = RaftConfig(election_timeout_ms=400, fetch_timeout_ms=1500, fetch_max_wait_ms=100)
+"""Slower to fail over than the broker tests' settings: no controller dies here, and a busy
+machine must not make the quorum change leaders in the middle of a scenario."""
+CALL_TIMEOUT_MS = 10_000
 
 
 class ElectionQuorum(Quorum):
@@ -49,6 +55,31 @@ class ElectionQuorum(Quorum):
     def __init__(self, root: Path, settings: dict[str, Any]) -> None:
         super().__init__(root)
         self.settings = settings
+
+    async def start(self) -> None:
+        for node_id in CONTROLLER_IDS:
+            data_dir = self.root / f"node-{node_id}"
+            MetadataDir.format(data_dir, node_id, CLUSTER_ID)
+            settings = NodeSettings(
+                node_id=node_id, voters={}, data_dir=data_dir, cluster_id=CLUSTER_ID, raft=RAFT
+            )
+            node = await ControllerNode.bind(self._config(node_id), settings=settings)
+            self.controllers[node_id] = node
+            self.addresses[node_id] = node.address
+        for node in self.controllers.values():
+            await node.run(self.addresses)
+
+    def broker_settings(self, broker_id: int, rack: str | None = None) -> BrokerSettings:
+        return BrokerSettings(
+            broker_id=broker_id,
+            voters=self.addresses,
+            data_dir=self.root / f"broker-{broker_id}",
+            cluster_id=CLUSTER_ID,
+            rack=rack,
+            heartbeat_interval_ms=HEARTBEAT_MS,
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            raft=RAFT,
+        )
 
     def _config(self, node_id: int) -> RaftmetaConfig:
         voters = ",".join(f"{n}@127.0.0.1:{i + 1}" for i, n in enumerate(CONTROLLER_IDS))
@@ -148,6 +179,7 @@ class ElectionQuorum(Quorum):
                         partition.partition_epoch,
                     )
                 ],
+                timeout_ms=CALL_TIMEOUT_MS,
             )
             assert result.error.code is ErrorCode.NONE, result
 
@@ -162,7 +194,9 @@ class ElectionQuorum(Quorum):
                 )
             ]
         )
-        response = await self.channel.call("Admin/CreateTopics", request)
+        response = await self.channel.call(
+            "Admin/CreateTopics", request, timeout_ms=CALL_TIMEOUT_MS
+        )
         assert response.header.error_code == 0 and response.topics[0].error_code == 0, response
 
 
@@ -308,6 +342,7 @@ def test_leader_election_tool_end_to_end(tmp_path: Path) -> None:
                     start.partition_epoch,
                 )
             ],
+            timeout_ms=CALL_TIMEOUT_MS,
         )
         assert shrunk.error.code is ErrorCode.NONE and shrunk.isr == (4, 5)
         await quorum.kill(4)
@@ -374,7 +409,7 @@ def test_auto_rebalance_honours_threshold_and_catch_up_gate(tmp_path: Path) -> N
             assert quorum.partition("orders", first).leader != 1, "moved inside the gate"
             await asyncio.sleep(0.05)
         # After the gate, the next run moves it.
-        await quorum.wait(lambda: quorum.partition("orders", first).leader == 1, 5)
+        await quorum.wait(lambda: quorum.partition("orders", first).leader == 1)
 
         # Now 1 of 2 (50%) is not led by broker 1: below the 60% threshold, so the second
         # partition stays where it is over several runs even with broker 1 in its ISR.
