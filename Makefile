@@ -35,6 +35,7 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/core_bench.py
 	$(PY) benchmarks/placement_bench.py
+	$(PY) benchmarks/metadata_bench.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
