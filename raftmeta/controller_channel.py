@@ -41,6 +41,9 @@ to spin while an election runs (a few hundred ms at the defaults), short enough 
 notices the new controller soon after it is elected."""
 
 _RETRIABLE_GRPC_CODES = frozenset({grpc.StatusCode.UNAVAILABLE})
+"""A refused connection, and also one not made in time: the channel options' short reconnect
+backoff doubles as gRPC's connect timeout, so a paused or black-holed node fails its attempt
+in about a tenth of a second instead of holding the request until its deadline."""
 _AUTH_GRPC_CODES = frozenset({grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED})
 
 
@@ -194,28 +197,8 @@ class ControllerChannel:
             if remaining_s <= 0:
                 raise self._timed_out(method, budget_ms, tried)
             endpoint = self._controller or self._take_bootstrap()
-            try:
-                response = await self._invoke(endpoint, spec, request, remaining_s)
-            except grpc.aio.AioRpcError as error:
-                code = error.code()
-                if code in _RETRIABLE_GRPC_CODES:
-                    tried[endpoint] = "unreachable"
-                elif code is grpc.StatusCode.DEADLINE_EXCEEDED:
-                    tried[endpoint] = "no answer in time"
-                    raise self._timed_out(method, budget_ms, tried) from None
-                elif code in _AUTH_GRPC_CODES:
-                    raise KafkaError(
-                        ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-                        f"{endpoint} refused the credentials: {error.details() or code.name}",
-                    ) from None
-                else:
-                    details = f": {error.details()}" if error.details() else ""
-                    raise KafkaError(
-                        ErrorCode.UNKNOWN_SERVER_ERROR,
-                        f"{method} at {endpoint} failed with gRPC {code.name}{details}",
-                    ) from None
-                self._forget_controller(endpoint)
-            else:
+            response = await self._attempt(method, spec, endpoint, request, remaining_s, tried)
+            if response is not None:
                 redirected, named = _redirect(response)
                 if not redirected:
                     tried.pop(endpoint, None)
@@ -229,7 +212,7 @@ class ControllerChannel:
                     redirects_in_a_row += 1
                     continue
                 tried[endpoint] = "not the controller, and knows none"
-                self._forget_controller(endpoint)
+            self._forget_controller(endpoint)
             redirects_in_a_row = 0
             pause_s = min(backoff_s, deadline - loop.time())
             if pause_s > 0:
@@ -258,17 +241,46 @@ class ControllerChannel:
         if self._controller == endpoint:
             self._controller = None
 
-    async def _invoke(self, endpoint: str, spec: _Method, request: Any, timeout_s: float) -> Any:
+    async def _attempt(
+        self,
+        method: str,
+        spec: _Method,
+        endpoint: str,
+        request: Any,
+        remaining_s: float,
+        tried: dict[str, str],
+    ) -> Any:
+        """One try at ``endpoint``: its response, or None (the reason noted in ``tried``) when
+        it could not answer and the next server should be asked. Raises what no other server
+        would answer differently."""
         channel = self._channels.get(endpoint)
         if channel is None:
             channel = grpc.aio.insecure_channel(endpoint, options=CHANNEL_OPTIONS)
             self._channels[endpoint] = channel
         stub = channel.unary_unary(
-            spec.path,
-            request_serializer=_serialize,
-            response_deserializer=spec.response_type,
+            spec.path, request_serializer=_serialize, response_deserializer=spec.response_type
         )
-        return await stub(request, timeout=timeout_s, metadata=self._metadata or None)
+        try:
+            return await stub(request, timeout=remaining_s, metadata=self._metadata or None)
+        except grpc.aio.AioRpcError as error:
+            code = error.code()
+            if code in _RETRIABLE_GRPC_CODES:
+                tried[endpoint] = "unreachable"
+                return None
+            if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+                # The deadline was the whole remaining budget: the caller's loop ends now.
+                tried[endpoint] = "no answer in time"
+                return None
+            if code in _AUTH_GRPC_CODES:
+                raise KafkaError(
+                    ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                    f"{endpoint} refused the credentials: {error.details() or code.name}",
+                ) from None
+            details = f": {error.details()}" if error.details() else ""
+            raise KafkaError(
+                ErrorCode.UNKNOWN_SERVER_ERROR,
+                f"{method} at {endpoint} failed with gRPC {code.name}{details}",
+            ) from None
 
     def _timed_out(self, method: str, budget_ms: int, tried: dict[str, str]) -> KafkaError:
         if tried:

@@ -92,3 +92,13 @@ def refusing_endpoint() -> Iterator[str]:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         yield f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+@contextmanager
+def silent_endpoint() -> Iterator[str]:
+    """An endpoint that takes connections but never speaks, like a paused process: the kernel
+    completes the TCP handshake on the listening socket, nobody answers above it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        yield f"127.0.0.1:{sock.getsockname()[1]}"

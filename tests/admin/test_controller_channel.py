@@ -14,7 +14,13 @@ from raftmeta.controller_channel import ControllerChannel, parse_bootstrap_serve
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import admin_pb2 as pb
 from raftmeta.rpc import broker_pb2
-from tests.admin.fake_nodes import Cluster, FakeNode, refusing_endpoint, start_nodes
+from tests.admin.fake_nodes import (
+    Cluster,
+    FakeNode,
+    refusing_endpoint,
+    silent_endpoint,
+    start_nodes,
+)
 
 DESCRIBE = "Admin/DescribeCluster"
 
@@ -79,6 +85,25 @@ def test_the_controller_going_away_sends_the_next_call_to_its_successor() -> Non
         assert response.controller_id == 2
 
     run(scenario)
+
+
+def test_a_server_that_never_answers_the_connection_is_passed_over() -> None:
+    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+        cluster.controller = nodes[0]
+        with silent_endpoint() as paused:
+            async with ControllerChannel([paused, nodes[0].endpoint]) as channel:
+                started = time.monotonic()
+                response = await channel.call(DESCRIBE, pb.DescribeClusterRequest())
+                elapsed = time.monotonic() - started
+            async with ControllerChannel(paused) as alone:
+                with pytest.raises(KafkaError) as caught:
+                    await alone.call(DESCRIBE, pb.DescribeClusterRequest(), timeout_ms=500)
+        assert response.controller_id == 1
+        assert elapsed < 3.0, "the silent server did not hold the request until its deadline"
+        assert caught.value.code is ErrorCode.REQUEST_TIMED_OUT
+        assert f"{paused}: unreachable" in caught.value.message
+
+    run(scenario, count=1)
 
 
 def test_an_error_other_than_not_controller_is_returned_to_the_caller() -> None:
