@@ -205,21 +205,19 @@ class AdminService(ServiceBase, apb_grpc.AdminServicer):
 
         async def body(controller: QuorumController, principal: str) -> apb.DeleteTopicsResponse:
             names = list(request.topic_names)
-            allowed = [
-                name
+            permitted = [
+                self.allowed(principal, Operation.DELETE, ResourceType.TOPIC, name)
                 for name in names
-                if self.allowed(principal, Operation.DELETE, ResourceType.TOPIC, name)
             ]
+            allowed = [name for name, ok in zip(names, permitted, strict=True) if ok]
             results = iter(
                 await controller.delete_topics(allowed, timeout_ms=timeout_of(request.timeout_ms))
                 if allowed
                 else []
             )
             ordered = [
-                next(results)
-                if self.allowed(principal, Operation.DELETE, ResourceType.TOPIC, name)
-                else TopicResult(name, DENIED)
-                for name in names
+                next(results) if ok else TopicResult(name, DENIED)
+                for name, ok in zip(names, permitted, strict=True)
             ]
             return apb.DeleteTopicsResponse(
                 header=convert.header(),
