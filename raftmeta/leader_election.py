@@ -14,6 +14,7 @@ uses, so a script can still match on it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ class AdminSettings:
     bearer_token: str | None = None
     request_timeout_ms: int = REQUEST_TIMEOUT_MS
     default_api_timeout_ms: int = DEFAULT_API_TIMEOUT_MS
+    ignored_keys: tuple[str, ...] = ()
+    """Keys of the file raftmeta has no use for; the command warns about them, as Kafka does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +215,8 @@ def read_admin_config(path: Path) -> AdminSettings:
         raise ElectionCommandError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ElectionCommandError(f"{path}: cannot read it: {error}") from None
-    return parse_admin_config(text)[0]
+    settings, unknown = parse_admin_config(text)
+    return dataclasses.replace(settings, ignored_keys=tuple(unknown))
 
 
 def parse_admin_config(text: str) -> tuple[AdminSettings, list[str]]:
@@ -241,6 +245,11 @@ def parse_admin_config(text: str) -> tuple[AdminSettings, list[str]]:
     )
     unknown = sorted(key for key in properties if key not in ADMIN_KEYS)
     return settings, unknown
+
+
+def ignored_key_warning(key: str) -> str:
+    """The warning for a key ``--admin.config`` set that nothing reads (Kafka's wording)."""
+    return f"The configuration '{key}' was supplied but isn't a known config."
 
 
 def _timeout_value(key: str, raw: str) -> int:

@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         )
     except le.ElectionCommandError as error:
         raise CommandLineError(str(error)) from error
+    for key in request.admin.ignored_keys:
+        print(le.ignored_key_warning(key), file=sys.stderr)
     try:
         results = elect(request)
     except le.ElectionCommandError as error:

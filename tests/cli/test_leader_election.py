@@ -255,6 +255,16 @@ def test_missing_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
 # --- --admin.config --------------------------------------------------------------------------
 
 
+def test_unknown_admin_config_keys_are_kept_for_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "admin.properties"
+    path.write_text("sasl.mechanism=PLAIN\nbearer.token=t\n")
+    settings = le.read_admin_config(path)
+    assert settings.ignored_keys == ("sasl.mechanism",) and settings.bearer_token == "t"
+    assert le.ignored_key_warning("sasl.mechanism") == (
+        "The configuration 'sasl.mechanism' was supplied but isn't a known config."
+    )
+
+
 def test_admin_config_reads_token_and_timeouts() -> None:
     settings, unknown = le.parse_admin_config(
         "# client settings\nbearer.token = abc\ndefault.api.timeout.ms=2500\n"
