@@ -4,8 +4,9 @@ Tests and operators compare a broker's replica of the image with the controller'
 (``Admin/DescribeCluster`` with ``include_image_digest``) without talking to the broker, so
 the broker publishes both numbers in one small file, replaced atomically (write then rename),
 so a reader never sees half a line. Hashing the image costs a walk over it, so the file is
-rewritten at most once per ``interval_ms``; a change inside that window is written when the
-window ends, so the file always catches up with the last commit.
+rewritten at most once per ``interval_ms`` (longer for an image slow to hash); a change inside
+that window is written when the window ends, so the file always catches up with the last
+commit.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ class StatusFile:
         self._offset = offset
         self._digest = digest
         self._interval_s = interval_ms / 1000
+        self._gap_s = self._interval_s
+        """The interval, or ten times what the last write took if more: hashing a large
+        image runs on the event loop, and must not crowd out heartbeats and fetches."""
         self._last_write_s = float("-inf")
         self._pending: asyncio.TimerHandle | None = None
 
@@ -38,7 +42,7 @@ class StatusFile:
         """The image moved: write now, or at the end of the current window."""
         if self._pending is not None:
             return
-        wait_s = self._last_write_s + self._interval_s - time.monotonic()
+        wait_s = self._last_write_s + self._gap_s - time.monotonic()
         if wait_s <= 0:
             self.write()
             return
@@ -48,11 +52,13 @@ class StatusFile:
         if self._pending is not None:
             self._pending.cancel()
             self._pending = None
-        self._last_write_s = time.monotonic()
+        started = time.monotonic()
         temporary = self.path.with_name(self.path.name + ".tmp")
         with contextlib.suppress(OSError):
             temporary.write_text(f"{self._offset()} {self._digest()}\n")
             os.replace(temporary, self.path)
+        self._last_write_s = time.monotonic()
+        self._gap_s = max(self._interval_s, 10 * (self._last_write_s - started))
 
     def close(self) -> None:
         """Write the final state now and stop any pending write."""

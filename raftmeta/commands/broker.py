@@ -122,8 +122,16 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    finding = asyncio.create_task(discover(bootstrap))
+    stopping = asyncio.create_task(stop.wait())
+    await asyncio.wait({finding, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if not finding.done():
+        # Stopped before the quorum was found: nothing registered, nothing to hand over.
+        finding.cancel()
+        return 0
     try:
-        contact = await discover(bootstrap)
+        contact = finding.result()
     except DiscoveryError as error:
         raise CommandLineError(str(error)) from error
     voters = ",".join(f"{node}@{address}" for node, address in sorted(contact.voters.items()))

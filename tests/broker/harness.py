@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ CLUSTER_ID = "raftmeta-broker-test"
 CONTROLLER_IDS = (3000, 3001, 3002)
 DEADLINE_S = 15.0
 HEARTBEAT_MS = 100
-SESSION_TIMEOUT_MS = 1000
+SESSION_TIMEOUT_MS = 2000
 RAFT = RaftConfig(election_timeout_ms=150, fetch_timeout_ms=300, fetch_max_wait_ms=100)
 
 
@@ -48,8 +49,10 @@ async def poll_async(probe: Callable[[], Awaitable[bool]], timeout_s: float = DE
 
 
 class Quorum:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, snapshot_bytes: int | None = None) -> None:
         self.root = root
+        self.snapshot_bytes = snapshot_bytes
+        """Controllers snapshot (and trim their logs) every this many committed bytes."""
         self.controllers: dict[int, ControllerNode] = {}
         self.brokers: dict[int, Broker] = {}
         self.addresses: dict[int, str] = {}
@@ -75,6 +78,8 @@ class Quorum:
             settings = NodeSettings(
                 node_id=node_id, voters={}, data_dir=data_dir, cluster_id=CLUSTER_ID, raft=RAFT
             )
+            if self.snapshot_bytes is not None:
+                settings = replace(settings, max_bytes_between_snapshots=self.snapshot_bytes)
             node = await ControllerNode.bind(self._config(node_id), settings=settings)
             self.controllers[node_id] = node
             self.addresses[node_id] = node.address
@@ -157,9 +162,14 @@ class Quorum:
             await node.stop(graceful=False)
 
 
-def run(scenario: Callable[[Quorum], Coroutine[Any, Any, None]], root: Path) -> None:
+def run(
+    scenario: Callable[[Quorum], Coroutine[Any, Any, None]],
+    root: Path,
+    *,
+    snapshot_bytes: int | None = None,
+) -> None:
     async def main() -> None:
-        quorum = Quorum(root)
+        quorum = Quorum(root, snapshot_bytes=snapshot_bytes)
         await quorum.start()
         try:
             await asyncio.wait_for(scenario(quorum), 60)

@@ -13,7 +13,8 @@ from raftmeta.broker import Broker, BrokerState, LeadershipChange, PartitionChan
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import broker_pb2
-from tests.broker.harness import DEADLINE_S, Quorum, poll_async, run
+from raftmeta.storage import MetadataDir
+from tests.broker.harness import CLUSTER_ID, DEADLINE_S, Quorum, poll, poll_async, run
 
 
 async def described_brokers(quorum: Quorum) -> dict[int, tuple[bool, str, int]]:
@@ -214,3 +215,28 @@ def test_a_broker_told_its_epoch_is_stale_registers_again(tmp_path: Path) -> Non
         assert (await described_brokers(quorum))[1][0] is False
 
     run(scenario, tmp_path)
+
+
+def test_a_late_broker_catches_up_from_a_snapshot_and_hears_of_every_partition(
+    tmp_path: Path,
+) -> None:
+    async def scenario(quorum: Quorum) -> None:
+        (first,) = [await quorum.start_broker(1, rack="r1")]
+        await first.wait_for(running(first), DEADLINE_S)
+        topic_id = await quorum.create_topic("early", partitions=8, replication_factor=1)
+        controller_dirs = [quorum.root / f"node-{n}" for n in quorum.controllers]
+        await poll(lambda: all(any(d.rglob("*.checkpoint")) for d in controller_dirs))
+        late = Seen()
+        broker = Broker(quorum.broker_settings(2, "r2"))
+        MetadataDir.format(broker.settings.data_dir, 2, CLUSTER_ID)
+        late.subscribe(broker)
+        await broker.start()
+        quorum.brokers[2] = broker
+        await broker.wait_for(running(broker), DEADLINE_S)
+        await poll_async(functools.partial(quorum.image_matches, broker))
+        # It fetched the controllers' snapshot rather than a log they no longer hold.
+        assert any(broker.settings.data_dir.rglob("*.checkpoint"))
+        created = {c.partition_id for c in late.changes if c.topic_id == topic_id}
+        assert created == set(range(8))
+
+    run(scenario, tmp_path, snapshot_bytes=256)

@@ -23,8 +23,8 @@ from raftmeta.quorum_describe import wait_for_leader
 from raftmeta.rpc import admin_pb2
 from tests.process.helpers import DEADLINE_S, free_base_port
 
-HEARTBEAT_MS = 200
-SESSION_TIMEOUT_MS = 1500
+HEARTBEAT_MS = 250
+SESSION_TIMEOUT_MS = 2000
 BROKERS = 6
 RACKS = 3
 OVERRIDES = {
