@@ -158,8 +158,14 @@ async def scenario(cluster: DevCluster) -> None:
             broker = (await probe.brokers())[victim]
             return not broker.fenced and broker.broker_epoch > old_epoch
 
+        restarted_at = time.monotonic()
         await until(victim_back, f"broker {victim} to register again and be unfenced")
+        back_after_s = time.monotonic() - restarted_at
         await probe.all_images_match()
+        print(
+            f"\nbroker {victim} kill -9: fenced after {fenced_after_s:.2f} s "
+            f"(session {SESSION_TIMEOUT_MS} ms); restarted, unfenced after {back_after_s:.2f} s"
+        )
 
 
 def test_six_brokers_on_three_racks_follow_the_quorum_and_a_killed_broker_is_fenced(
