@@ -125,6 +125,40 @@ def _checked(items: Sequence[Any] | Any, kind: type, what: str) -> list[Any]:
     return listed
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_replicas(owner: str, assignment: Sequence[Sequence[int]] | None) -> None:
+    if assignment is None:
+        return
+    if isinstance(assignment, str) or not all(
+        isinstance(replicas, Sequence) and all(_is_int(b) for b in replicas)
+        for replicas in assignment
+    ):
+        raise ValueError(f"{owner}: replica_assignment must be lists of broker ids")
+
+
+def _check_new_topic(topic: NewTopic) -> None:
+    """Shapes the wire cannot carry fail here, as ValueError, rather than in the background;
+    what the controller judges (counts, names, config values) it answers per topic."""
+    if not isinstance(topic.topic, str):
+        raise ValueError(f"NewTopic: the topic name must be a string, got {topic.topic!r}")
+    if not _is_int(topic.num_partitions) or not _is_int(topic.replication_factor):
+        raise ValueError(f"NewTopic {topic.topic!r}: counts must be ints (-1: the default)")
+    _check_replicas(f"NewTopic {topic.topic!r}", topic.replica_assignment)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in topic.config.items()):
+        raise ValueError(f"NewTopic {topic.topic!r}: config keys and values must be strings")
+
+
+def _check_new_partitions(partitions: NewPartitions) -> None:
+    if not isinstance(partitions.topic, str) or not _is_int(partitions.new_total_count):
+        raise ValueError(
+            f"NewPartitions {partitions.topic!r}: needs a topic name and an int new_total_count"
+        )
+    _check_replicas(f"NewPartitions {partitions.topic!r}", partitions.replica_assignment)
+
+
 def _check_alterations(resources: Sequence[ConfigResource]) -> None:
     for resource in resources:
         if not resource.incremental_configs:
@@ -166,6 +200,8 @@ class _Operations(Generic[F]):
         self, new_topics: Sequence[NewTopic], validate_only: bool, request_timeout: float | None
     ) -> dict[Any, Any]:
         topics = _checked(new_topics, NewTopic, "NewTopic")
+        for topic in topics:
+            _check_new_topic(topic)
         names = _unique((t.topic for t in topics), "topic")
         timeout = _timeout_ms(request_timeout)
         return self._submit(names, lambda r: r.create_topics(topics, bool(validate_only), timeout))
@@ -184,6 +220,8 @@ class _Operations(Generic[F]):
         request_timeout: float | None,
     ) -> dict[Any, Any]:
         partitions = _checked(new_partitions, NewPartitions, "NewPartitions")
+        for grow in partitions:
+            _check_new_partitions(grow)
         names = _unique((p.topic for p in partitions), "topic")
         timeout = _timeout_ms(request_timeout)
         return self._submit(

@@ -91,6 +91,14 @@ def test_bad_arguments_fail_before_anything_is_sent() -> None:
             admin.create_topics([])
         with pytest.raises(ValueError, match="list of NewTopic"):
             admin.create_topics(NewTopic("t", 1, 1))  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="counts must be ints"):
+            admin.create_topics([NewTopic("t", "3")])  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="config keys and values must be strings"):
+            admin.create_topics([NewTopic("t", 1, 1, config={"retention.ms": 5})])  # type: ignore[dict-item]
+        with pytest.raises(ValueError, match="replica_assignment must be lists"):
+            admin.create_topics([NewTopic("t", replica_assignment=[["1"]])])  # type: ignore[list-item]
+        with pytest.raises(ValueError, match="int new_total_count"):
+            admin.create_partitions([NewPartitions("t", 2.5)])  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="list of topic names"):
             admin.delete_topics("t")
         with pytest.raises(ValueError, match="list of NewPartitions"):
