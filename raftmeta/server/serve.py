@@ -43,6 +43,8 @@ log = logging.getLogger("raftmeta.serve")
 
 LOAD_RESOURCE = "raftmeta-load"
 """The topic name the load generator's ConfigRecords are written under."""
+PLUGIN_PREFIXES = ("replica.placer.", "authorizer.")
+"""Keys under these belong to plug-ins, which read their own settings."""
 LOAD_CONFIG_PREFIX = "sequence."
 """Each load record sets ``sequence.<value>`` to ``<value>``: a name per value, so the image
 (and so every snapshot) keeps all of them."""
@@ -87,6 +89,9 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     loop = asyncio.get_running_loop()
     check_port_free(settings.listen_host, settings.listen_port)
     member = ControllerNode(config, settings)
+    for key in config.unknown_keys:
+        if not key.startswith(PLUGIN_PREFIXES):
+            log.warning("configuration %s was supplied but nothing reads it (a typo?)", key)
     changes = member.changes
 
     def request_stop() -> None:
