@@ -10,7 +10,7 @@ result, the status, and at the end where the audit reports and plots are.
 
 from __future__ import annotations
 
-import os
+import logging
 import signal
 import tempfile
 import time
@@ -49,6 +49,15 @@ def prepare_root(data_dir: Path | None) -> Path:
     except OSError as error:
         raise DemoSetupError(f"cannot create --data-dir {data_dir}: {error.strerror}") from None
     return root
+
+
+def _log_into(path: Path) -> logging.Handler:
+    """Send this process's log records (gRPC, py4j, Spark's Python side) to ``path``: the
+    terminal belongs to the progress display."""
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.getLogger().addHandler(handler)
+    return handler
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -96,8 +105,6 @@ def run_live_demo(
     steps: tuple[Step, ...] = STEPS,
 ) -> int:
     """Run ``steps``; progress goes to ``console``, the one failure line to ``errors``."""
-    # gRPC's core would log each fork (a process start) while the AdminClient's thread is busy.
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     console = console or Console(highlight=False)
     errors = errors or Console(stderr=True, highlight=False)
     try:
@@ -108,6 +115,7 @@ def run_live_demo(
     _say(console, f"raftmeta demo: a quorum, brokers, a failure and an audit, in {root}")
     book = ProcessBook(root)
     run = _Run(root)
+    log_handler = _log_into(root / LOG_FILE)
     ctx: DemoContext | None = None
     previous_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -146,6 +154,8 @@ def run_live_demo(
         finally:
             signal.signal(signal.SIGINT, signal.default_int_handler)
             signal.signal(signal.SIGTERM, previous_term)
+            logging.getLogger().removeHandler(log_handler)
+            log_handler.close()
         run.save(ctx)
     return _conclude(console, errors, run, ctx, book)
 

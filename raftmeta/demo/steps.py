@@ -21,17 +21,19 @@ from typing import Any
 from raftmeta.demo.audit import AuditOutcome, run_audit
 from raftmeta.demo.display import StepDisplay
 from raftmeta.demo.errors import StepFailed, require_module
-from raftmeta.demo.processes import Child, ProcessBook
+from raftmeta.demo.isr import expand_isrs
+from raftmeta.demo.processes import ProcessBook
 from raftmeta.demo.snapshots import copy_snapshot_after
 from raftmeta.demo.view import ClusterView, Partitions
 from raftmeta.demo.waiting import wait_for
-from raftmeta.devcluster import DevCluster
+from raftmeta.devcluster import BrokerProcess, DevCluster
+from raftmeta.errors import KafkaError
 
 TOPICS = ("orders", "payments", "clicks")
 PARTITIONS_PER_TOPIC = 50
 REPLICATION_FACTOR = 3
-BROKER_IDS = (1, 2, 3, 4, 5, 6)
-RACKS = ("rack-a", "rack-b", "rack-c")
+BROKERS = 6
+RACKS = 3
 IMBALANCE_THRESHOLD_PERCENT = 10
 
 SNAPSHOT_INTERVAL_MS = 1000
@@ -41,7 +43,8 @@ BROKER_HEARTBEAT_INTERVAL_MS = 250
 BROKER_SESSION_TIMEOUT_MS = 1500
 """A killed broker is fenced, and its leaderships moved, 1.5 s after its last heartbeat."""
 
-CONTROLLER_OVERRIDES = {
+CLUSTER_OVERRIDES = {
+    # Read by the controllers and the brokers alike.
     "metadata.log.max.snapshot.interval.ms": str(SNAPSHOT_INTERVAL_MS),
     "broker.heartbeat.interval.ms": str(BROKER_HEARTBEAT_INTERVAL_MS),
     "broker.session.timeout.ms": str(BROKER_SESSION_TIMEOUT_MS),
@@ -50,6 +53,8 @@ CONTROLLER_OVERRIDES = {
     "leader.imbalance.per.broker.percentage": str(IMBALANCE_THRESHOLD_PERCENT),
 }
 
+ISR_GRACE_S = 2.0
+"""How long the leaders get to add a restarted broker back to their ISRs themselves."""
 QUORUM_DEADLINE_S = 30.0
 CLUSTER_DEADLINE_S = 30.0
 SNAPSHOT_DEADLINE_S = 15.0
@@ -65,8 +70,9 @@ class DemoContext:
     book: ProcessBook
     cluster: DevCluster | None = None
     view: ClusterView | None = None
-    brokers: dict[int, Child] = field(default_factory=dict)
     victim: int | None = None
+    """The broker the demo kills and brings back."""
+    victim_down: bool = False
     skew_offset: int = -1
     election_offset: int = -1
     snapshots: dict[str, Path] = field(default_factory=dict)
@@ -94,15 +100,15 @@ class DemoContext:
     def process_died(self) -> str | None:
         """Why waiting is pointless: a controller or a broker exited on its own."""
         cluster = self.require_cluster()
-        for node in cluster.exited():
-            return f"controller {node.node_id} exited with {node.exit_status}; see {node.log_path}"
-        for broker_id, broker in self.brokers.items():
-            if not broker.running and broker_id != self.victim:
-                return f"broker {broker_id} exited; see {self.broker_log(broker_id)}"
+        for process in cluster.exited():
+            if self.victim_down and process is cluster.brokers.get(self.victim or -1):
+                continue
+            kind = "broker" if isinstance(process, BrokerProcess) else "controller"
+            return (
+                f"{kind} {process.node_id} exited with {process.exit_status}; "
+                f"see {process.log_path}"
+            )
         return None
-
-    def broker_log(self, broker_id: int) -> Path:
-        return self.root / f"broker-{broker_id}.log"
 
     def partitions(self) -> Partitions:
         return self.require_view().partitions(TOPICS)
@@ -142,7 +148,9 @@ def free_port_run(count: int) -> int:
 def start_quorum(ctx: DemoContext) -> str:
     from raftmeta.quorum_describe import DescribeError, wait_for_leader
 
-    cluster = DevCluster(ctx.root, free_port_run(3), CONTROLLER_OVERRIDES)
+    cluster = DevCluster(
+        ctx.root, free_port_run(3), CLUSTER_OVERRIDES, brokers=BROKERS, racks=RACKS
+    )
     ctx.cluster = cluster
     try:
         cluster.prepare()
@@ -168,20 +176,21 @@ def start_quorum(ctx: DemoContext) -> str:
 
 
 def start_brokers(ctx: DemoContext) -> str:
-    from raftmeta.demo.brokers import start_broker
-
-    for index, broker_id in enumerate(BROKER_IDS):
-        rack = RACKS[index % len(RACKS)]
-        ctx.brokers[broker_id] = start_broker(ctx, broker_id, rack)
+    require_module("the broker command", "raftmeta.commands.broker")
+    cluster = ctx.require_cluster()
+    for broker_id, broker in cluster.brokers.items():
+        broker.start()
+        ctx.book.add(f"broker {broker_id}", "broker", broker, broker.log_path)
     view = ctx.require_view()
     ctx.display.note("waiting for every broker to register and be unfenced")
 
     def all_unfenced() -> bool:
         brokers = view.brokers()
-        return all(b in brokers and not brokers[b].fenced for b in BROKER_IDS)
+        return all(b in brokers and not brokers[b].fenced for b in cluster.brokers)
 
-    wait_for(all_unfenced, "six unfenced brokers", CLUSTER_DEADLINE_S, give_up=ctx.process_died)
-    return f"{len(BROKER_IDS)} brokers on racks {', '.join(RACKS)}"
+    wait_for(all_unfenced, "every broker unfenced", CLUSTER_DEADLINE_S, give_up=ctx.process_died)
+    racks = sorted({cluster.rack_of(b) or "no rack" for b in cluster.brokers})
+    return f"brokers {', '.join(map(str, cluster.brokers))} on {', '.join(racks)}"
 
 
 def create_topics(ctx: DemoContext) -> str:
@@ -195,7 +204,7 @@ def create_topics(ctx: DemoContext) -> str:
         return state if ready else None
 
     state = wait_for(settled, "leaders on every partition", CLUSTER_DEADLINE_S)
-    leaders = {b: len(state.led_by(b)) for b in BROKER_IDS}
+    leaders = {b: len(state.led_by(b)) for b in ctx.require_cluster().brokers}
     spread = f"{min(leaders.values())}-{max(leaders.values())}"
     return f"{len(state.partitions)} partitions; {spread} leaders per broker"
 
@@ -204,12 +213,13 @@ def kill_broker(ctx: DemoContext) -> str:
     """kill -9 the broker leading the most partitions; wait until the controller fences it."""
     view = ctx.require_view()
     state = ctx.partitions()
-    victim = max(BROKER_IDS, key=lambda b: (len(state.led_by(b)), -b))
+    broker_ids = list(ctx.require_cluster().brokers)
+    victim = max(broker_ids, key=lambda b: (len(state.led_by(b)), -b))
     led = len(state.led_by(victim))
     ctx.victim = victim
+    ctx.victim_down = True
     killed_at = time.monotonic()
-    ctx.brokers[victim].signal(9)
-    ctx.brokers[victim].wait(STOP_DEADLINE_S)
+    ctx.require_cluster().brokers[victim].kill()
     ctx.display.note(f"broker {victim} killed; waiting for the controller to fence it")
 
     def moved() -> bool:
@@ -223,22 +233,38 @@ def kill_broker(ctx: DemoContext) -> str:
 
 def restart_broker(ctx: DemoContext) -> str:
     """Start the killed broker again; wait until it is unfenced and back in every ISR."""
-    from raftmeta.demo.brokers import restart
-
     victim = ctx.victim
     if victim is None:
         raise StepFailed("no broker was killed")
+    broker = ctx.require_cluster().brokers[victim]
+    broker.start()
+    ctx.book.add(f"broker {victim} (restarted)", "broker", broker, broker.log_path)
+    ctx.victim_down = False
     view = ctx.require_view()
-    restart(ctx, victim)
+    ctx.display.note(f"waiting for broker {victim} to be unfenced")
+    wait_for(
+        lambda: not view.brokers()[victim].fenced,
+        f"broker {victim} unfenced",
+        CLUSTER_DEADLINE_S,
+        give_up=ctx.process_died,
+    )
     ctx.display.note(f"waiting for broker {victim} to rejoin every ISR")
 
-    def rejoined() -> Partitions | None:
-        if view.brokers()[victim].fenced:
-            return None
+    def in_sync() -> Partitions | None:
         state = ctx.partitions()
         return None if state.under_replicated() else state
 
-    state = wait_for(rejoined, f"broker {victim} back in sync", CLUSTER_DEADLINE_S)
+    try:
+        state = wait_for(in_sync, "full ISRs", ISR_GRACE_S, give_up=ctx.process_died)
+    except StepFailed:
+        # The leaders did not add it back themselves (see ``isr``): do it on their behalf.
+        try:
+            expand_isrs(ctx.bootstrap_servers, list(TOPICS))
+        except KafkaError as error:
+            raise StepFailed(f"could not add broker {victim} back to the ISRs: {error}") from None
+        state = wait_for(
+            in_sync, f"broker {victim} back in sync", CLUSTER_DEADLINE_S, give_up=ctx.process_died
+        )
     ctx.skew_offset = state.metadata_offset
     led = len(state.led_by(victim))
     hosted = len(state.hosted_by(victim))
@@ -363,7 +389,13 @@ def _audit(ctx: DemoContext, label: str) -> AuditOutcome:
     if snapshot is None:
         raise StepFailed(f"no snapshot to audit ({label})")
     ctx.display.note("running the Spark audit")
-    outcome = run_audit(snapshot, ctx.root / f"audit-{label}", IMBALANCE_THRESHOLD_PERCENT)
+    outcome = run_audit(
+        snapshot,
+        ctx.root / f"audit-{label}",
+        IMBALANCE_THRESHOLD_PERCENT,
+        jvm_log=ctx.root / "spark.log",
+        progress=ctx.display.note,
+    )
     ctx.audits[label] = outcome
     ctx.display.show(outcome.table(title=f"leaders per broker ({label})"))
     return outcome
