@@ -62,8 +62,6 @@ LATENCY_BUCKETS = (
 ELECT_LEADERS_EVENT = "electLeaders"
 """The controller's name for an ElectLeaders request waiting in its purgatory."""
 
-_MAX_REQUEST_HEAD = 16 * 1024
-
 
 class NodeCollector(Collector):
     """Reads one node's state at scrape time; must be called on the node's event loop."""

@@ -377,3 +377,28 @@ def test_unclean_elections_name_their_type() -> None:
 )
 def test_request_failures_get_kafkas_fixed_lines(error: BaseException, line: str) -> None:
     assert le.request_failure_line(error) == line
+
+
+def test_a_malformed_bootstrap_server_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(
+        capsys,
+        "--bootstrap-server",
+        "nohost",
+        "--election-type",
+        "preferred",
+        "--all-topic-partitions",
+    )
+    assert (status, out) == (1, "")
+    assert err == "bootstrap server 'nohost' is not host:port\n"
+
+
+def test_an_empty_json_list_elects_nothing_without_asking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "none.json"
+    path.write_text('{"partitions": []}')
+    # Kafka's controller answers an empty list at once; no server is needed to know that.
+    status, out, err = run(
+        capsys, *BOOTSTRAP, "--election-type", "preferred", "--path-to-json-file", str(path)
+    )
+    assert (status, out, err) == (0, "", "")
