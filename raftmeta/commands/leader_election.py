@@ -26,12 +26,16 @@ spreads first replicas evenly over the brokers, so when every partition is led b
 replica the leadership load is balanced. After a broker restarts, the partitions it used to
 lead are led by other replicas until a preferred election moves them back.
 
-PREFERRED elects the preferred replica if it is alive and in the ISR. UNCLEAN elects any live
-replica, in sync or not, for a partition that has no leader; it may lose committed data.
+PREFERRED elects the preferred replica if it is alive and in the ISR (a partition with no
+leader at all gets the first live ISR member instead). UNCLEAN elects any live replica, in sync
+or not, for a partition that has no leader; it may lose committed data, and the new leader
+starts in the RECOVERING state with itself as the only ISR member.
 
 This tool is rarely needed for PREFERRED elections: with auto.leader.rebalance.enable=true (the
 default) the controller moves leadership back on its own every
-leader.imbalance.check.interval.seconds (KIP-183)."""
+leader.imbalance.check.interval.seconds, for brokers whose share of partitions led by others is
+above leader.imbalance.per.broker.percentage, once they have been back for
+leader.imbalance.catch.up.ms (KIP-183)."""
 
 EPILOG = """\
 exit status: 0 when every partition was elected or already had a valid leader, 1 otherwise
