@@ -1,0 +1,539 @@
+"""The leader-balance audit on Spark: DataFrames for notebooks, a report dict for the CLI.
+
+:func:`audit_frames` reads a path with the ``raftmeta`` data source and builds one DataFrame
+per figure (see :mod:`analytics.plain_audit` for what each figure means; the two modules must
+agree, and the tests check that they do). :func:`collect_report` runs them and gathers the
+results into the report that :mod:`analytics.report` prints and writes. Every aggregation runs
+in Spark; only the few rows of the results come back to the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from analytics.plain_audit import (
+    DEFAULT_BUCKET_MS,
+    DEFAULT_MIN_INSYNC_REPLICAS,
+    DEFAULT_THRESHOLD_PERCENT,
+    EXAMPLES,
+    MIN_ISR_PATTERN,
+)
+from analytics.spark_source import SOURCE_NAME
+
+FINDINGS = ("under_replicated", "under_min_isr", "leaderless")
+
+
+def read(spark: SparkSession, path: str, kind: str) -> DataFrame:
+    """``spark.read.format("raftmeta").option("kind", kind).load(path)``."""
+    return spark.read.format(SOURCE_NAME).option("kind", kind).load(path)
+
+
+@dataclass(frozen=True)
+class AuditFrames:
+    """The audit as DataFrames; every frame has a ``cluster`` column."""
+
+    threshold_percent: float
+    bucket_ms: int
+    partitions: DataFrame
+    """Partition rows with the audit's flags: under_replicated, under_min_isr, leaderless,
+    in_plan (the election plan would move its leadership to the preferred replica)."""
+    brokers: DataFrame
+    events: DataFrame
+    clusters: DataFrame
+    """One row per cluster: snapshot offset, counts, preferred-leader ratio, finding counts."""
+    broker_table: DataFrame
+    leaders_per_rack: DataFrame
+    election_plan: DataFrame
+    predicted: DataFrame
+    """Per broker after the election plan: leaders, imbalance, above_threshold."""
+    elections_over_time: DataFrame
+    unclean_elections: DataFrame
+    isr_changes: DataFrame
+    fencing: DataFrame
+    leadership_changes: DataFrame
+
+
+def _imbalance(preferred: Column, preferred_leading: Column) -> Column:
+    return F.when(preferred > 0, (preferred - preferred_leading) / preferred)
+
+
+def _above(ratio: Column, threshold_percent: float) -> Column:
+    return F.coalesce(ratio > F.lit(threshold_percent / 100), F.lit(False))
+
+
+def audit_frames(
+    spark: SparkSession,
+    path: str,
+    *,
+    threshold_percent: float = DEFAULT_THRESHOLD_PERCENT,
+    bucket_ms: int = DEFAULT_BUCKET_MS,
+    cache: bool = True,
+) -> AuditFrames:
+    """Builds the audit's DataFrames for ``path``; nothing runs until they are used."""
+    raw_partitions = read(spark, path, "partitions")
+    brokers = read(spark, path, "brokers")
+    topics = read(spark, path, "topics")
+    events = read(spark, path, "events")
+    if cache:
+        brokers = brokers.cache()
+        events = events.cache()
+
+    min_isr = topics.select(
+        "cluster",
+        "topic",
+        F.when(
+            F.col("configs")["min.insync.replicas"].rlike(MIN_ISR_PATTERN),
+            F.col("configs")["min.insync.replicas"].cast("int"),
+        )
+        .otherwise(F.lit(DEFAULT_MIN_INSYNC_REPLICAS))
+        .alias("min_isr"),
+    )
+    preferred_alive = brokers.select(
+        "cluster",
+        F.col("broker_id").alias("preferred_leader"),
+        (~F.col("fenced")).alias("preferred_alive"),
+    )
+    has_replicas = F.size("replicas") > 0
+    partitions = (
+        raw_partitions.join(F.broadcast(min_isr), ["cluster", "topic"], "left")
+        .join(F.broadcast(preferred_alive), ["cluster", "preferred_leader"], "left")
+        .select(
+            "cluster",
+            "snapshot_offset",
+            "topic",
+            "partition",
+            "leader",
+            "preferred_leader",
+            has_replicas.alias("has_replicas"),
+            (F.size("isr") < F.size("replicas")).alias("under_replicated"),
+            (F.size("isr") < F.coalesce("min_isr", F.lit(DEFAULT_MIN_INSYNC_REPLICAS))).alias(
+                "under_min_isr"
+            ),
+            (F.col("leader") == -1).alias("leaderless"),
+            (
+                has_replicas
+                & (F.col("leader") != F.col("preferred_leader"))
+                & F.coalesce("preferred_alive", F.lit(False))
+                & F.array_contains("isr", F.col("preferred_leader"))
+            ).alias("in_plan"),
+        )
+    )
+    if cache:
+        partitions = partitions.cache()
+
+    zero = F.lit(0)
+    one = F.lit(1)
+    shares = (
+        partitions.where(F.col("leader") != -1)
+        .select(
+            "cluster",
+            F.col("leader").alias("broker_id"),
+            one.alias("leaders"),
+            zero.alias("preferred"),
+            zero.alias("preferred_leading"),
+            zero.alias("plan_gains"),
+            zero.alias("plan_losses"),
+        )
+        .unionByName(
+            partitions.where("has_replicas").select(
+                "cluster",
+                F.col("preferred_leader").alias("broker_id"),
+                zero.alias("leaders"),
+                one.alias("preferred"),
+                (F.col("leader") == F.col("preferred_leader"))
+                .cast("int")
+                .alias("preferred_leading"),
+                F.col("in_plan").cast("int").alias("plan_gains"),
+                zero.alias("plan_losses"),
+            )
+        )
+        .unionByName(
+            partitions.where(F.col("in_plan") & (F.col("leader") != -1)).select(
+                "cluster",
+                F.col("leader").alias("broker_id"),
+                zero.alias("leaders"),
+                zero.alias("preferred"),
+                zero.alias("preferred_leading"),
+                zero.alias("plan_gains"),
+                one.alias("plan_losses"),
+            )
+        )
+        .groupBy("cluster", "broker_id")
+        .agg(
+            *(
+                F.sum(name).cast("long").alias(name)
+                for name in (
+                    "leaders",
+                    "preferred",
+                    "preferred_leading",
+                    "plan_gains",
+                    "plan_losses",
+                )
+            )
+        )
+    )
+
+    partition_summary = partitions.groupBy("cluster").agg(
+        F.max("snapshot_offset").alias("snapshot_offset"),
+        F.count(F.lit(1)).alias("partitions"),
+        F.sum(F.col("has_replicas").cast("long")).alias("with_replicas"),
+        F.sum(
+            (F.col("has_replicas") & (F.col("leader") == F.col("preferred_leader"))).cast("long")
+        ).alias("led_by_preferred"),
+        *(F.sum(F.col(name).cast("long")).alias(name) for name in (*FINDINGS, "in_plan")),
+    )
+    active = ~F.col("fenced") & ~F.col("in_controlled_shutdown")
+    broker_summary = brokers.groupBy("cluster").agg(
+        F.count(F.lit(1)).alias("brokers"),
+        F.sum(active.cast("long")).alias("active_brokers"),
+    )
+    names = (
+        partitions.select("cluster")
+        .union(brokers.select("cluster"))
+        .union(topics.select("cluster"))
+        .union(events.select("cluster"))
+        .distinct()
+    )
+    clusters = (
+        names.join(partition_summary, "cluster", "left")
+        .join(broker_summary, "cluster", "left")
+        .select(
+            "cluster",
+            "snapshot_offset",
+            *(
+                F.coalesce(name, F.lit(0)).cast("long").alias(name)
+                for name in (
+                    "partitions",
+                    "with_replicas",
+                    "led_by_preferred",
+                    *FINDINGS,
+                    "in_plan",
+                    "brokers",
+                    "active_brokers",
+                )
+            ),
+        )
+        .withColumn(
+            "preferred_leader_ratio",
+            F.when(F.col("with_replicas") > 0, F.col("led_by_preferred") / F.col("with_replicas")),
+        )
+    )
+    if cache:
+        clusters = clusters.cache()
+
+    registered = brokers.select(
+        "cluster",
+        "broker_id",
+        "rack",
+        F.lit(True).alias("registered"),
+        "fenced",
+        "in_controlled_shutdown",
+        active.alias("active"),
+    )
+    counts = ("leaders", "preferred", "preferred_leading", "plan_gains", "plan_losses")
+    broker_rows = (
+        registered.join(shares, ["cluster", "broker_id"], "full_outer")
+        .join(clusters.select("cluster", "with_replicas", "active_brokers"), "cluster", "left")
+        .select(
+            "cluster",
+            "broker_id",
+            "rack",
+            F.coalesce("registered", F.lit(False)).alias("registered"),
+            F.coalesce("fenced", F.lit(False)).alias("fenced"),
+            F.coalesce("in_controlled_shutdown", F.lit(False)).alias("in_controlled_shutdown"),
+            F.coalesce("active", F.lit(False)).alias("active"),
+            *(F.coalesce(name, F.lit(0)).cast("long").alias(name) for name in counts),
+            "with_replicas",
+            "active_brokers",
+        )
+    )
+    imbalance = _imbalance(F.col("preferred"), F.col("preferred_leading"))
+    broker_table = broker_rows.select(
+        "cluster",
+        "broker_id",
+        "rack",
+        "registered",
+        "fenced",
+        "in_controlled_shutdown",
+        "leaders",
+        F.when(F.col("active_brokers") == 0, F.lit(None).cast("double"))
+        .when(F.col("active"), F.col("with_replicas") / F.col("active_brokers"))
+        .otherwise(F.lit(0.0))
+        .alias("ideal_leaders"),
+        "preferred",
+        "preferred_leading",
+        imbalance.alias("imbalance"),
+        _above(imbalance, threshold_percent).alias("above_threshold"),
+    )
+    imbalance_after = _imbalance(
+        F.col("preferred"), F.col("preferred_leading") + F.col("plan_gains")
+    )
+    predicted = broker_rows.select(
+        "cluster",
+        "broker_id",
+        (F.col("leaders") + F.col("plan_gains") - F.col("plan_losses")).alias("leaders"),
+        imbalance_after.alias("imbalance"),
+        _above(imbalance_after, threshold_percent).alias("above_threshold"),
+    )
+    leaders_per_rack = broker_rows.groupBy("cluster", "rack").agg(
+        F.sum(F.col("registered").cast("long")).alias("brokers"),
+        F.sum("leaders").alias("leaders"),
+        F.sum("preferred").alias("preferred"),
+    )
+    election_plan = partitions.where("in_plan").select(
+        "cluster", "topic", "partition", "preferred_leader", "leader"
+    )
+
+    bucket = F.col("batch_time_ms") - F.pmod(F.col("batch_time_ms"), F.lit(bucket_ms))
+    elections = events.where(F.col("election").isNotNull()).withColumn("time_ms", bucket)
+    elections_over_time = elections.groupBy("cluster", "time_ms", "election").agg(
+        F.count(F.lit(1)).alias("count")
+    )
+    unclean_elections = elections.where(F.col("election") == "unclean").select(
+        "cluster", "offset", "topic", "partition", "leader", "previous_leader"
+    )
+    shrinks = events.select("cluster", F.explode("isr_removed").alias("broker_id")).select(
+        "cluster", "broker_id", one.alias("shrinks"), zero.alias("expands")
+    )
+    expands = events.select("cluster", F.explode("isr_added").alias("broker_id")).select(
+        "cluster", "broker_id", zero.alias("shrinks"), one.alias("expands")
+    )
+    isr_changes = (
+        shrinks.unionByName(expands)
+        .groupBy("cluster", "broker_id")
+        .agg(
+            F.sum("shrinks").cast("long").alias("shrinks"),
+            F.sum("expands").cast("long").alias("expands"),
+        )
+    )
+    record_type = F.col("record_type")
+    change = record_type == "BrokerRegistrationChangeRecord"
+
+    def count_where(condition: Column, name: str) -> Column:
+        return F.sum(F.when(condition, 1).otherwise(0)).cast("long").alias(name)
+
+    fencing = (
+        events.where(
+            change
+            | (record_type == "RegisterBrokerRecord")
+            | (record_type == "UnregisterBrokerRecord")
+        )
+        .groupBy("cluster", "broker_id")
+        .agg(
+            count_where(change & (F.col("fencing") == "fenced"), "fenced"),
+            count_where(change & (F.col("fencing") == "unfenced"), "unfenced"),
+            count_where(
+                change & F.coalesce("controlled_shutdown", F.lit(False)), "controlled_shutdowns"
+            ),
+            count_where(record_type == "RegisterBrokerRecord", "registrations"),
+            count_where(record_type == "UnregisterBrokerRecord", "unregistrations"),
+        )
+    )
+    gains = elections.where(F.col("leader") != -1).select(
+        "cluster", "time_ms", F.col("leader").alias("broker_id"), one.alias("change")
+    )
+    losses = elections.where(
+        F.col("previous_leader").isNotNull() & (F.col("previous_leader") != -1)
+    ).select(
+        "cluster", "time_ms", F.col("previous_leader").alias("broker_id"), F.lit(-1).alias("change")
+    )
+    leadership_changes = (
+        gains.unionByName(losses)
+        .groupBy("cluster", "time_ms", "broker_id")
+        .agg(F.sum("change").cast("long").alias("change"))
+        .where(F.col("change") != 0)
+    )
+    return AuditFrames(
+        threshold_percent=threshold_percent,
+        bucket_ms=bucket_ms,
+        partitions=partitions,
+        brokers=brokers,
+        events=events,
+        clusters=clusters,
+        broker_table=broker_table,
+        leaders_per_rack=leaders_per_rack,
+        election_plan=election_plan,
+        predicted=predicted,
+        elections_over_time=elections_over_time,
+        unclean_elections=unclean_elections,
+        isr_changes=isr_changes,
+        fencing=fencing,
+        leadership_changes=leadership_changes,
+    )
+
+
+def _first_examples(frame: DataFrame, group: list[str], order: list[Column]) -> DataFrame:
+    window = Window.partitionBy(*group).orderBy(*order)
+    return (
+        frame.withColumn("_rank", F.row_number().over(window))
+        .where(F.col("_rank") <= EXAMPLES)
+        .drop("_rank")
+    )
+
+
+def _grouped(rows: list[Any], make: Callable[[Any], dict[str, Any]]) -> dict[str, list[Any]]:
+    grouped: dict[str, list[Any]] = {}
+    for row in rows:
+        grouped.setdefault(row["cluster"], []).append(make(row))
+    return grouped
+
+
+def collect_report(
+    frames: AuditFrames, progress: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Runs the audit and returns the report (the structure of
+    :func:`analytics.plain_audit.plain_audit`)."""
+
+    def step(message: str) -> None:
+        if progress is not None:
+            progress(message)
+
+    topic_order = [F.coalesce(F.col("topic"), F.lit("")), F.col("partition")]
+    step("summarising clusters")
+    cluster_rows = frames.clusters.collect()
+    step("per-broker leadership")
+    table = _grouped(
+        frames.broker_table.orderBy("cluster", "broker_id").collect(),
+        lambda row: {key: row[key] for key in row.asDict() if key != "cluster"},
+    )
+    predicted = _grouped(
+        frames.predicted.orderBy("cluster", "broker_id").collect(),
+        lambda row: {key: row[key] for key in row.asDict() if key != "cluster"},
+    )
+    racks = _grouped(
+        frames.leaders_per_rack.orderBy(
+            "cluster", F.col("rack").isNotNull(), F.coalesce("rack", F.lit(""))
+        ).collect(),
+        lambda row: {
+            "rack": row["rack"],
+            "brokers": row["brokers"],
+            "leaders": row["leaders"],
+            "preferred": row["preferred"],
+        },
+    )
+    step("partition findings")
+    flagged = None
+    for finding in FINDINGS:
+        rows = frames.partitions.where(finding).select(
+            "cluster", F.lit(finding).alias("finding"), "topic", "partition"
+        )
+        flagged = rows if flagged is None else flagged.unionByName(rows)
+    assert flagged is not None
+    examples: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in (
+        _first_examples(flagged, ["cluster", "finding"], topic_order)
+        .orderBy("cluster", "finding", *topic_order)
+        .collect()
+    ):
+        examples.setdefault((row["cluster"], row["finding"]), []).append(
+            {"topic": row["topic"], "partition": row["partition"]}
+        )
+    step("election plan")
+    plans = _grouped(
+        frames.election_plan.orderBy("cluster", *topic_order).collect(),
+        lambda row: {"topic": row["topic"], "partition": row["partition"]},
+    )
+    step("events")
+    over_time = _grouped(
+        frames.elections_over_time.orderBy("cluster", "time_ms", "election").collect(),
+        lambda row: {"time_ms": row["time_ms"], "election": row["election"], "count": row["count"]},
+    )
+    unclean_rows = (
+        _first_examples(frames.unclean_elections, ["cluster"], [F.col("offset")])
+        .orderBy("cluster", "offset")
+        .collect()
+    )
+    unclean_examples = _grouped(
+        unclean_rows, lambda row: {key: row[key] for key in row.asDict() if key != "cluster"}
+    )
+    unclean_counts = {
+        row["cluster"]: row["count"]
+        for row in frames.unclean_elections.groupBy("cluster").count().collect()
+    }
+    isr = _grouped(
+        frames.isr_changes.orderBy("cluster", "broker_id").collect(), lambda row: row.asDict()
+    )
+    fencing = _grouped(
+        frames.fencing.orderBy("cluster", "broker_id").collect(),
+        lambda row: {key: row[key] for key in row.asDict() if key != "cluster"},
+    )
+    leadership = _grouped(
+        frames.leadership_changes.orderBy("cluster", "time_ms", "broker_id").collect(),
+        lambda row: {
+            "time_ms": row["time_ms"],
+            "broker_id": row["broker_id"],
+            "change": row["change"],
+        },
+    )
+    record_counts = {
+        row["cluster"]: row["count"] for row in frames.events.groupBy("cluster").count().collect()
+    }
+
+    report_clusters: dict[str, Any] = {}
+    for row in sorted(cluster_rows, key=lambda row: row["cluster"]):
+        name = row["cluster"]
+        brokers_table = table.get(name, [])
+        predicted_rows = predicted.get(name, [])
+        by_type: dict[str, int] = {}
+        for entry in over_time.get(name, []):
+            by_type[entry["election"]] = by_type.get(entry["election"], 0) + entry["count"]
+        fencing_rows = fencing.get(name, [])
+        report_clusters[name] = {
+            "snapshot_offset": row["snapshot_offset"],
+            "partitions": row["partitions"],
+            "brokers": row["brokers"],
+            "active_brokers": row["active_brokers"],
+            "preferred_leader_ratio": row["preferred_leader_ratio"],
+            "broker_table": brokers_table,
+            "brokers_above_threshold": [
+                entry["broker_id"] for entry in brokers_table if entry["above_threshold"]
+            ],
+            "leaders_per_rack": racks.get(name, []),
+            **{
+                finding: {"count": row[finding], "examples": examples.get((name, finding), [])}
+                for finding in FINDINGS
+            },
+            "election_plan": {
+                "count": row["in_plan"],
+                "partitions": plans.get(name, []),
+                "predicted": predicted_rows,
+                "brokers_above_threshold_after": [
+                    entry["broker_id"] for entry in predicted_rows if entry["above_threshold"]
+                ],
+            },
+            "events": {
+                "records": record_counts.get(name, 0),
+                "elections_by_type": dict(sorted(by_type.items())),
+                "elections_over_time": over_time.get(name, []),
+                "unclean_elections": {
+                    "count": unclean_counts.get(name, 0),
+                    "examples": unclean_examples.get(name, []),
+                },
+                "isr_shrinks": [
+                    {"broker_id": entry["broker_id"], "count": entry["shrinks"]}
+                    for entry in isr.get(name, [])
+                    if entry["shrinks"]
+                ],
+                "isr_expands": [
+                    {"broker_id": entry["broker_id"], "count": entry["expands"]}
+                    for entry in isr.get(name, [])
+                    if entry["expands"]
+                ],
+                "fencing": fencing_rows,
+                "fencing_events": sum(
+                    entry["fenced"] + entry["unfenced"] + entry["controlled_shutdowns"]
+                    for entry in fencing_rows
+                ),
+                "leadership_changes": leadership.get(name, []),
+            },
+        }
+    return {
+        "threshold_percent": frames.threshold_percent,
+        "bucket_ms": frames.bucket_ms,
+        "clusters": report_clusters,
+    }

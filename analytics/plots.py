@@ -1,0 +1,106 @@
+"""The audit's plots, drawn with matplotlib's Agg backend (files only, no display needed)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+
+MAX_LINES = 10
+"""Leadership over time shows the brokers whose leadership moved most."""
+
+
+def leadership_series(cluster: dict[str, Any]) -> dict[int, list[tuple[int, int]]]:
+    """Leaders per broker over time: (bucket start ms, leaders at the end of the bucket).
+
+    The log gives changes, the state gives today's counts, so the series is rebuilt backwards
+    from the state: each bucket's count is the next bucket's minus what changed in between.
+    """
+    current = {row["broker_id"]: row["leaders"] for row in cluster["broker_table"]}
+    changes: defaultdict[int, dict[int, int]] = defaultdict(dict)
+    for entry in cluster["events"]["leadership_changes"]:
+        changes[entry["broker_id"]][entry["time_ms"]] = entry["change"]
+    series: dict[int, list[tuple[int, int]]] = {}
+    for broker_id, by_time in changes.items():
+        count = current.get(broker_id, 0)
+        points = []
+        for time_ms in sorted(by_time, reverse=True):
+            points.append((time_ms, count))
+            count -= by_time[time_ms]
+        series[broker_id] = sorted(points)
+    return series
+
+
+def plot_cluster(
+    name: str, cluster: dict[str, Any], threshold_percent: float, directory: Path
+) -> list[Path]:
+    rows = cluster["broker_table"]
+    brokers = [str(row["broker_id"]) for row in rows]
+    positions = list(range(len(rows)))
+    width = max(6.0, min(24.0, 0.25 * len(rows) + 2))
+    written = []
+
+    figure, axes = plt.subplots(figsize=(width, 4))
+    axes.bar([p - 0.2 for p in positions], [row["leaders"] for row in rows], 0.4, label="leaders")
+    axes.bar(
+        [p + 0.2 for p in positions], [row["preferred"] for row in rows], 0.4, label="preferred"
+    )
+    ideal = [row["ideal_leaders"] for row in rows if row["ideal_leaders"]]
+    if ideal:
+        axes.axhline(max(ideal), color="grey", linestyle="--", label="ideal")
+    _broker_axis(axes, positions, brokers)
+    axes.set_ylabel("partitions")
+    axes.set_title(f"{name}: leaders per broker, actual and preferred")
+    axes.legend()
+    written.append(_save(figure, directory / "leaders.png"))
+
+    figure, axes = plt.subplots(figsize=(width, 4))
+    values = [100 * (row["imbalance"] or 0.0) for row in rows]
+    colours = ["tab:red" if row["above_threshold"] else "tab:blue" for row in rows]
+    axes.bar(positions, values, color=colours)
+    axes.axhline(threshold_percent, color="tab:red", linestyle="--", label="threshold")
+    _broker_axis(axes, positions, brokers)
+    axes.set_ylabel("imbalance %")
+    axes.set_title(f"{name}: leader imbalance per broker (Kafka's ratio)")
+    axes.legend()
+    written.append(_save(figure, directory / "imbalance.png"))
+
+    figure, axes = plt.subplots(figsize=(10, 4))
+    series = leadership_series(cluster)
+    moved = sorted(series, key=lambda broker: (-len(series[broker]), broker))[:MAX_LINES]
+    for broker_id in sorted(moved):
+        points = series[broker_id]
+        axes.step(
+            [time_ms / 1000 for time_ms, _ in points],
+            [count for _, count in points],
+            where="post",
+            label=f"broker {broker_id}",
+        )
+    if moved:
+        axes.legend(fontsize="small")
+        axes.set_xlabel("batch time (s since the epoch)")
+    else:
+        axes.text(0.5, 0.5, "no leadership changes in the log", ha="center", va="center")
+    axes.set_ylabel("leaders")
+    axes.set_title(f"{name}: leadership over time")
+    written.append(_save(figure, directory / "leadership.png"))
+    return written
+
+
+def _broker_axis(axes: Any, positions: list[int], brokers: list[str]) -> None:
+    axes.set_xlabel("broker")
+    step = max(1, len(brokers) // 40)
+    axes.set_xticks(positions[::step], brokers[::step], fontsize="small")
+
+
+def _save(figure: Any, path: Path) -> Path:
+    figure.tight_layout()
+    figure.savefig(path, dpi=80)
+    plt.close(figure)
+    return path

@@ -1,0 +1,147 @@
+"""``raftmeta audit PATH``: the leader-balance audit of snapshots and logs, on Spark.
+
+Prints a table (or the JSON report with ``--format json``) and writes ``report.json``, the
+plots and ``election-plan.json`` (for ``raftmeta leader-election --path-to-json-file``) to
+``--out``. Spark runs locally unless ``--master`` or ``SPARK_MASTER`` names a cluster;
+``--engine plain`` computes the same report in this process without Spark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from raftmeta.cli import USAGE_ERROR, CommandLineError
+
+DEFAULT_OUT = Path("raftmeta-audit")
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 100")
+    return value
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "audit",
+        help="leader balance, ISR health and election history of snapshots and logs (Spark)",
+    )
+    parser.add_argument(
+        "path",
+        type=Path,
+        help="a snapshot file, a node's metadata directory, or a folder of many clusters'",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})"
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--threshold",
+        type=_percent,
+        default=None,
+        metavar="PCT",
+        help="leader.imbalance.per.broker.percentage to judge brokers by (default 10)",
+    )
+    parser.add_argument(
+        "--master", default=None, help="Spark master URL (default $SPARK_MASTER or local[*])"
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("spark", "plain"),
+        default="spark",
+        help="plain: compute the same report in this process, without Spark",
+    )
+    parser.set_defaults(handler=run_audit)
+
+
+def _spark_failure(error: Exception) -> str:
+    """One line out of a Spark error, preferring the reader's own message."""
+    text = str(error)
+    match = re.search(r"AnalyticsInputError: ([^\n]+)", text)
+    if match:
+        return match.group(1).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return f"Spark job failed: {lines[0] if lines else type(error).__name__}"
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from analytics.plain_audit import DEFAULT_THRESHOLD_PERCENT
+    from analytics.sources import AnalyticsInputError, discover
+
+    threshold = DEFAULT_THRESHOLD_PERCENT if args.threshold is None else args.threshold
+    if args.out.exists() and not args.out.is_dir():
+        raise CommandLineError(f"--out {args.out} is not a directory", USAGE_ERROR)
+    try:
+        sources = discover(args.path)
+    except AnalyticsInputError as error:
+        raise CommandLineError(str(error)) from None
+    status_console = Console(stderr=True)
+    with status_console.status("starting") as status:
+
+        def progress(message: str) -> None:
+            status.update(message)
+
+        try:
+            if args.engine == "plain":
+                report = _plain_report(args.path, threshold, progress)
+            else:
+                report = _spark_report(args, threshold, progress)
+        except AnalyticsInputError as error:
+            raise CommandLineError(str(error)) from None
+        from analytics.report import write_outputs
+
+        progress(f"writing {args.out}")
+        try:
+            write_outputs(report, args.out, progress)
+        except OSError as error:
+            raise CommandLineError(f"{error.filename or args.out}: {error.strerror}") from None
+    if args.format == "json":
+        from analytics.report import report_document
+
+        print(json.dumps(report_document(report), indent=2))
+    else:
+        from analytics.report import render_text
+
+        console = Console()
+        render_text(report, console.print)
+        console.print(f"{len(sources)} cluster(s); report, plots and election plan in {args.out}")
+    return 0
+
+
+def _plain_report(path: Path, threshold: float, progress: Any) -> dict[str, Any]:
+    from analytics.plain_audit import audit_path
+
+    return audit_path(path, threshold_percent=threshold, progress=progress)
+
+
+def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> dict[str, Any]:
+    from analytics.session import SparkUnavailableError, get_spark, resolve_master
+
+    progress(f"starting Spark ({resolve_master(args.master)})")
+    try:
+        spark = get_spark(args.master, app_name="raftmeta audit")
+    except SparkUnavailableError as error:
+        raise CommandLineError(str(error)) from None
+    from analytics.audit import audit_frames, collect_report
+
+    try:
+        frames = audit_frames(spark, str(args.path.resolve()), threshold_percent=threshold)
+        return collect_report(frames, progress)
+    except CommandLineError:
+        raise
+    except Exception as error:  # Spark wraps worker errors in its own exception types
+        raise CommandLineError(_spark_failure(error)) from None
+    finally:
+        spark.stop()
+        sys.stdout.flush()
