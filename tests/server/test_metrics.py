@@ -23,6 +23,7 @@ from raftmeta.server import NodeSettings, RaftNode
 from raftmeta.server.controller_node import ControllerNode
 from raftmeta.server.metrics import MetricsServer, start_metrics
 from tests.controller.harness import Harness, run_async
+from tests.controller.test_periodic import moved_to_second_replica
 from tests.server.controller_harness import ControllerCluster, poll, run
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -210,3 +211,29 @@ def test_metrics_port_in_the_config_serves_metrics(tmp_path: Path) -> None:
         assert value(samples, "raftmeta_controller_active") == 1
 
     run(scenario, ControllerCluster(tmp_path, {**STEADY, "metrics.port": 0}))
+
+
+@run_async
+async def test_periodic_rebalance_elections_are_counted() -> None:
+    h = Harness(
+        leader_imbalance_check_interval_seconds=1,
+        leader_imbalance_catch_up_ms=0,
+        broker_session_timeout_ms=10**9,
+    )
+    await h.start()
+    node = RaftNode(NodeSettings(node_id=1, voters={}, data_dir=Path("/nonexistent")))
+    server = start_metrics(0, node, h.controller, host="127.0.0.1")
+    try:
+        await moved_to_second_replica(h)
+        name = "raftmeta_controller_elections_total"
+        before = await scrape(server)
+        assert (name, (("outcome", "NONE"), ("type", "PREFERRED"))) not in before
+        h.clock.advance(1_000)
+        await h.controller.tick()
+        h.log.commit()
+        after = await scrape(server)
+        assert value(after, name, type="PREFERRED", outcome="NONE") == 1
+        assert value(after, "raftmeta_partitions_not_led_by_preferred") == 0
+    finally:
+        server.close()
+        await h.stop()
