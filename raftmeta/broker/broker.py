@@ -248,18 +248,28 @@ class Broker:
         from raftmeta.broker.discovery import leader_endpoint
 
         try:
-            servers = [a.strip() for a in self.settings.controller_servers.split(",") if a]
-            found = await leader_endpoint([s.partition("@")[2] or s for s in servers])
-            if found is None or found[0] != leader_id:
-                return
+            given = [a.strip() for a in self.settings.controller_servers.split(",") if a.strip()]
+            servers = [s.partition("@")[2] or s for s in given]
+            servers = list(dict.fromkeys([*servers, *self._voters.values()]))
+            while True:
+                found = await leader_endpoint(servers)
+                if found is not None and found[0] == leader_id:
+                    break
+                if found is not None or self._replica.leader[0] != leader_id:
+                    return  # Leadership moved on; the next leader change checks again.
+                # Nobody names a leader yet (an election is under way): ask again shortly.
+                await asyncio.sleep(RETRY_BACKOFF_S)
             endpoint = found[1]
             self._unconfirmed.discard(leader_id)
             if self._voters[leader_id] == endpoint:
                 return
-            other = next((n for n, a in self._voters.items() if a == endpoint), None)
+            # A guess that took the address the leader really has gets the leader's old guess.
+            other = next(
+                (n for n, a in self._voters.items() if a == endpoint and n in self._unconfirmed),
+                None,
+            )
             if other is not None:
                 self._voters[other] = self._voters[leader_id]
-                self._unconfirmed.discard(other)
             self._voters[leader_id] = endpoint
             log.info(
                 "broker %d: controller %d is at %s; following it there",
@@ -417,6 +427,7 @@ class Broker:
         )
         if settings.rack is not None:
             request.rack = settings.rack
+        last_problem = ""
         while True:
             try:
                 response = await self._channel.call("BrokerLifecycle/RegisterBroker", request)
@@ -424,7 +435,21 @@ class Broker:
             except KafkaError as error:
                 if error.code is ErrorCode.INCONSISTENT_CLUSTER_ID:
                     raise BrokerFailure(f"cannot register: {error.message}") from None
-                log.warning("broker %d: registration failed: %s", self.broker_id, error.message)
+                if error.message != last_problem:
+                    # Once per streak: a previous incarnation's session can take a whole
+                    # session timeout to expire, and the reason stays the same throughout.
+                    last_problem = error.message
+                    hint = (
+                        "; retrying until the previous incarnation's session expires"
+                        if error.code is ErrorCode.DUPLICATE_BROKER_REGISTRATION
+                        else "; retrying"
+                    )
+                    log.warning(
+                        "broker %d: registration failed: %s%s",
+                        self.broker_id,
+                        error.message,
+                        hint,
+                    )
                 await asyncio.sleep(RETRY_BACKOFF_S)
                 continue
             self._broker_epoch = int(response.broker_epoch)

@@ -4,8 +4,10 @@ A broker follows the log as a Raft observer, which dials voters by id, but an op
 only know the controllers' ``host:port``. Raft's DescribeQuorum answers with the cluster id
 from any voter; the leader's answer lists every voter id, and a follower's names the leader
 and its endpoint. That pins down the leader's address; other ids are matched to the remaining
-addresses in order and marked unconfirmed, and the broker checks such a guess when that voter
-becomes leader (see ``Broker``). ``id@host:port`` entries are taken as given.
+addresses in order (or, when fewer addresses were given than there are voters, to the leader's)
+and marked unconfirmed, and the broker asks where such a voter is when it becomes leader (see
+``Broker``). So one bootstrap server is enough, as in Kafka. ``id@host:port`` entries are taken
+as given.
 """
 
 from __future__ import annotations
@@ -109,6 +111,9 @@ async def discover(bootstrap: str, timeout_s: float = 30.0) -> QuorumContact:
                 voter_ids = [voter.replica_id for voter in response.voters]
             elif response.leader_id >= 0 and response.leader_endpoint and leader is None:
                 leader = (response.leader_id, response.leader_endpoint)
+                if response.leader_endpoint not in servers:
+                    # Only the leader lists the voters: ask it too, in this same round.
+                    servers.append(response.leader_endpoint)
         if cluster_id and voter_ids is not None and leader is not None:
             return _match(cluster_id, named, plain, voter_ids, leader, bootstrap)
         if time.monotonic() >= deadline:
@@ -133,13 +138,11 @@ def _match(
     voters[leader_id] = leader_address
     missing_ids = sorted(set(voter_ids) - set(voters))
     spare = [address for address in plain if address not in voters.values()]
-    if len(spare) < len(missing_ids):
-        raise DiscoveryError(
-            "cannot tell where controllers "
-            + ", ".join(str(node) for node in missing_ids)
-            + " listen: list every controller in --bootstrap-server (as id@host:port to be exact)"
-        )
-    voters.update(zip(missing_ids, spare, strict=False))
-    unconfirmed = frozenset(missing_ids) if len(missing_ids) > 1 else frozenset()
+    # With fewer addresses than voters, the rest start at the leader's address: wrong, but
+    # unconfirmed, so the broker asks where such a voter is once it leads.
+    guesses = [*spare, *[leader_address] * (len(missing_ids) - len(spare))]
+    voters.update(zip(missing_ids, guesses, strict=False))
+    exact = len(missing_ids) == 1 and len(spare) == 1
+    unconfirmed = frozenset() if exact else frozenset(missing_ids)
     servers = ",".join(dict.fromkeys([*named.values(), *plain]))
     return QuorumContact(cluster_id, voters, unconfirmed, servers or bootstrap)
