@@ -733,7 +733,10 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "authorizer.class.name",
         ConfigType.CLASS,
         None,
-        "Authorizer checked on every admin request; empty allows every request.",
+        "Authorizer checked on every Admin and BrokerLifecycle request: "
+        "raftmeta.auth.AclAuthorizer (rules in raftmeta.acls) or any class with "
+        "authorize(principal, operation, resource_type, resource_name). Empty: every request "
+        "is allowed, as in Kafka.",
     ),
     ConfigKey(
         "super.users",
