@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
         except DiscoveryError as error:
             raise CommandLineError(f"raftmeta broker: {error}", USAGE_ERROR) from error
         # Checked now with a stand-in voter set, so a bad value fails before any network call.
-        stand_in = "2@127.0.0.1:1" if properties["node.id"].strip() == "1" else "1@127.0.0.1:1"
-        parse_config({**properties, "controller.quorum.voters": stand_in})
+        parse_config(_with_stand_in_voters(properties))
     except ConfigError as error:
         raise CommandLineError(str(error), USAGE_ERROR) from error
     logging.basicConfig(
@@ -134,8 +134,11 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
         contact = finding.result()
     except DiscoveryError as error:
         raise CommandLineError(str(error)) from error
-    voters = ",".join(f"{node}@{address}" for node, address in sorted(contact.voters.items()))
-    config = parse_config({**properties, "controller.quorum.voters": voters})
+    voters = ",".join(
+        f"{node}@{address}{'?' if node in contact.unconfirmed else ''}"
+        for node, address in sorted(contact.voters.items())
+    )
+    config = parse_config(_with_stand_in_voters(properties))
     if config.cluster_id is not None and config.cluster_id != contact.cluster_id:
         raise CommandLineError(
             f"cluster.id is {config.cluster_id} but the quorum at {bootstrap} belongs to "
@@ -146,11 +149,14 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
         MetadataDir.format(data_dir, config.node_id, contact.cluster_id, ignore_formatted=True)
     except (StorageError, ValueError, OSError) as error:
         raise CommandLineError(f"cannot format {data_dir}: {error}") from error
-    settings = BrokerSettings.from_config(
-        config,
-        bootstrap_servers=contact.bootstrap_servers,
-        status_file=data_dir / STATUS_FILE,
-        unconfirmed_voters=contact.unconfirmed,
+    settings = replace(
+        BrokerSettings.from_config(
+            config,
+            bootstrap_servers=contact.bootstrap_servers,
+            status_file=data_dir / STATUS_FILE,
+            unconfirmed_voters=contact.unconfirmed,
+        ),
+        voters=contact.voters,
     )
     broker = Broker(settings)
     try:
@@ -160,7 +166,7 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
     except RuntimeError as error:
         raise CommandLineError(f"cannot start broker {config.node_id}: {error}") from error
     log.info(
-        "broker %d of cluster %s started; rack %s; controllers %s",
+        "broker %d of cluster %s started; rack %s; controllers %s (?: to be confirmed)",
         config.node_id,
         contact.cluster_id,
         config.broker_rack or "none",
@@ -180,6 +186,13 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
         raise CommandLineError(f"broker {config.node_id} failed: {failed}")
     log.info("broker %d stopped", config.node_id)
     return 0
+
+
+def _with_stand_in_voters(properties: dict[str, str]) -> dict[str, str]:
+    """The properties with a placeholder voter set: the real one comes from the quorum (and
+    may hold guessed, repeated addresses the configuration check would refuse)."""
+    stand_in = "2@127.0.0.1:1" if properties["node.id"].strip() == "1" else "1@127.0.0.1:1"
+    return {**properties, "controller.quorum.voters": stand_in}
 
 
 async def _until_stop_or_failure(broker: Any, stop: asyncio.Event) -> None:
