@@ -24,6 +24,9 @@ from raftmeta.storage import MetadataDir
 
 CLUSTER_ID = "raftmeta-controller-test"
 DEADLINE_S = 10.0
+STEADY_RAFT: Mapping[str, ConfigValue] = {"controller.quorum.fetch.timeout.ms": 2000}
+"""A leader stays put through a second-long stall of a loaded test machine; elections at
+start-up stay as fast as the defaults make them."""
 
 
 async def poll(predicate: Callable[[], bool], what: str, timeout: float = DEADLINE_S) -> None:
@@ -42,7 +45,7 @@ class ControllerCluster:
     ) -> None:
         self.root = root
         self.ids = list(range(1, size + 1))
-        self.overrides = dict(overrides or {})
+        self.overrides: dict[str, ConfigValue] = {**STEADY_RAFT, **(overrides or {})}
         self.ports: dict[int, int] = {}
         self.members: dict[int, ControllerNode] = {}
         self._channels: dict[int, grpc.aio.Channel] = {}
