@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta.broker import Broker, BrokerState, LeadershipChange, PartitionChange
+from raftmeta.controller.types import IsrMember, PartitionIsrChange
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import broker_pb2
@@ -240,3 +241,36 @@ def test_a_late_broker_catches_up_from_a_snapshot_and_hears_of_every_partition(
         assert created == set(range(8))
 
     run(scenario, tmp_path, snapshot_bytes=256)
+
+
+def test_a_leader_shrinks_an_isr_with_alter_partition_and_a_stale_epoch_is_refused(
+    tmp_path: Path,
+) -> None:
+    async def scenario(quorum: Quorum) -> None:
+        brokers = {b.broker_id: b for b in await start_three(quorum)}
+        topic_id = await quorum.create_topic("isr", partitions=1, replication_factor=3)
+        await poll_async(functools.partial(quorum.image_matches, brokers[1]))
+        partition = brokers[1].image.partition(topic_id, 0)
+        assert partition is not None
+        leader = brokers[partition.leader]
+        follower = next(r for r in partition.replicas if r != leader.broker_id)
+        epochs = {b.broker_id: b.broker_epoch or -1 for b in brokers.values()}
+        shrink = PartitionIsrChange(
+            partition_id=0,
+            leader_epoch=partition.leader_epoch,
+            new_isr=tuple(IsrMember(b, epochs[b]) for b in (leader.broker_id, follower)),
+            partition_epoch=partition.partition_epoch,
+        )
+        (result,) = await leader.alter_partition(topic_id, [shrink])
+        assert result.error.ok, result.error
+        assert set(result.isr) == {leader.broker_id, follower}
+        assert result.partition_epoch == partition.partition_epoch + 1
+        await leader.wait_for(
+            lambda: set(leader.image.partition(topic_id, 0).isr) == {leader.broker_id, follower},  # type: ignore[union-attr]
+            DEADLINE_S,
+        )
+        # The same proposal again names a partition epoch that is no longer current.
+        (stale,) = await leader.alter_partition(topic_id, [shrink])
+        assert stale.error.code is ErrorCode.INVALID_UPDATE_VERSION, stale.error
+
+    run(scenario, tmp_path)
