@@ -50,7 +50,8 @@ from raftmeta.server.settings import NodeSettings
 log = logging.getLogger("raftmeta.broker")
 
 RETRY_BACKOFF_S = 0.1
-"""Pause before registering again after a failed attempt."""
+"""First pause before registering again after a failed attempt; it doubles up to the
+heartbeat interval, so a broker waiting out its previous session does not load the queue."""
 MAX_PARTITIONS_LOGGED = 8
 
 
@@ -428,6 +429,8 @@ class Broker:
         if settings.rack is not None:
             request.rack = settings.rack
         last_problem = ""
+        backoff_s = RETRY_BACKOFF_S
+        max_backoff_s = max(RETRY_BACKOFF_S, settings.heartbeat_interval_ms / 1000)
         while True:
             try:
                 response = await self._channel.call("BrokerLifecycle/RegisterBroker", request)
@@ -450,7 +453,8 @@ class Broker:
                         error.message,
                         hint,
                     )
-                await asyncio.sleep(RETRY_BACKOFF_S)
+                await asyncio.sleep(backoff_s)
+                backoff_s = min(backoff_s * 2, max_backoff_s)
                 continue
             self._broker_epoch = int(response.broker_epoch)
             log.info(

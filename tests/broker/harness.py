@@ -26,7 +26,7 @@ from raftmeta.storage import MetadataDir
 CLUSTER_ID = "raftmeta-broker-test"
 CONTROLLER_IDS = (3000, 3001, 3002)
 DEADLINE_S = 15.0
-HEARTBEAT_MS = 100
+HEARTBEAT_MS = 200
 SESSION_TIMEOUT_MS = 2000
 RAFT = RaftConfig(election_timeout_ms=150, fetch_timeout_ms=300, fetch_max_wait_ms=100)
 
