@@ -13,9 +13,9 @@ one line for the terminal, never a traceback.
 The optional load generator is a testing aid: process-level failover tests need appends that
 come from inside the leader (only the leader appends), and a durable record of which appends
 were acknowledged, so they can check after ``kill -9`` that no acknowledged append was lost.
-Its records go through the controller's queue like any request (the controller must be the
-log's only writer) and are ConfigRecords of a topic resource, one name per value, which the
-image keeps, so snapshots carry every one of them.
+SIGUSR1 stops it while the node keeps running. Its records go through the controller's queue
+like any request (the controller must be the log's only writer) and are ConfigRecords of a
+topic resource, one name per value, which the image keeps, so snapshots carry every one.
 """
 
 from __future__ import annotations
@@ -126,6 +126,9 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     generator: asyncio.Task[None] | None = None
     if load is not None:
         generator = asyncio.create_task(_generate_load(member, load))
+    # SIGUSR1 ends the load (if any) and keeps the node running, so a test can let the
+    # quorum settle on one log end before it compares logs.
+    loop.add_signal_handler(signal.SIGUSR1, lambda: generator is None or generator.cancel())
     try:
         while not stop_requested.is_set() and node.failure is None:
             await changes.wait()

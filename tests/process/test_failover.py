@@ -108,6 +108,10 @@ def test_killed_follower_catches_up_and_graceful_leader_stop_hands_over(tmp_path
         wait_until(lambda: quorum.acked_by(second.leader_id) >= 20, "appends after the handover")
         acked = quorum.acked()
         quorum.start(first.leader_id)
+        # The others still generate load: stop it, or the log end never settles.
+        for node_id, node in quorum.nodes.items():
+            if node_id != first.leader_id:
+                node.signal(signal.SIGUSR1)
         logs = converge_and_stop(quorum)
 
     print(f"\ngraceful handover: {handover_s * 1000:.0f} ms")
