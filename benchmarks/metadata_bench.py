@@ -38,6 +38,7 @@ import asyncio
 import contextlib
 import gc
 import json
+import logging
 import os
 import random
 import resource
@@ -635,7 +636,15 @@ def main() -> int:
         help="partitions for the observer catch-up (default: --partitions)",
     )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--skip", action="append", default=[], choices=("a", "b", "c", "observer"))
+    parser.add_argument(
+        "--skip", action="append", default=[], choices=("a", "b", "c", "observer", "controllers")
+    )
+    parser.add_argument(
+        "--controller-give-up",
+        type=float,
+        default=300.0,
+        help="seconds a controller quorum holding the big snapshot gets to answer (default 300)",
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile a snapshot load")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
@@ -773,6 +782,76 @@ def scale_section(args: argparse.Namespace, out: Callable[[str], None]) -> None:
         )
         if "observer" not in args.skip:
             observer_section(args, root, snapshot, out)
+        if "controllers" not in args.skip:
+            controllers_section(args, root, snapshot, out)
+
+
+def controllers_section(
+    args: argparse.Namespace, root: Path, snapshot: str, out: Callable[[str], None]
+) -> None:
+    """Three ControllerNode processes start holding the snapshot: how long until one of them
+    is an active controller that answers a CreateTopics?"""
+    from raftmeta.storage.quorum_state import QUORUM_STATE_FILE, QuorumStateStore
+
+    directory = root / "controllers"
+    directory.mkdir()
+    print("starting three ControllerNode processes holding the snapshot", flush=True)
+    watch = Stopwatch()
+    quorum = ControllerProcesses(directory, snapshot=snapshot)
+    try:
+        loaded_s = watch.read()[0]
+        outcome = asyncio.run(first_create(quorum.servers, args.controller_give_up))
+        cpu = sum(quorum.cpu_seconds())
+    finally:
+        quorum.close()
+    epochs = [
+        QuorumStateStore(
+            directory / f"controller-{node_id}" / METADATA_PARTITION_DIR / QUORUM_STATE_FILE
+        )
+        .read()
+        .epoch
+        for node_id in (1, 2, 3)
+    ]
+    leaderships = 0
+    for node_id in (1, 2, 3):
+        with contextlib.suppress(OSError):
+            log_text = (directory / f"controller-{node_id}.log").read_text(encoding="utf-8")
+            leaderships += sum(
+                "this node" in line and "leads" in line for line in log_text.split("\n")
+            )
+    out(
+        f"    three ControllerNode processes holding the snapshot: started (snapshot loaded) "
+        f"after {loaded_s:.1f} s; {outcome}"
+    )
+    out(
+        f"      CPU used by the three: {cpu:.0f} s; Raft epoch reached: {max(epochs)}; "
+        f"leaderships taken: {leaderships}"
+    )
+
+
+async def first_create(servers: Sequence[str], give_up_s: float) -> str:
+    """What became of one CreateTopics sent to a fresh controller quorum within the time."""
+    from raftmeta.controller_channel import ControllerChannel
+    from raftmeta.errors import KafkaError
+    from raftmeta.rpc import admin_pb2 as apb
+
+    began = time.perf_counter()
+    channel = ControllerChannel(servers, request_timeout_ms=int(give_up_s * 1000))
+    try:
+        reply = await channel.call(
+            "Admin/CreateTopics",
+            apb.CreateTopicsRequest(
+                topics=[apb.NewTopic(name="first", num_partitions=3, replication_factor=3)],
+                timeout_ms=int(give_up_s * 1000),
+            ),
+        )
+    except KafkaError as error:
+        return f"no CreateTopics answered in {give_up_s:.0f} s more ({error.message})"
+    finally:
+        await channel.close()
+    elapsed = time.perf_counter() - began
+    code = reply.header.error_code or reply.topics[0].error_code
+    return f"the first CreateTopics was answered (error code {code}) {elapsed:.1f} s later"
 
 
 def observer_section(
@@ -882,7 +961,16 @@ async def controller_main(args: argparse.Namespace) -> None:
 
     ports = [int(port) for port in args.ports.split(",")]
     data_dir = Path(args.dir) / f"controller-{args.node_id}"
-    MetadataDir.format(data_dir, args.node_id, CLUSTER_ID)
+    if args.snapshot:
+        plant_snapshot(Path(args.snapshot), data_dir, args.node_id)
+        # Leadership changes are logged at INFO: kept beside the directory for a post-mortem.
+        logging.basicConfig(
+            filename=Path(args.dir) / f"controller-{args.node_id}.log",
+            level=logging.INFO,
+            format="%(asctime)s %(name)s %(message)s",
+        )
+    else:
+        MetadataDir.format(data_dir, args.node_id, CLUSTER_ID)
     config = parse_config(
         {
             "node.id": args.node_id,
@@ -912,7 +1000,9 @@ async def controller_main(args: argparse.Namespace) -> None:
 class ControllerProcesses:
     """Three ``ControllerNode`` processes on loopback: the quorum CreateTopics runs against."""
 
-    def __init__(self, directory: Path, *, profile: bool = False) -> None:
+    def __init__(
+        self, directory: Path, *, profile: bool = False, snapshot: str | None = None
+    ) -> None:
         ports = free_ports(3)
         self.servers = [f"127.0.0.1:{port}" for port in ports]
         self.profiles = [directory / f"controller-{node_id}.prof" for node_id in (1, 2, 3)]
@@ -930,6 +1020,7 @@ class ControllerProcesses:
                     "--ports",
                     ",".join(map(str, ports)),
                     *(["--profile-out", str(self.profiles[node_id - 1])] if profile else []),
+                    *(["--snapshot", snapshot] if snapshot else []),
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
