@@ -105,6 +105,7 @@ class Broker:
         self._state_listeners: list[StateListener] = []
         self._digest: tuple[int, str] | None = None
         self._fenced_in_log = False
+        self._heartbeat_problem = ""
         self._voters = dict(settings.voters)
         self._unconfirmed = set(settings.unconfirmed_voters)
         self._relocating: asyncio.Task[None] | None = None
@@ -115,7 +116,8 @@ class Broker:
 
     @property
     def image(self) -> MetadataImage:
-        """The committed image as replayed so far; replaced (not mutated) on a snapshot load."""
+        """The committed image as replayed so far: updated in place by each committed batch
+        and replaced by a snapshot load, so read it on the event loop and never change it."""
         return self._replica.image
 
     @property
@@ -405,6 +407,11 @@ class Broker:
             log.error("broker %d: %s", self.broker_id, failure)
             self._failure = failure
             self._notify()
+        except Exception as error:
+            # A bug, not a condition to retry: stop visibly rather than go quiet.
+            log.exception("broker %d: the lifecycle stopped", self.broker_id)
+            self._failure = BrokerFailure(f"the lifecycle stopped: {error!r}")
+            self._notify()
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -496,9 +503,14 @@ class Broker:
                 )
                 self._broker_epoch = None
                 self._set_state(BrokerState.STARTING)
-            else:
+            elif error.message != self._heartbeat_problem:
+                # Once per streak: a controller failover fails several beats the same way.
                 log.warning("broker %d: heartbeat failed: %s", self.broker_id, error.message)
+            self._heartbeat_problem = error.message
             return False
+        if self._heartbeat_problem:
+            log.info("broker %d: heartbeats are answered again", self.broker_id)
+            self._heartbeat_problem = ""
         if response.should_shut_down:
             self._set_state(BrokerState.SHUTTING_DOWN)
             return True
