@@ -178,8 +178,18 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
     except BrokerFailure as error:
         failed = error
     if failed is None:
-        log.info("broker %d: controlled shutdown", config.node_id)
-        if not await broker.controlled_shutdown(SHUTDOWN_TIMEOUT_S):
+        log.info("broker %d: controlled shutdown (signal again to skip it)", config.node_id)
+        again = asyncio.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, again.set)
+        shutdown = asyncio.create_task(broker.controlled_shutdown(SHUTDOWN_TIMEOUT_S))
+        skip = asyncio.create_task(again.wait())
+        await asyncio.wait({shutdown, skip}, return_when=asyncio.FIRST_COMPLETED)
+        skip.cancel()
+        if not shutdown.done():
+            shutdown.cancel()
+            log.warning("broker %d: controlled shutdown skipped", config.node_id)
+        elif not shutdown.result():
             log.warning("broker %d: the controller did not confirm the shutdown", config.node_id)
     await broker.stop()
     if failed is not None:
