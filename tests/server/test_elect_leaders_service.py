@@ -268,6 +268,29 @@ def test_authorization_and_authentication(tmp_path: Path) -> None:
             apb.DescribeClusterRequest(), metadata=call(None)
         )
         assert cluster_info.header.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        resources = [
+            apb.ConfigResource(resource_type=2, resource_name="t"),
+            apb.ConfigResource(resource_type=4, resource_name=""),
+        ]
+        hidden_configs = await admin.DescribeConfigs(
+            apb.DescribeConfigsRequest(resources=resources), metadata=call("bob-token")
+        )
+        assert [r.error_code for r in hidden_configs.results] == [
+            ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        ]
+        shown = await admin.DescribeConfigs(
+            apb.DescribeConfigsRequest(resources=resources), metadata=call("root")
+        )
+        assert [r.error_code for r in shown.results] == [0, 0]
+        change = apb.AlterConfigsResource(
+            resource=resources[0],
+            configs=[apb.AlterableConfig(name="retention.ms", op=0, value="5")],
+        )
+        not_altered = await admin.IncrementalAlterConfigs(
+            apb.IncrementalAlterConfigsRequest(resources=[change]), metadata=call("s3cret")
+        )
+        assert [r.error_code for r in not_altered.results] == [ErrorCode.TOPIC_AUTHORIZATION_FAILED]
         lifecycle = await cluster.active_lifecycle()
         heartbeat = await lifecycle.BrokerHeartbeat(
             bpb.BrokerHeartbeatRequest(broker_id=1, broker_epoch=1), metadata=call("bob-token")
