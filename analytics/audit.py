@@ -192,6 +192,7 @@ def audit_frames(
         F.count(F.lit(1)).alias("brokers"),
         F.sum(active.cast("long")).alias("active_brokers"),
     )
+    event_summary = events.groupBy("cluster").agg(F.count(F.lit(1)).alias("event_records"))
     names = (
         partitions.select("cluster")
         .union(brokers.select("cluster"))
@@ -202,6 +203,7 @@ def audit_frames(
     clusters = (
         names.join(partition_summary, "cluster", "left")
         .join(broker_summary, "cluster", "left")
+        .join(event_summary, "cluster", "left")
         .select(
             "cluster",
             "snapshot_offset",
@@ -215,6 +217,7 @@ def audit_frames(
                     "in_plan",
                     "brokers",
                     "active_brokers",
+                    "event_records",
                 )
             ),
         )
@@ -397,13 +400,33 @@ def collect_report(
     step("summarising clusters")
     cluster_rows = frames.clusters.collect()
     step("per-broker leadership")
+    after = frames.predicted.select(
+        "cluster",
+        "broker_id",
+        *(
+            F.col(name).alias(f"after_{name}")
+            for name in ("leaders", "imbalance", "above_threshold")
+        ),
+    )
+    broker_rows = (
+        frames.broker_table.join(after, ["cluster", "broker_id"])
+        .orderBy("cluster", "broker_id")
+        .collect()
+    )
     table = _grouped(
-        frames.broker_table.orderBy("cluster", "broker_id").collect(),
-        lambda row: {key: row[key] for key in row.asDict() if key != "cluster"},
+        broker_rows,
+        lambda row: {
+            key: row[key]
+            for key in row.asDict()
+            if key != "cluster" and not key.startswith("after_")
+        },
     )
     predicted = _grouped(
-        frames.predicted.orderBy("cluster", "broker_id").collect(),
-        lambda row: {key: row[key] for key in row.asDict() if key != "cluster"},
+        broker_rows,
+        lambda row: {
+            "broker_id": row["broker_id"],
+            **{key: row[f"after_{key}"] for key in ("leaders", "imbalance", "above_threshold")},
+        },
     )
     racks = _grouped(
         frames.leaders_per_rack.orderBy(
@@ -443,18 +466,19 @@ def collect_report(
         frames.elections_over_time.orderBy("cluster", "time_ms", "election").collect(),
         lambda row: {"time_ms": row["time_ms"], "election": row["election"], "count": row["count"]},
     )
+    counted = frames.unclean_elections.withColumn(
+        "_total", F.count(F.lit(1)).over(Window.partitionBy("cluster"))
+    )
     unclean_rows = (
-        _first_examples(frames.unclean_elections, ["cluster"], [F.col("offset")])
+        _first_examples(counted, ["cluster"], [F.col("offset")])
         .orderBy("cluster", "offset")
         .collect()
     )
     unclean_examples = _grouped(
-        unclean_rows, lambda row: {key: row[key] for key in row.asDict() if key != "cluster"}
+        unclean_rows,
+        lambda row: {key: row[key] for key in row.asDict() if key not in ("cluster", "_total")},
     )
-    unclean_counts = {
-        row["cluster"]: row["count"]
-        for row in frames.unclean_elections.groupBy("cluster").count().collect()
-    }
+    unclean_counts = {row["cluster"]: row["_total"] for row in unclean_rows}
     isr = _grouped(
         frames.isr_changes.orderBy("cluster", "broker_id").collect(), lambda row: row.asDict()
     )
@@ -470,9 +494,6 @@ def collect_report(
             "change": row["change"],
         },
     )
-    record_counts = {
-        row["cluster"]: row["count"] for row in frames.events.groupBy("cluster").count().collect()
-    }
 
     report_clusters: dict[str, Any] = {}
     for row in sorted(cluster_rows, key=lambda row: row["cluster"]):
@@ -507,7 +528,7 @@ def collect_report(
                 ],
             },
             "events": {
-                "records": record_counts.get(name, 0),
+                "records": row["event_records"],
                 "elections_by_type": dict(sorted(by_type.items())),
                 "elections_over_time": over_time.get(name, []),
                 "unclean_elections": {

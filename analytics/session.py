@@ -74,16 +74,21 @@ def get_spark(master: str | None = None, app_name: str = "raftmeta") -> SparkSes
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     chosen = resolve_master(master)
     log_config = f"-Dlog4j2.configurationFile=file:{_log4j2_file()}"
+    builder = SparkSession.builder
+    # Under spark-submit the JVM already exists (its port is in PYSPARK_GATEWAY_PORT) and
+    # spark-submit's --master is the one to use, unless one was named here explicitly.
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    if master is not None or not submitted:
+        builder = builder.master(chosen)
     builder = (
-        SparkSession.builder.master(chosen)
-        .appName(app_name)
+        builder.appName(app_name)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.extraJavaOptions", log_config)
         .config("spark.executor.extraJavaOptions", log_config)
         .config("spark.sql.session.timeZone", "UTC")
     )
-    if chosen.startswith("local"):
+    if chosen.startswith("local") and not submitted:
         builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config(
             "spark.sql.shuffle.partitions", "4"
         )

@@ -52,29 +52,29 @@ def normalised(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def failover_history() -> list[tuple[list[Record], int, int]]:
     """Batches (records, epoch, batch time ms) of a scripted story: broker 1 fails and comes
     back; its partition moves to broker 2, then back to 1 by a preferred election."""
-    register = [
+    register: list[Record] = [
         RegisterBrokerRecord(
             broker_id=broker_id, incarnation_id=bytes(16), broker_epoch=broker_id, fenced=False
         )
         for broker_id in (1, 2, 3)
     ]
-    create = [
+    create: list[Record] = [
         TopicRecord("orders", TOPIC_ID),
         PartitionRecord(0, TOPIC_ID, replicas=(1, 2, 3), isr=(1, 2, 3), leader=1),
         PartitionRecord(1, TOPIC_ID, replicas=(2, 3, 1), isr=(2, 3, 1), leader=2),
     ]
-    fence = [
+    fence: list[Record] = [
         BrokerRegistrationChangeRecord(1, 1, fenced=1),
         PartitionChangeRecord(0, TOPIC_ID, isr=(2, 3), leader=2),
         PartitionChangeRecord(1, TOPIC_ID, isr=(2, 3)),
     ]
-    recover = [
+    recover: list[Record] = [
         BrokerRegistrationChangeRecord(1, 1, fenced=-1),
         PartitionChangeRecord(0, TOPIC_ID, isr=(2, 3, 1)),
         PartitionChangeRecord(1, TOPIC_ID, isr=(2, 3, 1)),
     ]
-    preferred = [PartitionChangeRecord(0, TOPIC_ID, leader=1)]
-    unclean = [
+    preferred: list[Record] = [PartitionChangeRecord(0, TOPIC_ID, leader=1)]
+    unclean: list[Record] = [
         PartitionChangeRecord(1, TOPIC_ID, isr=(3,), leader=3),
         PartitionChangeRecord(1, TOPIC_ID, isr=(2,), leader=2, leader_recovery_state=1),
     ]
