@@ -18,7 +18,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from placement import PlacerLoadError, ReplicaPlacer, load_placer
+from placement import PlacerLoadError, ReplicaPlacer, close_placer, load_placer
 from raftmeta.auth import AccessControl
 from raftmeta.config import ConfigError, RaftmetaConfig
 from raftmeta.controller import ControllerSettings, QuorumController, RaftClientLog
@@ -172,6 +172,8 @@ class ControllerNode:
         """Join the quorum (``voters`` overrides the configured addresses) and start the
         controller's queue and timer."""
         node = self.node
+        if node.port is None:
+            await node.bind()
         controller = QuorumController(
             ControllerSettings.from_config(self.config, node.cluster_id),
             RaftClientLog(self.client),
@@ -207,6 +209,7 @@ class ControllerNode:
         if self._metrics is not None:
             self._metrics.close()
             self._metrics = None
+        close_placer(self.placer)
 
     # ------------------------------------------------------------------------ reading
 

@@ -7,12 +7,15 @@ import asyncio
 import urllib.request
 from pathlib import Path
 
+import grpc
 import pytest
 
-from raftmeta.config import ConfigError
+from raftmeta.config import ConfigError, parse_config
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
+from raftmeta.rpc import admin_pb2_grpc as apb_grpc
 from raftmeta.server.controller_node import ControllerNode
+from raftmeta.storage import MetadataDir
 from tests.process.helpers import free_base_port, raftmeta
 from tests.server.controller_harness import ControllerCluster, poll, run
 
@@ -133,3 +136,34 @@ def test_serve_refuses_an_unusable_authorizer_in_one_line(tmp_path: Path) -> Non
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "not an authorizer" in lines[0], result.stderr
+
+
+def test_a_single_voter_started_from_its_configuration_serves(tmp_path: Path) -> None:
+    """``await ControllerNode.start(config)``, the embedding API, with nothing else around."""
+    MetadataDir.format(tmp_path / "node", 1, "single-voter")
+    config = parse_config(
+        {
+            "node.id": 1,
+            "controller.quorum.voters": "1@127.0.0.1:1",
+            "listeners": "CONTROLLER://127.0.0.1:0",
+            "metadata.log.dir": str(tmp_path / "node"),
+        }
+    )
+
+    async def main() -> None:
+        member = await ControllerNode.start(config)
+        try:
+            await poll(lambda: member.controller.is_active, "the single voter to lead")
+            assert member.address.startswith("127.0.0.1:") and not member.address.endswith(":0")
+            async with grpc.aio.insecure_channel(member.address) as channel:
+                admin = apb_grpc.AdminStub(channel)
+                info = await admin.DescribeCluster(apb.DescribeClusterRequest())
+            assert (info.header.error_code, info.cluster_id, info.controller_id) == (
+                0,
+                "single-voter",
+                1,
+            )
+        finally:
+            await member.stop()
+
+    asyncio.run(main())
