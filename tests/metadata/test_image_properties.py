@@ -102,3 +102,23 @@ def test_different_content_gives_different_digests(
     one, other = replay_all(first), replay_all(second)
     same_content = list(one.to_records()) == list(other.to_records())
     assert (one.digest() == other.digest()) == same_content
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(), st.integers(min_value=0, max_value=1_000))
+def test_a_copy_changes_independently_of_its_original(history: list[Record], cut: int) -> None:
+    """The controller's speculative image is a copy: replaying the rest of the log into the
+    copy must leave the original exactly as it was, and give what a full replay gives."""
+    cut = min(cut, len(history))
+    original = MetadataImage()
+    for offset, record in enumerate(history[:cut]):
+        original.apply(record, offset)
+    before = original.digest()
+    copy = original.copy()
+    assert copy == original
+    for offset, record in enumerate(history[cut:], start=cut):
+        copy.apply(record, offset)
+        assert_indexes_match_a_recount(copy)
+    assert original.digest() == before
+    assert_indexes_match_a_recount(original)
+    assert copy == replay_all(history)
