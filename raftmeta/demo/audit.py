@@ -7,11 +7,8 @@ brokers against the threshold, and hands the plan to the election tool.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,9 +16,11 @@ from typing import Any
 from rich.table import Table
 
 from raftmeta.demo.errors import StepFailed, require_module
+from raftmeta.demo.spark import STARTER
 
 REPORT_FILE = "report.json"
 PLAN_FILE = "election-plan.json"
+"""The names ``analytics.report`` writes (for one cluster: straight into the output folder)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,60 +84,20 @@ def run_audit(
     jvm_log: Path,
     progress: Callable[[str], None] = lambda _: None,
 ) -> AuditOutcome:
-    """Audit ``snapshot`` into ``out_dir`` in this process (one Spark session for both runs).
-
-    The JVM's own output goes to ``jvm_log``, not over the progress display."""
+    """Audit ``snapshot`` into ``out_dir`` in this process, on the demo's one Spark session
+    (see ``spark``); the JVM's own output goes to ``jvm_log``."""
     require_module("the Spark audit", "analytics.audit")
     from analytics.audit import audit_frames, collect_report
-    from analytics.session import SparkUnavailableError, get_spark
+    from analytics.report import write_outputs
 
-    progress("starting Spark")
-    try:
-        with _stderr_into(jvm_log):
-            spark = get_spark()
-    except SparkUnavailableError as error:
-        raise StepFailed(f"{error} (see {jvm_log})") from None
+    progress("waiting for Spark to start")
+    spark = STARTER.session(jvm_log)
     progress("reading the snapshot")
     frames = audit_frames(spark, str(snapshot), threshold_percent=threshold)
     report = collect_report(frames, progress)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    plots = write_outputs(report, out_dir)
+    written = write_outputs(report, out_dir, progress)
+    plots = tuple(path for path in written if path.suffix == ".png")
     return outcome_of(report, out_dir, plots)
-
-
-@contextlib.contextmanager
-def _stderr_into(path: Path) -> Iterator[None]:
-    """Point file descriptor 2 at ``path`` meanwhile: a JVM started now keeps that stderr for
-    good, so its warnings land in the log instead of over the progress lines."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with path.open("ab") as log:
-        os.dup2(log.fileno(), 2)
-    try:
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def write_outputs(report: dict[str, Any], out_dir: Path) -> tuple[Path, ...]:
-    """``report.json``, ``election-plan.json`` and the plots, as ``raftmeta audit`` writes
-    them; returns the plots' paths."""
-    import importlib
-
-    try:
-        write_all = importlib.import_module("analytics.report").write_outputs
-    except (ImportError, AttributeError):
-        write_all = None
-    if write_all is not None:
-        written = write_all(report, out_dir)
-        return tuple(Path(p) for p in written if str(p).endswith(".png"))
-    (out_dir / REPORT_FILE).write_text(json.dumps(report, indent=2, default=str) + "\n")
-    cluster = _only_cluster(report, out_dir)
-    plan = {"partitions": cluster["election_plan"]["partitions"]}
-    (out_dir / PLAN_FILE).write_text(json.dumps(plan, indent=2) + "\n")
-    return ()
 
 
 def outcome_of(report: dict[str, Any], out_dir: Path, plots: tuple[Path, ...]) -> AuditOutcome:
@@ -180,14 +139,3 @@ def read_plan_size(plan: Path) -> int:
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise StepFailed(f"cannot read the election plan {plan}: {error}") from None
     return len(partitions)
-
-
-def close_spark() -> None:
-    """Stop the Spark session the audits started, if any, so its JVM exits with the demo."""
-    if "pyspark" not in sys.modules:
-        return
-    from pyspark.sql import SparkSession
-
-    session = SparkSession.getActiveSession()
-    if session is not None:
-        session.stop()

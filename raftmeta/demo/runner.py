@@ -21,11 +21,11 @@ from typing import Any
 
 from rich.console import Console
 
-from raftmeta.demo import audit
 from raftmeta.demo.display import StepDisplay, steps_table
 from raftmeta.demo.errors import StepFailed
 from raftmeta.demo.processes import ProcessBook
-from raftmeta.demo.steps import STEPS, DemoContext, Step, summary, write_json
+from raftmeta.demo.spark import STARTER
+from raftmeta.demo.steps import SPARK_LOG, STEPS, DemoContext, Step, summary, write_json
 
 STATE_FILE = "demo.json"
 LOG_FILE = "demo.log"
@@ -116,6 +116,8 @@ def run_live_demo(
     book = ProcessBook(root)
     run = _Run(root)
     log_handler = _log_into(root / LOG_FILE)
+    if any(step.needs_spark for step in steps):
+        STARTER.start(root / SPARK_LOG)
     ctx: DemoContext | None = None
     previous_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -150,7 +152,11 @@ def run_live_demo(
             if ctx is not None and ctx.view is not None:
                 ctx.view.close()
             book.stop_everything(deadline)
-            audit.close_spark()
+            if run.status == "ok":
+                STARTER.stop()
+            else:
+                # py4j may have been cut off mid-call; the JVM exits with this process anyway.
+                STARTER.release_stderr()
         finally:
             signal.signal(signal.SIGINT, signal.default_int_handler)
             signal.signal(signal.SIGTERM, previous_term)

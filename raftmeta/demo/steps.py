@@ -36,6 +36,7 @@ BROKERS = 6
 RACKS = 3
 IMBALANCE_THRESHOLD_PERCENT = 10
 
+SPARK_LOG = "spark.log"
 SNAPSHOT_INTERVAL_MS = 1000
 """Snapshots every second (Kafka's default is an hour), so the demo waits a second, not an hour,
 for a snapshot that holds the state it wants to audit."""
@@ -119,6 +120,8 @@ class Step:
     title: str
     run: Callable[[DemoContext], str]
     """Does the step; returns a few words on what it found."""
+    needs_spark: bool = False
+    """The runner starts Spark in the background at once when a step will need it."""
 
 
 def _bindable(port: int) -> bool:
@@ -360,10 +363,10 @@ STEPS = (
     Step("kill -9 the busiest broker", kill_broker),
     Step("bring it back (as a follower only)", restart_broker),
     Step("wait for a snapshot of the skew", snapshot_after_skew),
-    Step("audit the snapshot with Spark", audit_skewed),
+    Step("audit the snapshot with Spark", audit_skewed, needs_spark=True),
     Step("preferred election from the plan", run_preferred_election),
     Step("wait for a fresh snapshot", snapshot_after_election),
-    Step("audit again", audit_balanced),
+    Step("audit again", audit_balanced, needs_spark=True),
     Step("stop everything", stop_everything),
 )
 
@@ -393,7 +396,7 @@ def _audit(ctx: DemoContext, label: str) -> AuditOutcome:
         snapshot,
         ctx.root / f"audit-{label}",
         IMBALANCE_THRESHOLD_PERCENT,
-        jvm_log=ctx.root / "spark.log",
+        jvm_log=ctx.root / SPARK_LOG,
         progress=ctx.display.note,
     )
     ctx.audits[label] = outcome

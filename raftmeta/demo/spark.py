@@ -1,0 +1,112 @@
+"""The demo's one Spark session, started in the background while the cluster comes up.
+
+Starting Spark (a JVM, then the session) takes seconds to tens of seconds; the audits need it
+only after the cluster was built, skewed and snapshotted. So the runner asks for it first
+thing, a thread starts it, and the first audit waits for it only if it is not ready yet.
+
+The JVM inherits this process's stderr when it starts, and prints a warning or two there. The
+starting thread points file descriptor 2 at a log file meanwhile, so those lines land in the
+log, not across the progress display; ``release_stderr`` takes it back at once if the run
+ends before Spark is up, so the final line still reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from raftmeta.demo.errors import StepFailed
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+class _StderrSwap:
+    """File descriptor 2 pointed at a file, and put back exactly once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._saved: int | None = None
+
+    def into(self, path: Path) -> None:
+        with self._lock:
+            if self._saved is not None:
+                return
+            sys.stderr.flush()
+            self._saved = os.dup(2)
+            with path.open("ab") as log:
+                os.dup2(log.fileno(), 2)
+
+    def restore(self) -> None:
+        with self._lock:
+            if self._saved is None:
+                return
+            sys.stderr.flush()
+            os.dup2(self._saved, 2)
+            os.close(self._saved)
+            self._saved = None
+
+
+class SparkStarter:
+    """Starts the session once, in a thread; hands it out when ready."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._session: SparkSession | None = None
+        self._error: str | None = None
+        self._stderr = _StderrSwap()
+
+    @staticmethod
+    def available() -> bool:
+        return importlib.util.find_spec("analytics.session") is not None
+
+    def start(self, jvm_log: Path) -> None:
+        """Begin starting Spark; does nothing if it is already started or not installed."""
+        if self._thread is not None or not self.available():
+            return
+        self._thread = threading.Thread(
+            target=self._run, args=(jvm_log,), name="raftmeta-demo-spark", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, jvm_log: Path) -> None:
+        from analytics.session import SparkUnavailableError, get_spark
+
+        self._stderr.into(jvm_log)
+        try:
+            self._session = get_spark()
+        except SparkUnavailableError as error:
+            self._error = f"{error} (see {jvm_log})"
+        except Exception as error:  # anything else from py4j: one line, the step says which
+            self._error = f"Spark did not start: {type(error).__name__}: {error}"
+        finally:
+            self._stderr.restore()
+
+    def session(self, jvm_log: Path) -> SparkSession:
+        """The session, waiting for the start under way (or starting it now)."""
+        self.start(jvm_log)
+        if self._thread is None:
+            raise StepFailed("the Spark audit is not available (install the spark extra)")
+        self._thread.join()
+        if self._session is None:
+            raise StepFailed(self._error or "Spark did not start")
+        return self._session
+
+    def release_stderr(self) -> None:
+        """Give file descriptor 2 back now, even if Spark is still starting."""
+        self._stderr.restore()
+
+    def stop(self) -> None:
+        """Stop the session if it is up, so the JVM exits with the demo; a start still under
+        way is left alone (its JVM exits when this process does: it watches its stdin)."""
+        self.release_stderr()
+        if self._session is not None:
+            self._session.stop()
+            self._session = None
+
+
+STARTER = SparkStarter()
