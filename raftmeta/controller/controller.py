@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 import uuid
@@ -528,7 +529,9 @@ class QuorumController:
                 # Another leader's batch: this controller's epoch is over, whatever it was told.
                 self._resign(None)
             if not batch.is_control:
-                records = [decode_record(data) for data in batch.records()]
+                records = self._own_records(batch)
+                if records is None:
+                    records = [decode_record(data) for data in batch.records()]
                 self._committed.apply_batch(records, batch.base_offset)
                 latest = self._latest
                 if latest is not self._committed and batch.last_offset > latest.offset:
@@ -540,6 +543,23 @@ class QuorumController:
             while pending and pending[0][0] <= batch.last_offset:
                 pending.popleft()
             self._release(batch)
+
+    def _own_records(self, batch: Batch) -> list[Record] | None:
+        """The records of ``batch`` as this controller staged them, if it wrote the batch.
+
+        Only the leader of an epoch writes batches of that epoch, so a committed batch of this
+        controller's epoch at the offsets of its pending records holds exactly those records;
+        reusing them saves decoding what was just encoded (0.5 s for a 10k-record election).
+        """
+        pending = self._pending
+        if not (self._active and batch.epoch == self._epoch and pending):
+            return None
+        if pending[0][0] != batch.base_offset or len(pending) < batch.record_count:
+            return None
+        staged = list(itertools.islice(pending, batch.record_count))
+        if staged[-1][0] != batch.last_offset:
+            return None
+        return [record for _, record in staged]
 
     def _release(self, batch: Batch) -> None:
         purgatory = self._purgatory
@@ -980,7 +1000,10 @@ class QuorumController:
             return existing.broker_epoch
         if existing is not None:
             timeout = self.settings.broker_session_timeout_ms
-            if session is not None and session.last_contact_ms + timeout >= now:
+            # A fenced broker holds no live session (it shut down, or its session expired),
+            # so its successor need not wait out a session timeout, as in Kafka.
+            live = session is not None and session.last_contact_ms + timeout >= now
+            if live and not existing.fenced:
                 raise KafkaError(
                     ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                     f"Another broker is registered with broker id {broker_id}.",

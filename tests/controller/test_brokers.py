@@ -316,3 +316,23 @@ async def test_heartbeat_expired_in_queue_still_counts_as_contact() -> None:
     session = h.controller.broker_session(1)
     assert session is not None and session.last_contact_ms == h.clock.now_ms
     await h.stop()
+
+
+@run_async
+async def test_a_fenced_broker_holds_no_session_so_its_successor_registers_at_once() -> None:
+    h = Harness(broker_session_timeout_ms=9_000)
+    await h.start()
+    epochs = await h.add_brokers(2)
+    # Broker 1 asks to be fenced (as a broker that stopped would), then a new incarnation of
+    # it registers well inside the old session timeout.
+    await h.heartbeat(1, epochs[1], want_fence=True)
+    fenced = h.log.replay_all().broker(1)
+    assert fenced is not None and fenced.fenced
+    h.clock.advance(100)
+    new_epoch = await h.run(
+        h.controller.register_broker(BrokerRegistrationRequest(1, CLUSTER_ID, b"\x99" * 16))
+    )
+    registration = h.log.replay_all().broker(1)
+    assert registration is not None and registration.broker_epoch == new_epoch
+    assert registration.incarnation_id == b"\x99" * 16
+    await h.stop()
