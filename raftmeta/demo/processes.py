@@ -42,6 +42,9 @@ class Child(Protocol):
 
     def wait(self, timeout_s: float) -> int | None: ...
 
+    @property
+    def exit_status(self) -> int | None: ...
+
 
 @dataclass(slots=True)
 class Entry:
@@ -77,6 +80,13 @@ class ProcessBook:
 
     def pids(self) -> list[int]:
         return [e.pid for e in self.entries]
+
+    def exit_statuses(self) -> dict[str, int | None]:
+        """Each child's latest exit status (None while it runs), by its first label."""
+        latest: dict[int, tuple[str, Child]] = {}
+        for entry in self.entries:
+            latest.setdefault(id(entry.child), (entry.label, entry.child))
+        return {label: child.exit_status for label, child in latest.values()}
 
     def _children(self, role: str) -> list[Child]:
         """Each child object once, however many times it was (re)started."""
