@@ -1,4 +1,8 @@
-"""The audit's plots, drawn with matplotlib's Agg backend (files only, no display needed)."""
+"""The audit's plots, drawn on matplotlib figures of their own and saved as PNG.
+
+Figures are made without pyplot, so drawing them needs no display and leaves the backend of
+a notebook or an application alone (pyplot's global state is never touched).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 MAX_LINES = 10
 """Leadership over time shows the brokers whose leadership moved most."""
@@ -46,7 +46,8 @@ def plot_cluster(
     width = max(6.0, min(24.0, 0.25 * len(rows) + 2))
     written = []
 
-    figure, axes = plt.subplots(figsize=(width, 4))
+    figure = Figure(figsize=(width, 4))
+    axes = figure.add_subplot()
     axes.bar([p - 0.2 for p in positions], [row["leaders"] for row in rows], 0.4, label="leaders")
     axes.bar(
         [p + 0.2 for p in positions], [row["preferred"] for row in rows], 0.4, label="preferred"
@@ -60,7 +61,8 @@ def plot_cluster(
     axes.legend()
     written.append(_save(figure, directory / "leaders.png"))
 
-    figure, axes = plt.subplots(figsize=(width, 4))
+    figure = Figure(figsize=(width, 4))
+    axes = figure.add_subplot()
     values = [100 * (row["imbalance"] or 0.0) for row in rows]
     colours = ["tab:red" if row["above_threshold"] else "tab:blue" for row in rows]
     axes.bar(positions, values, color=colours)
@@ -71,7 +73,8 @@ def plot_cluster(
     axes.legend()
     written.append(_save(figure, directory / "imbalance.png"))
 
-    figure, axes = plt.subplots(figsize=(10, 4))
+    figure = Figure(figsize=(10, 4))
+    axes = figure.add_subplot()
     series = leadership_series(cluster)
     moved = sorted(series, key=lambda broker: (-len(series[broker]), broker))[:MAX_LINES]
     for broker_id in sorted(moved):
@@ -99,8 +102,7 @@ def _broker_axis(axes: Any, positions: list[int], brokers: list[str]) -> None:
     axes.set_xticks(positions[::step], brokers[::step], fontsize="small")
 
 
-def _save(figure: Any, path: Path) -> Path:
+def _save(figure: Figure, path: Path) -> Path:
     figure.tight_layout()
     figure.savefig(path, dpi=80)
-    plt.close(figure)
     return path

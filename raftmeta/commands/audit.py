@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +128,10 @@ def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> 
     from analytics.session import SparkUnavailableError, get_spark, resolve_master
 
     progress(f"starting Spark ({resolve_master(args.master)})")
+    from pyspark.sql import SparkSession
+
+    # A session this process already runs (a notebook, a test) is used and left running.
+    owned = SparkSession.getActiveSession() is None
     try:
         spark = get_spark(args.master, app_name="raftmeta audit")
     except SparkUnavailableError as error:
@@ -143,5 +146,5 @@ def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> 
     except Exception as error:  # Spark wraps worker errors in its own exception types
         raise CommandLineError(_spark_failure(error)) from None
     finally:
-        spark.stop()
-        sys.stdout.flush()
+        if owned:
+            spark.stop()

@@ -1,0 +1,83 @@
+"""``raftmeta audit``: its files, its election plan format, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from analytics.synthetic import build_image, write_snapshot
+from raftmeta.cli import main
+from raftmeta.leader_election import parse_partitions_json
+
+
+def _cluster(directory: Path) -> Path:
+    image = build_image(brokers=5, racks=2, topics=4, partitions_per_topic=10, skew=0.5, seed=4)
+    return write_snapshot(image, directory, cluster_id="c", name="east.checkpoint")
+
+
+def test_audit_writes_the_report_plots_and_a_plan_the_election_tool_reads(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snapshot = _cluster(tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(snapshot), "--out", str(out), "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads((out / "report.json").read_text())
+    cluster = printed["clusters"]["c"]
+    plan = json.loads((out / "election-plan.json").read_text())
+    assert set(plan) == {"partitions"}
+    assert plan["partitions"]
+    assert all(set(entry) == {"topic", "partition"} for entry in plan["partitions"])
+    assert all(isinstance(entry["partition"], int) for entry in plan["partitions"])
+    assert len(plan["partitions"]) == cluster["election_plan"]["count"]
+    elected = parse_partitions_json((out / "election-plan.json").read_text())
+    assert [(entry.topic, entry.partition) for entry in elected] == [
+        (entry["topic"], entry["partition"]) for entry in plan["partitions"]
+    ]
+    assert cluster["election_plan"]["examples"] == plan["partitions"][:20]
+    for name in ("leaders.png", "imbalance.png", "leadership.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG"
+    assert not spark.sparkContext._jsc.sc().isStopped()  # the shared session was left running
+
+    plain_out = tmp_path / "plain"
+    assert main(["audit", str(snapshot), "--out", str(plain_out), "--engine", "plain"]) == 0
+    assert "cluster c" in capsys.readouterr().out
+    assert json.loads((plain_out / "report.json").read_text()) == printed
+    assert (plain_out / "election-plan.json").read_text() == (
+        out / "election-plan.json"
+    ).read_text()
+
+
+def test_bad_paths_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(tmp_path / "missing")]) == 1
+    assert capsys.readouterr().err == f"{tmp_path / 'missing'}: no such file or directory\n"
+    text = tmp_path / "notes.checkpoint"
+    text.write_text("hello " * 20)
+    assert main(["audit", str(text)]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("not a raftmeta snapshot:") and error.count("\n") == 1
+    assert main(["audit", str(tmp_path), "--threshold", "150"]) == 2
+    assert "not between 0 and 100" in capsys.readouterr().err
+
+
+def test_without_java_the_audit_says_so_in_one_line(tmp_path: Path) -> None:
+    snapshot = _cluster(tmp_path)
+    env = {key: value for key, value in os.environ.items() if key != "JAVA_HOME"}
+    env["PATH"] = str(tmp_path / "no-java-here")
+    result = subprocess.run(
+        [sys.executable, "-m", "raftmeta", "audit", str(snapshot), "--out", str(tmp_path / "o")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith("Java was not found")
+    assert "Traceback" not in result.stderr
