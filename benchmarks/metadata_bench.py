@@ -623,6 +623,27 @@ def spread(values: Sequence[float], fmt: str) -> str:
     return "(" + ", ".join(format(value, fmt) for value in values) + ")"
 
 
+def code_version() -> str:
+    """The commit measured, and any library file that differed from it (others edit the same
+    tree while benchmarks run)."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--", "raftmeta", "placement", "elections"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.split("\n")
+    except OSError:
+        return "unknown (no git)"
+    edited = sorted(line[3:] for line in changed if line.strip() and not line.startswith("??"))
+    if not edited:
+        return f"commit {head}"
+    return f"commit {head} with uncommitted changes to {', '.join(edited)}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -683,6 +704,7 @@ def main() -> int:
         f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
         "(the machine is shared: other work ran during the measurement)"
     )
+    out(f"code: {code_version()}")
     out(f"medians of {args.runs} runs; each run in fresh processes")
     if "a" not in args.skip:
         scale_section(args, out)
@@ -777,8 +799,8 @@ def scale_section(args: argparse.Namespace, out: Callable[[str], None]) -> None:
         timed_row(out, "controller fork of the image **", [b["fork"] for b in builds])
         out("    *  collector paused; includes making the records and placing the replicas")
         out(
-            "    ** a controller copies its committed image this way (to_records, replay) when it "
-            "becomes active, on its event loop"
+            "    ** raftmeta.controller.controller.fork, which copies the committed image on the "
+            "event loop when a controller becomes active"
         )
         if "observer" not in args.skip:
             observer_section(args, root, snapshot, out)
