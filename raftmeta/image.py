@@ -66,6 +66,11 @@ _KNOWN_RESOURCE_TYPES = frozenset(
 )
 
 
+def topic_collision_key(name: str) -> str:
+    """Kafka's metric names turn '.' into '_', so names differing only there would collide."""
+    return name.replace(".", "_")
+
+
 class ReplayError(Exception):
     """A record the image cannot apply. Fatal: continuing would diverge from the quorum."""
 
@@ -277,6 +282,8 @@ class MetadataImage:
         self._brokers: dict[int, BrokerRegistration] = {}
         self._topics: dict[TopicId, TopicImage] = {}
         self._topic_ids_by_name: dict[str, TopicId] = {}
+        self._names_by_collision_key: dict[str, set[str]] = {}
+        """Topic names by :func:`topic_collision_key`, so CreateTopics checks in one lookup."""
         self._configs: dict[ConfigResource, dict[str, str]] = {}
         self._partition_count = 0
         # Indexes, derived from the partitions and kept in step on every replay. Empty sets and
@@ -303,6 +310,9 @@ class MetadataImage:
         other._brokers = dict(self._brokers)
         other._topics = {topic_id: topic.copy() for topic_id, topic in self._topics.items()}
         other._topic_ids_by_name = dict(self._topic_ids_by_name)
+        other._names_by_collision_key = {
+            key: set(names) for key, names in self._names_by_collision_key.items()
+        }
         other._configs = {resource: dict(entries) for resource, entries in self._configs.items()}
         other._partition_count = self._partition_count
         other._isr_partitions = {broker: set(keys) for broker, keys in self._isr_partitions.items()}
@@ -429,6 +439,9 @@ class MetadataImage:
             )
         self._topics[record.topic_id] = TopicImage(record.name, record.topic_id)
         self._topic_ids_by_name[record.name] = record.topic_id
+        self._names_by_collision_key.setdefault(topic_collision_key(record.name), set()).add(
+            record.name
+        )
 
     def _topic(self, topic_id: TopicId) -> TopicImage:
         topic = self._topics.get(topic_id)
@@ -470,6 +483,11 @@ class MetadataImage:
         topic = self._topic(record.topic_id)
         del self._topics[topic._topic_id]
         del self._topic_ids_by_name[topic._name]
+        key = topic_collision_key(topic._name)
+        names = self._names_by_collision_key[key]
+        names.discard(topic._name)
+        if not names:
+            del self._names_by_collision_key[key]
         self._configs.pop((int(ConfigResourceType.TOPIC), topic._name), None)
         topic_id = topic._topic_id
         for partition_id, registration in topic._partitions.items():
@@ -606,6 +624,13 @@ class MetadataImage:
 
     def topic(self, topic_id: TopicId) -> TopicImage | None:
         return self._topics.get(topic_id)
+
+    def colliding_topic(self, name: str) -> str | None:
+        """Another topic whose name differs from ``name`` only by '.' against '_'."""
+        for existing in sorted(self._names_by_collision_key.get(topic_collision_key(name), ())):
+            if existing != name:
+                return existing
+        return None
 
     def topic_by_name(self, name: str) -> TopicImage | None:
         topic_id = self._topic_ids_by_name.get(name)

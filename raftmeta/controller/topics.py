@@ -59,11 +59,6 @@ def check_topic_name(name: str) -> None:
         )
 
 
-def _collision_key(name: str) -> str:
-    """Kafka's metric names turn '.' into '_', so names differing only there would collide."""
-    return name.replace(".", "_")
-
-
 class ImageClusterView:
     """The :class:`ClusterView` a placer gets, answered from the image's indexes without a scan.
 
@@ -217,13 +212,12 @@ def create_topic_records(
     """
     if image.topic_by_name(topic.name) is not None:
         raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
-    collision = _collision_key(topic.name)
-    for existing in image.topic_ids_by_name:
-        if existing != topic.name and _collision_key(existing) == collision:
-            raise KafkaError(
-                ErrorCode.INVALID_TOPIC_EXCEPTION,
-                f"Topic '{topic.name}' collides with existing topic: {existing}",
-            )
+    existing = image.colliding_topic(topic.name)
+    if existing is not None:
+        raise KafkaError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic '{topic.name}' collides with existing topic: {existing}",
+        )
     if topic.assignments is not None:
         if topic.num_partitions != -1 or topic.replication_factor != -1:
             raise KafkaError(

@@ -101,7 +101,7 @@ def records() -> st.SearchStrategy[Record]:
 # --- valid histories -----------------------------------------------------------------------
 
 BROKER_IDS = range(6)
-TOPIC_NAMES = ("orders", "payments", "clicks", "logs")
+TOPIC_NAMES = ("orders", "payments", "clicks", "logs", "web.logs", "web_logs")
 FEATURE_NAMES = ("metadata.version", "kraft.version")
 CONFIG_NAMES = ("retention.ms", "cleanup.policy", "min.insync.replicas")
 

@@ -38,6 +38,14 @@ def assert_indexes_match_a_recount(image: MetadataImage) -> None:
                 preferred_and_leading[preferred_leader] += 1
 
     assert image.partition_count == count
+    names = list(image.topic_ids_by_name)
+    for name in [*names, *(n.replace("_", ".") for n in names), *(n + "_" for n in names)]:
+        colliding = sorted(
+            other
+            for other in names
+            if other != name and other.replace(".", "_") == name.replace(".", "_")
+        )
+        assert image.colliding_topic(name) == (colliding[0] if colliding else None)
     for broker_id in (NO_LEADER, *BROKER_IDS, max(BROKER_IDS) + 1):
         assert image.partitions_with_isr_member(broker_id) == isr_members.get(broker_id, set())
     assert set(image.leaderless_partitions) == leaderless
