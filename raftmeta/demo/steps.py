@@ -24,6 +24,7 @@ from raftmeta.demo.errors import StepFailed, require_module
 from raftmeta.demo.isr import expand_isrs
 from raftmeta.demo.processes import ProcessBook
 from raftmeta.demo.snapshots import copy_snapshot_after
+from raftmeta.demo.spark import STARTER
 from raftmeta.demo.view import ClusterView, Partitions
 from raftmeta.demo.waiting import wait_for
 from raftmeta.devcluster import BrokerProcess, DevCluster
@@ -210,6 +211,11 @@ def create_topics(ctx: DemoContext) -> str:
         return state if ready else None
 
     state = wait_for(settled, "leaders on every partition", CLUSTER_DEADLINE_S)
+    node_dirs = ctx.node_dirs()
+    warm_up_copy = ctx.root / "snapshots" / "warm-up"
+    STARTER.offer_warm_up(
+        lambda: copy_snapshot_after(node_dirs, state.metadata_offset, warm_up_copy)
+    )
     leaders = {b: len(state.led_by(b)) for b in ctx.require_cluster().brokers}
     spread = f"{min(leaders.values())}-{max(leaders.values())}"
     return f"{len(state.partitions)} partitions; {spread} leaders per broker"
