@@ -18,6 +18,8 @@ half a kilobyte: a million partitions on 100 brokers fit in about 540 MiB.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
@@ -64,6 +66,24 @@ _SHUTDOWN_CHANGES = frozenset(int(change) for change in ControlledShutdownChange
 _KNOWN_RESOURCE_TYPES = frozenset(
     int(kind) for kind in ConfigResourceType if kind is not ConfigResourceType.UNKNOWN
 )
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a snapshot loads.
+
+    Loading allocates millions of objects that all survive, and every few thousand
+    allocations the collector would walk the ever-growing young generations for cycles that
+    do not exist: a third of a million-partition load. Pass ``records`` as a generator that
+    decodes as it goes, so decoding runs with the collector paused too.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def topic_collision_key(name: str) -> str:
@@ -368,15 +388,16 @@ class MetadataImage:
         """
         image = cls()
         replay_by_type = _REPLAY_BY_TYPE
-        for position, record in enumerate(records):
-            replay = replay_by_type.get(type(record))
-            try:
-                if replay is None:
-                    raise ReplayError(f"{type(record).__name__} is not a metadata record")
-                replay(image, record)
-            except ReplayError as exc:
-                exc.reason = f"snapshot record {position}: {exc.reason}"
-                raise
+        with _collector_paused():
+            for position, record in enumerate(records):
+                replay = replay_by_type.get(type(record))
+                try:
+                    if replay is None:
+                        raise ReplayError(f"{type(record).__name__} is not a metadata record")
+                    replay(image, record)
+                except ReplayError as exc:
+                    exc.reason = f"snapshot record {position}: {exc.reason}"
+                    raise
         image._offset = offset
         return image
 

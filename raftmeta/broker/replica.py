@@ -108,7 +108,7 @@ class MetadataReplica:
         if end_offset <= self.committed_end:
             # The observer restarted on its own directory: the image is already past it.
             return
-        records = [decode_record(data) for data in reader.records()]
+        records = (decode_record(data) for data in reader.records())
         previous = self.image
         self.image = MetadataImage.from_records(records, end_offset - 1)
         self.committed_end = end_offset

@@ -573,7 +573,7 @@ class QuorumController:
                 waiter.future.set_result(waiter.response)
 
     def handle_load_snapshot(self, reader: SnapshotReader) -> None:
-        records = [decode_record(data) for data in reader.records()]
+        records = (decode_record(data) for data in reader.records())
         end_offset = reader.snapshot_id.end_offset
         if self._active:
             self._resign(self._leader_id)
