@@ -119,6 +119,7 @@ def run_live_demo(
     if any(step.needs_spark for step in steps):
         STARTER.start(root / SPARK_LOG)
     ctx: DemoContext | None = None
+    previous_int = signal.getsignal(signal.SIGINT)
     previous_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with StepDisplay(console) as display:
@@ -158,7 +159,7 @@ def run_live_demo(
                 # py4j may have been cut off mid-call; the JVM exits with this process anyway.
                 STARTER.release_stderr()
         finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, previous_int)
             signal.signal(signal.SIGTERM, previous_term)
             logging.getLogger().removeHandler(log_handler)
             log_handler.close()
