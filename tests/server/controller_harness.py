@@ -24,9 +24,13 @@ from raftmeta.storage import MetadataDir
 
 CLUSTER_ID = "raftmeta-controller-test"
 DEADLINE_S = 10.0
-STEADY_RAFT: Mapping[str, ConfigValue] = {"controller.quorum.fetch.timeout.ms": 2000}
-"""A leader stays put through a second-long stall of a loaded test machine; elections at
-start-up stay as fast as the defaults make them."""
+STEADY_RAFT: Mapping[str, ConfigValue] = {
+    "controller.quorum.fetch.timeout.ms": 2000,
+    "broker.session.timeout.ms": 600_000,
+}
+"""A leader stays put through a second-long stall of a loaded test machine (elections at
+start-up stay as fast as the defaults make them), and the tests' brokers, which heartbeat
+only when a test says so, are never fenced behind a test's back."""
 
 
 async def poll(predicate: Callable[[], bool], what: str, timeout: float = DEADLINE_S) -> None:

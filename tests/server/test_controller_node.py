@@ -84,9 +84,6 @@ def test_snapshots_are_the_image_and_a_restart_recovers_it(tmp_path: Path) -> No
             {
                 "metadata.log.max.snapshot.interval.ms": 100,
                 "metadata.log.max.record.bytes.between.snapshots": 1 << 30,
-                # No heartbeats are sent: the broker must not be fenced while the images
-                # are compared.
-                "broker.session.timeout.ms": 600_000,
             },
         ),
     )
