@@ -178,6 +178,10 @@ def start_quorum(ctx: DemoContext) -> str:
         reason = ctx.process_died()
         raise StepFailed(reason or str(error)) from None
     ctx.view = ClusterView(cluster.bootstrap_servers)
+    # Spark warms up on the quorum's first snapshot while the brokers and topics come up.
+    node_dirs = ctx.node_dirs()
+    warm_up_copy = ctx.root / "snapshots" / "warm-up"
+    STARTER.offer_warm_up(lambda: copy_snapshot_after(node_dirs, -1, warm_up_copy))
     ids = ", ".join(str(n) for n in cluster.nodes)
     return f"controllers {ids}; leader {info.leader_id} in epoch {info.leader_epoch}"
 
@@ -211,11 +215,6 @@ def create_topics(ctx: DemoContext) -> str:
         return state if ready else None
 
     state = wait_for(settled, "leaders on every partition", CLUSTER_DEADLINE_S)
-    node_dirs = ctx.node_dirs()
-    warm_up_copy = ctx.root / "snapshots" / "warm-up"
-    STARTER.offer_warm_up(
-        lambda: copy_snapshot_after(node_dirs, state.metadata_offset, warm_up_copy)
-    )
     leaders = {b: len(state.led_by(b)) for b in ctx.require_cluster().brokers}
     spread = f"{min(leaders.values())}-{max(leaders.values())}"
     return f"{len(state.partitions)} partitions; {spread} leaders per broker"
