@@ -7,7 +7,6 @@ brokers against the threshold, and hands the plan to the election tool.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,11 +130,3 @@ def _only_cluster(report: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         raise StepFailed(f"the audit found {len(clusters)} clusters in one snapshot; see {out_dir}")
     cluster: dict[str, Any] = next(iter(clusters.values()))
     return cluster
-
-
-def read_plan_size(plan: Path) -> int:
-    try:
-        partitions = json.loads(plan.read_text())["partitions"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise StepFailed(f"cannot read the election plan {plan}: {error}") from None
-    return len(partitions)

@@ -328,7 +328,6 @@ def run_preferred_election(ctx: DemoContext) -> str:
     if status != 0:
         last = output.getvalue().strip().splitlines()[-1:] or ["no output"]
         raise StepFailed(f"leader-election exited with {status}: {last[0]}")
-    view = ctx.require_view()
     ctx.display.note("waiting for the preferred leaders to commit")
 
     def restored() -> Partitions | None:
@@ -336,7 +335,6 @@ def run_preferred_election(ctx: DemoContext) -> str:
         return None if state.not_preferred() else state
 
     state = wait_for(restored, "every partition on its preferred leader", CLUSTER_DEADLINE_S)
-    del view
     ctx.election_offset = state.metadata_offset
     moved = ctx.audits["skewed"].plan_size
     return f"{moved} partitions moved back to their preferred leader"
