@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import random
 import socket
 import time
@@ -29,6 +30,8 @@ from raftmeta.demo.view import ClusterView, Partitions
 from raftmeta.demo.waiting import wait_for
 from raftmeta.devcluster import BrokerProcess, DevCluster
 from raftmeta.errors import KafkaError
+
+log = logging.getLogger(__name__)
 
 TOPICS = ("orders", "payments", "clicks")
 PARTITIONS_PER_TOPIC = 50
@@ -268,13 +271,25 @@ def restart_broker(ctx: DemoContext) -> str:
     try:
         state = wait_for(in_sync, "full ISRs", ISR_GRACE_S, give_up=ctx.process_died)
     except StepFailed:
-        # The leaders did not add it back themselves (see ``isr``): do it on their behalf.
-        try:
-            expand_isrs(ctx.bootstrap_servers, list(TOPICS))
-        except KafkaError as error:
-            raise StepFailed(f"could not add broker {victim} back to the ISRs: {error}") from None
+        # The leaders did not add it back themselves (see ``isr``): do it on their behalf,
+        # again on each poll, since a leader that changed meanwhile makes its part stale.
+        def expanded() -> Partitions | None:
+            state = in_sync()
+            if state is None:
+                try:
+                    expand_isrs(ctx.bootstrap_servers, list(TOPICS))
+                except KafkaError as error:
+                    raise StepFailed(
+                        f"could not add broker {victim} to the ISRs: {error}"
+                    ) from None
+            return state
+
         state = wait_for(
-            in_sync, f"broker {victim} back in sync", CLUSTER_DEADLINE_S, give_up=ctx.process_died
+            expanded,
+            f"broker {victim} back in sync",
+            CLUSTER_DEADLINE_S,
+            give_up=ctx.process_died,
+            poll_s=0.5,
         )
     ctx.skew_offset = state.metadata_offset
     led = len(state.led_by(victim))
