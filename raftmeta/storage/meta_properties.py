@@ -34,8 +34,15 @@ _ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def generate_id() -> str:
-    """A random id in Kafka's textual form: a UUID as 22 characters of URL-safe base64."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+    """A random id in Kafka's textual form: a UUID as 22 characters of URL-safe base64.
+
+    Like Kafka, never one starting with '-': command lines would read it as an option
+    (``--cluster-id -x...``), which broke one in 64 generated ids.
+    """
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def check_id(kind: str, value: str) -> str:
