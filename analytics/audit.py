@@ -26,6 +26,8 @@ from analytics.plain_audit import (
 from analytics.spark_source import SOURCE_NAME
 
 FINDINGS = ("under_replicated", "under_min_isr", "leaderless")
+AFTER_COLUMNS = ("leaders", "imbalance", "above_threshold")
+"""Broker-table columns predicted for after the election plan, with an ``_after`` suffix."""
 
 
 def read(spark: SparkSession, path: str, kind: str) -> DataFrame:
@@ -47,6 +49,7 @@ class AuditFrames:
     clusters: DataFrame
     """One row per cluster: snapshot offset, counts, preferred-leader ratio, finding counts."""
     broker_table: DataFrame
+    """Per broker: leadership now, and (columns ending ``_after``) once the plan has run."""
     leaders_per_rack: DataFrame
     election_plan: DataFrame
     predicted: DataFrame
@@ -256,6 +259,9 @@ def audit_frames(
         )
     )
     imbalance = _imbalance(F.col("preferred"), F.col("preferred_leading"))
+    imbalance_after = _imbalance(
+        F.col("preferred"), F.col("preferred_leading") + F.col("plan_gains")
+    )
     broker_table = broker_rows.select(
         "cluster",
         "broker_id",
@@ -272,16 +278,14 @@ def audit_frames(
         "preferred_leading",
         imbalance.alias("imbalance"),
         _above(imbalance, threshold_percent).alias("above_threshold"),
+        (F.col("leaders") + F.col("plan_gains") - F.col("plan_losses")).alias("leaders_after"),
+        imbalance_after.alias("imbalance_after"),
+        _above(imbalance_after, threshold_percent).alias("above_threshold_after"),
     )
-    imbalance_after = _imbalance(
-        F.col("preferred"), F.col("preferred_leading") + F.col("plan_gains")
-    )
-    predicted = broker_rows.select(
+    predicted = broker_table.select(
         "cluster",
         "broker_id",
-        (F.col("leaders") + F.col("plan_gains") - F.col("plan_losses")).alias("leaders"),
-        imbalance_after.alias("imbalance"),
-        _above(imbalance_after, threshold_percent).alias("above_threshold"),
+        *(F.col(f"{name}_after").alias(name) for name in AFTER_COLUMNS),
     )
     leaders_per_rack = broker_rows.groupBy("cluster", "rack").agg(
         F.sum(F.col("registered").cast("long")).alias("brokers"),
@@ -397,35 +401,28 @@ def collect_report(
             progress(message)
 
     topic_order = [F.coalesce(F.col("topic"), F.lit("")), F.col("partition")]
+    # Fill the caches with one scan each before any query uses them: a query that meets an
+    # empty cache twice (a union, a self-join) would read the files twice.
+    for name in ("brokers", "events", "partitions"):
+        frame = getattr(frames, name)
+        if frame.is_cached:
+            step(f"reading {name}")
+            frame.count()
     step("summarising clusters")
     cluster_rows = frames.clusters.collect()
     step("per-broker leadership")
-    after = frames.predicted.select(
-        "cluster",
-        "broker_id",
-        *(
-            F.col(name).alias(f"after_{name}")
-            for name in ("leaders", "imbalance", "above_threshold")
-        ),
-    )
-    broker_rows = (
-        frames.broker_table.join(after, ["cluster", "broker_id"])
-        .orderBy("cluster", "broker_id")
-        .collect()
-    )
+    broker_rows = frames.broker_table.orderBy("cluster", "broker_id").collect()
     table = _grouped(
         broker_rows,
         lambda row: {
-            key: row[key]
-            for key in row.asDict()
-            if key != "cluster" and not key.startswith("after_")
+            key: row[key] for key in row.asDict() if key != "cluster" and not key.endswith("_after")
         },
     )
     predicted = _grouped(
         broker_rows,
         lambda row: {
             "broker_id": row["broker_id"],
-            **{key: row[f"after_{key}"] for key in ("leaders", "imbalance", "above_threshold")},
+            **{key: row[f"{key}_after"] for key in AFTER_COLUMNS},
         },
     )
     racks = _grouped(
@@ -457,10 +454,20 @@ def collect_report(
             {"topic": row["topic"], "partition": row["partition"]}
         )
     step("election plan")
-    plans = _grouped(
-        frames.election_plan.orderBy("cluster", *topic_order).collect(),
-        lambda row: {"topic": row["topic"], "partition": row["partition"]},
+    # A plan can name a sizeable share of a million partitions: fetch it as Arrow, not Rows.
+    plan_table = (
+        frames.election_plan.select("cluster", "topic", "partition")
+        .orderBy("cluster", *topic_order)
+        .toArrow()
     )
+    plans: dict[str, list[dict[str, Any]]] = {}
+    for cluster_name, topic, partition in zip(
+        plan_table.column("cluster").to_pylist(),
+        plan_table.column("topic").to_pylist(),
+        plan_table.column("partition").to_pylist(),
+        strict=True,
+    ):
+        plans.setdefault(cluster_name, []).append({"topic": topic, "partition": partition})
     step("events")
     over_time = _grouped(
         frames.elections_over_time.orderBy("cluster", "time_ms", "election").collect(),

@@ -65,7 +65,7 @@ from raftmeta.storage.codec import BATCH_HEADER_SIZE, BatchScanner
 from raftmeta.storage.errors import StorageError
 from raftmeta.storage.snapshots import FOOTER_SIZE, SnapshotReader
 
-DEFAULT_MAX_SPLIT_BYTES = 16 << 20
+DEFAULT_MAX_SPLIT_BYTES = 4 << 20
 ROWS_PER_ARROW_BATCH = 65536
 
 # Offsets inside a batch header (see raftmeta.storage.codec): base offset, record count, flags
