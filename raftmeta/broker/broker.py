@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from raftmeta.broker.isr import isr_expansions
 from raftmeta.broker.replica import (
     LeadershipChange,
     LeadershipListener,
@@ -110,6 +111,8 @@ class Broker:
         self._unconfirmed = set(settings.unconfirmed_voters)
         self._relocating: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
+        self._isr_keeper: asyncio.Task[None] | None = None
+        self._isr_wake = asyncio.Event()
         self._replica.on_leadership_change(self._log_leadership)
 
     # --- reading -------------------------------------------------------------------------
@@ -218,6 +221,10 @@ class Broker:
         self._lifecycle = asyncio.create_task(
             self._run_lifecycle(), name=f"broker-{settings.broker_id}-lifecycle"
         )
+        if settings.expand_isr:
+            self._isr_keeper = asyncio.create_task(
+                self._keep_isrs(), name=f"broker-{settings.broker_id}-isr"
+            )
 
     async def _new_node(self) -> RaftNode:
         """An observer node on the broker's directory, bound to a port the OS chooses."""
@@ -324,11 +331,12 @@ class Broker:
             relocating.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await relocating
-        lifecycle, self._lifecycle = self._lifecycle, None
-        if lifecycle is not None:
-            lifecycle.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await lifecycle
+        for task in (self._isr_keeper, self._lifecycle):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._isr_keeper = self._lifecycle = None
         if self._status is not None:
             self._status.close()
             self._status = None
@@ -391,6 +399,52 @@ class Broker:
             )
             for result in response.partitions
         ]
+
+    # --- ISR expansion -------------------------------------------------------------------
+
+    async def _keep_isrs(self) -> None:
+        """As a partition leader, put live replicas back into the ISR and finish recoveries
+        (see :mod:`raftmeta.broker.isr`). Each change is proposed once; a refused one is
+        proposed again only when something it depends on changes."""
+        proposed: set[tuple[TopicId, int, int, tuple[tuple[int, int], ...]]] = set()
+        seen_version = -1
+        while True:
+            await self._isr_wake.wait()
+            self._isr_wake.clear()
+            version = self._replica.content_version
+            if self._state is not BrokerState.RUNNING or version == seen_version:
+                continue
+            seen_version = version
+            for topic_id, changes in isr_expansions(self.image, self.broker_id).items():
+                keys = {
+                    change.partition_id: (
+                        topic_id,
+                        change.partition_id,
+                        change.partition_epoch,
+                        tuple((m.broker_id, m.broker_epoch) for m in change.new_isr),
+                    )
+                    for change in changes
+                }
+                fresh = [change for change in changes if keys[change.partition_id] not in proposed]
+                if not fresh:
+                    continue
+                proposed.update(keys[change.partition_id] for change in fresh)
+                try:
+                    results = await self.alter_partition(topic_id, fresh)
+                except KafkaError as error:
+                    # Retried at the next change of the image (a NoOp commits every 500 ms).
+                    proposed.difference_update(keys[change.partition_id] for change in fresh)
+                    seen_version = -1
+                    log.info("broker %d: ISR expansion not accepted yet: %s", self.broker_id, error)
+                    continue
+                refused = [r for r in results if not r.error.ok]
+                if refused:
+                    log.info(
+                        "broker %d: ISR expansion refused for %d partitions: %s",
+                        self.broker_id,
+                        len(refused),
+                        refused[0].error.message or refused[0].error.code.name,
+                    )
 
     # --- the lifecycle task --------------------------------------------------------------
 
@@ -539,6 +593,7 @@ class Broker:
             log.info("broker %d asked for a controlled shutdown", self.broker_id)
         elif state is BrokerState.SHUTTING_DOWN:
             log.info("broker %d: the controller agreed to the shutdown", self.broker_id)
+        self._isr_wake.set()
         for listener in list(self._state_listeners):
             try:
                 listener(old, state)
@@ -572,6 +627,7 @@ class Broker:
             self._wake.set()
         if self._status is not None:
             self._status.changed()
+        self._isr_wake.set()
         self._notify()
 
     def _notify(self) -> None:

@@ -47,6 +47,9 @@ class BrokerSettings:
     unconfirmed_voters: frozenset[int] = frozenset()
     """Voters whose address in ``voters`` is a guess (see ``discovery``): checked against
     the quorum when one of them becomes leader."""
+    expand_isr: bool = True
+    """As a partition leader, put live replicas back into the ISR (see ``broker/isr.py``);
+    tests that steer ISRs by hand turn it off."""
 
     def __post_init__(self) -> None:
         if self.broker_id in self.voters:

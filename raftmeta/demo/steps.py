@@ -22,14 +22,12 @@ from typing import Any
 from raftmeta.demo.audit import AuditOutcome, run_audit
 from raftmeta.demo.display import StepDisplay
 from raftmeta.demo.errors import StepFailed, require_module
-from raftmeta.demo.isr import expand_isrs
 from raftmeta.demo.processes import ProcessBook
 from raftmeta.demo.snapshots import copy_snapshot_after
 from raftmeta.demo.spark import STARTER
 from raftmeta.demo.view import ClusterView, Partitions
 from raftmeta.demo.waiting import wait_for
 from raftmeta.devcluster import BrokerProcess, DevCluster
-from raftmeta.errors import KafkaError
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +57,6 @@ CLUSTER_OVERRIDES = {
     "leader.imbalance.per.broker.percentage": str(IMBALANCE_THRESHOLD_PERCENT),
 }
 
-ISR_GRACE_S = 2.0
-"""How long the leaders get to add a restarted broker back to their ISRs themselves."""
 QUORUM_DEADLINE_S = 30.0
 CLUSTER_DEADLINE_S = 30.0
 SNAPSHOT_DEADLINE_S = 15.0
@@ -268,29 +264,10 @@ def restart_broker(ctx: DemoContext) -> str:
         state = ctx.partitions()
         return None if state.under_replicated() else state
 
-    try:
-        state = wait_for(in_sync, "full ISRs", ISR_GRACE_S, give_up=ctx.process_died)
-    except StepFailed:
-        # The leaders did not add it back themselves (see ``isr``): do it on their behalf,
-        # again on each poll, since a leader that changed meanwhile makes its part stale.
-        def expanded() -> Partitions | None:
-            state = in_sync()
-            if state is None:
-                try:
-                    expand_isrs(ctx.bootstrap_servers, list(TOPICS))
-                except KafkaError as error:
-                    raise StepFailed(
-                        f"could not add broker {victim} to the ISRs: {error}"
-                    ) from None
-            return state
-
-        state = wait_for(
-            expanded,
-            f"broker {victim} back in sync",
-            CLUSTER_DEADLINE_S,
-            give_up=ctx.process_died,
-            poll_s=0.5,
-        )
+    # The partition leaders put it back (raftmeta/broker/isr.py) once it is unfenced.
+    state = wait_for(
+        in_sync, f"broker {victim} back in sync", CLUSTER_DEADLINE_S, give_up=ctx.process_died
+    )
     ctx.skew_offset = state.metadata_offset
     led = len(state.led_by(victim))
     hosted = len(state.hosted_by(victim))

@@ -8,6 +8,7 @@ deadline, never on sleeps.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
@@ -107,12 +108,19 @@ class Quorum:
             session_timeout_ms=SESSION_TIMEOUT_MS,
             raft=RAFT,
             status_file=self.root / f"broker-{broker_id}.status",
+            # The tests steer ISRs themselves; tests/broker/test_isr_expansion.py turns it on.
+            expand_isr=False,
         )
 
     async def start_broker(
-        self, broker_id: int, rack: str | None = None, channel: ControllerCaller | None = None
+        self,
+        broker_id: int,
+        rack: str | None = None,
+        channel: ControllerCaller | None = None,
+        *,
+        expand_isr: bool = False,
     ) -> Broker:
-        settings = self.broker_settings(broker_id, rack)
+        settings = dataclasses.replace(self.broker_settings(broker_id, rack), expand_isr=expand_isr)
         MetadataDir.format(settings.data_dir, broker_id, CLUSTER_ID, ignore_formatted=True)
         broker = Broker(settings, channel=channel)
         await broker.start()

@@ -79,6 +79,8 @@ class ElectionQuorum(Quorum):
             heartbeat_interval_ms=HEARTBEAT_MS,
             session_timeout_ms=SESSION_TIMEOUT_MS,
             raft=RAFT,
+            # The scenarios decide when a returning replica is back in sync (AlterPartition).
+            expand_isr=False,
         )
 
     def _config(self, node_id: int) -> RaftmetaConfig:
