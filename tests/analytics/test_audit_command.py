@@ -7,13 +7,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 
-from analytics.synthetic import build_image, write_snapshot
+from analytics.synthetic import build_image, write_node_directory, write_snapshot
 from raftmeta.cli import main
 from raftmeta.leader_election import parse_partitions_json
+from tests.analytics.helpers import failover_history
 
 
 def _cluster(directory: Path) -> Path:
@@ -24,12 +26,22 @@ def _cluster(directory: Path) -> Path:
 def test_audit_writes_the_report_plots_and_a_plan_the_election_tool_reads(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    snapshot = _cluster(tmp_path)
+    clusters = tmp_path / "clusters"
+    clusters.mkdir()
+    _cluster(clusters)
+    write_node_directory(
+        clusters / "story", cluster_id="s", batches=failover_history(), snapshot_at=6
+    )
     out = tmp_path / "out"
-    assert main(["audit", str(snapshot), "--out", str(out), "--format", "json"]) == 0
+    assert main(["audit", str(clusters), "--out", str(out), "--format", "json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads((out / "report.json").read_text())
-    cluster = printed["clusters"]["c"]
+    assert sorted(printed["clusters"]) == ["east", "story"]
+    _check_story(printed["clusters"]["story"])
+    cluster = printed["clusters"]["east"]
+    assert cluster["brokers_above_threshold"] == [0, 1, 2, 3, 4]
+    assert cluster["election_plan"]["brokers_above_threshold_after"] == []
+    out = out / "east"
     plan = json.loads((out / "election-plan.json").read_text())
     assert set(plan) == {"partitions"}
     assert plan["partitions"]
@@ -46,12 +58,35 @@ def test_audit_writes_the_report_plots_and_a_plan_the_election_tool_reads(
     assert not spark.sparkContext._jsc.sc().isStopped()  # the shared session was left running
 
     plain_out = tmp_path / "plain"
-    assert main(["audit", str(snapshot), "--out", str(plain_out), "--engine", "plain"]) == 0
-    assert "cluster c" in capsys.readouterr().out
+    assert main(["audit", str(clusters), "--out", str(plain_out), "--engine", "plain"]) == 0
+    assert "cluster east" in capsys.readouterr().out
     assert json.loads((plain_out / "report.json").read_text()) == printed
-    assert (plain_out / "election-plan.json").read_text() == (
-        out / "election-plan.json"
-    ).read_text()
+    plain_plan = plain_out / "east" / "election-plan.json"
+    assert plain_plan.read_text() == (out / "election-plan.json").read_text()
+
+
+def _check_story(story: dict[str, Any]) -> None:
+    """Broker 1 fails and comes back (see ``failover_history``)."""
+    events = story["events"]
+    assert events["records"] == 15
+    assert events["elections_by_type"] == {"non_preferred": 2, "preferred": 1, "unclean": 1}
+    assert events["unclean_elections"]["examples"] == [
+        {"offset": 14, "topic": "orders", "partition": 1, "leader": 2, "previous_leader": 3}
+    ]
+    assert events["isr_shrinks"] == [
+        {"broker_id": 1, "count": 3},
+        {"broker_id": 2, "count": 1},
+        {"broker_id": 3, "count": 1},
+    ]
+    assert events["fencing"][0] == {
+        "broker_id": 1,
+        "fenced": 1,
+        "unfenced": 1,
+        "controlled_shutdowns": 0,
+        "registrations": 1,
+        "unregistrations": 0,
+    }
+    assert events["fencing_events"] == 2
 
 
 def test_bad_paths_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
