@@ -14,7 +14,7 @@ may still be lost.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from elections import ElectionType, TopicPartition
@@ -25,8 +25,6 @@ from raftmeta.controller import (
     CreateTopicResult,
     DescribeConfigsResult,
     ItemError,
-    NewPartitions,
-    NewTopic,
     NotControllerError,
     QuorumController,
     TopicResult,
@@ -45,6 +43,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _Reply = TypeVar("_Reply")
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
 
 AUTHORIZATION_FAILED = "Authorization failed."
 CLUSTER_DENIED = "Cluster authorization failed."
@@ -111,6 +111,20 @@ class ServiceBase:
             raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED)
 
 
+async def for_permitted(
+    items: Sequence[_Item],
+    permitted: Callable[[_Item], bool],
+    refused: Callable[[_Item], _Result],
+    run: Callable[[list[_Item]], Awaitable[Sequence[_Result]]],
+) -> list[_Result]:
+    """Send the permitted items to the controller in one call and answer the others with
+    their authorization error, in the request's order (Kafka answers per item)."""
+    allowed = [permitted(item) for item in items]
+    chosen = [item for item, ok in zip(items, allowed, strict=True) if ok]
+    results = iter(await run(chosen) if chosen else [])
+    return [next(results) if ok else refused(item) for item, ok in zip(items, allowed, strict=True)]
+
+
 def _metadata(context: Any) -> tuple[tuple[str, str | bytes], ...]:
     metadata = context.invocation_metadata() if context is not None else None
     return tuple((item[0], item[1]) for item in metadata or ())
@@ -132,28 +146,19 @@ class AdminService(ServiceBase, apb_grpc.AdminServicer):
             cluster_ok = self.allowed(
                 principal, Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME
             )
-            wanted: list[NewTopic] = []
-            denied: dict[int, CreateTopicResult] = {}
-            for index, topic in enumerate(request.topics):
-                if cluster_ok or self.allowed(
-                    principal, Operation.CREATE, ResourceType.TOPIC, topic.name
-                ):
-                    wanted.append(convert.new_topic_from_pb(topic))
-                else:
-                    denied[index] = CreateTopicResult(topic.name, DENIED)
-            results = iter(
-                await controller.create_topics(
-                    wanted,
+            ordered = await for_permitted(
+                request.topics,
+                lambda topic: (
+                    cluster_ok
+                    or self.allowed(principal, Operation.CREATE, ResourceType.TOPIC, topic.name)
+                ),
+                lambda topic: CreateTopicResult(topic.name, DENIED),
+                lambda topics: controller.create_topics(
+                    [convert.new_topic_from_pb(topic) for topic in topics],
                     validate_only=request.validate_only,
                     timeout_ms=timeout_of(request.timeout_ms),
-                )
-                if wanted
-                else []
+                ),
             )
-            ordered = [
-                denied[index] if index in denied else next(results)
-                for index in range(len(request.topics))
-            ]
             return apb.CreateTopicsResponse(
                 header=convert.header(),
                 topics=[convert.create_result_to_pb(result) for result in ordered],
@@ -170,26 +175,18 @@ class AdminService(ServiceBase, apb_grpc.AdminServicer):
         async def body(
             controller: QuorumController, principal: str
         ) -> apb.CreatePartitionsResponse:
-            wanted: list[NewPartitions] = []
-            denied: dict[int, TopicResult] = {}
-            for index, topic in enumerate(request.topics):
-                if self.allowed(principal, Operation.ALTER, ResourceType.TOPIC, topic.name):
-                    wanted.append(convert.new_partitions_from_pb(topic))
-                else:
-                    denied[index] = TopicResult(topic.name, DENIED)
-            results = iter(
-                await controller.create_partitions(
-                    wanted,
+            ordered = await for_permitted(
+                request.topics,
+                lambda topic: self.allowed(
+                    principal, Operation.ALTER, ResourceType.TOPIC, topic.name
+                ),
+                lambda topic: TopicResult(topic.name, DENIED),
+                lambda topics: controller.create_partitions(
+                    [convert.new_partitions_from_pb(topic) for topic in topics],
                     validate_only=request.validate_only,
                     timeout_ms=timeout_of(request.timeout_ms),
-                )
-                if wanted
-                else []
+                ),
             )
-            ordered = [
-                denied[index] if index in denied else next(results)
-                for index in range(len(request.topics))
-            ]
             return apb.CreatePartitionsResponse(
                 header=convert.header(),
                 results=[convert.topic_result_to_pb(result) for result in ordered],
@@ -204,21 +201,14 @@ class AdminService(ServiceBase, apb_grpc.AdminServicer):
             return apb.DeleteTopicsResponse(header=header)
 
         async def body(controller: QuorumController, principal: str) -> apb.DeleteTopicsResponse:
-            names = list(request.topic_names)
-            permitted = [
-                self.allowed(principal, Operation.DELETE, ResourceType.TOPIC, name)
-                for name in names
-            ]
-            allowed = [name for name, ok in zip(names, permitted, strict=True) if ok]
-            results = iter(
-                await controller.delete_topics(allowed, timeout_ms=timeout_of(request.timeout_ms))
-                if allowed
-                else []
+            ordered = await for_permitted(
+                list(request.topic_names),
+                lambda name: self.allowed(principal, Operation.DELETE, ResourceType.TOPIC, name),
+                lambda name: TopicResult(name, DENIED),
+                lambda names: controller.delete_topics(
+                    names, timeout_ms=timeout_of(request.timeout_ms)
+                ),
             )
-            ordered = [
-                next(results) if ok else TopicResult(name, DENIED)
-                for name, ok in zip(names, permitted, strict=True)
-            ]
             return apb.DeleteTopicsResponse(
                 header=convert.header(),
                 results=[convert.topic_result_to_pb(result) for result in ordered],
