@@ -12,7 +12,11 @@ from pathlib import Path
 
 from raftmeta.config import ConfigError, RaftmetaConfig
 from raftmeta.raft.config import RaftConfig
-from raftmeta.server.settings import DEFAULT_SNAPSHOT_BYTES, DEFAULT_SNAPSHOT_INTERVAL_MS
+from raftmeta.server.settings import (
+    DEFAULT_SNAPSHOT_BYTES,
+    DEFAULT_SNAPSHOT_INTERVAL_MS,
+    raft_config,
+)
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 2000
 DEFAULT_SESSION_TIMEOUT_MS = 9000
@@ -82,15 +86,7 @@ class BrokerSettings:
         status_file: Path | None = None,
         unconfirmed_voters: frozenset[int] = frozenset(),
     ) -> BrokerSettings:
-        fetch_timeout = config.controller_quorum_fetch_timeout_ms
-        raft = RaftConfig(
-            election_timeout_ms=config.controller_quorum_election_timeout_ms,
-            fetch_timeout_ms=fetch_timeout,
-            election_backoff_max_ms=config.controller_quorum_election_backoff_max_ms,
-            request_timeout_ms=config.controller_quorum_request_timeout_ms,
-            retry_backoff_ms=config.controller_quorum_retry_backoff_ms,
-            fetch_max_wait_ms=min(RaftConfig().fetch_max_wait_ms, fetch_timeout // 2),
-        )
+        raft = raft_config(config)
         listener = next((item for item in config.listeners if item.name != "CONTROLLER"), None)
         return cls(
             broker_id=config.node_id,

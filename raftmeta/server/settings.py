@@ -17,6 +17,22 @@ DEFAULT_SNAPSHOT_BYTES = 20 * 1024 * 1024
 DEFAULT_SNAPSHOT_INTERVAL_MS = 60 * 60 * 1000
 
 
+def raft_config(config: RaftmetaConfig) -> RaftConfig:
+    """The core's timeouts from the ``controller.quorum.*`` keys, for voters and observers.
+
+    The parked Fetch wait stays under half the fetch timeout, or an idle follower would time
+    out while its own request is parked."""
+    fetch_timeout = config.controller_quorum_fetch_timeout_ms
+    return RaftConfig(
+        election_timeout_ms=config.controller_quorum_election_timeout_ms,
+        fetch_timeout_ms=fetch_timeout,
+        election_backoff_max_ms=config.controller_quorum_election_backoff_max_ms,
+        request_timeout_ms=config.controller_quorum_request_timeout_ms,
+        retry_backoff_ms=config.controller_quorum_retry_backoff_ms,
+        fetch_max_wait_ms=min(RaftConfig().fetch_max_wait_ms, fetch_timeout // 2),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class NodeSettings:
     node_id: int
@@ -37,15 +53,7 @@ class NodeSettings:
 
     @classmethod
     def from_config(cls, config: RaftmetaConfig) -> NodeSettings:
-        fetch_timeout = config.controller_quorum_fetch_timeout_ms
-        raft = RaftConfig(
-            election_timeout_ms=config.controller_quorum_election_timeout_ms,
-            fetch_timeout_ms=fetch_timeout,
-            election_backoff_max_ms=config.controller_quorum_election_backoff_max_ms,
-            request_timeout_ms=config.controller_quorum_request_timeout_ms,
-            retry_backoff_ms=config.controller_quorum_retry_backoff_ms,
-            fetch_max_wait_ms=min(RaftConfig().fetch_max_wait_ms, fetch_timeout // 2),
-        )
+        raft = raft_config(config)
         endpoint = config.controller_endpoint
         return cls(
             node_id=config.node_id,
