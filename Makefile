@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint soak bench clean proto
+.PHONY: demo test lint soak properties bench clean proto
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,18 @@ SEEDS ?= 100000
 START ?= 0
 soak: $(STAMP)
 	$(PY) -m raftmeta.sim.soak --start $(START) --count $(SEEDS)
+
+# Property tests with fresh random examples each round (the suite draws fixed ones):
+# make properties ROUNDS=50
+ROUNDS ?= 20
+PROPERTY_TESTS := $(shell grep -rl --include='test_*.py' '@given' tests)
+properties: $(STAMP)
+	for round in $$(seq 1 $(ROUNDS)); do \
+		echo "round $$round of $(ROUNDS)"; \
+		RAFTMETA_HYPOTHESIS_PROFILE=explore $(PY) -m pytest -q -p no:cacheprovider \
+			--deselect tests/sim/test_simulator.py::test_ci_fault_schedules_hold_every_invariant \
+			$(PROPERTY_TESTS) || exit 1; \
+	done
 
 # Benchmarks are not part of the test suite; each prints its figures and the machine.
 bench: $(STAMP)

@@ -202,6 +202,9 @@ class BalancedStripe:
         leader = self._choose_leader()
         if leader is None:
             raise NoCandidateError(partition, replication_factor, 0, leader=True)
+        # The leadership counts at once: a rack that has just been given this leader has had its
+        # turn, which is what the followers' "most leaders" rule asks about.
+        self._count_leader(leader)
         chosen = [leader]
         presence = [0] * len(self._members)
         presence_unfenced = [0] * len(self._members)
@@ -322,11 +325,14 @@ class BalancedStripe:
             heapq.heappush(heap, entry)
         return found
 
-    def _count(self, chosen: list[int]) -> None:
-        leader = chosen[0]
+    def _count_leader(self, leader: int) -> None:
+        rack = self._rack_of[leader]
         self._leaders[leader] += 1
         self._tie_leaders[leader] += 1
-        self._rack_leaders[self._rack_of[leader]] += 1
+        self._rack_leaders[rack] += 1
+        self._update_rack_loads(rack)
+
+    def _count(self, chosen: list[int]) -> None:
         for index in chosen:
             rack = self._rack_of[index]
             self._replicas[index] += 1

@@ -3,14 +3,25 @@
 ``spark`` is one local SparkSession for the whole run, started only when a test asks for it
 (the JVM costs seconds and hundreds of megabytes), and stopped at the end. Spark tests must not
 run in parallel processes: each would start its own JVM on the same two cores.
+
+Property tests draw the same examples on every run (the ``suite`` profile): the suite is a gate,
+and a gate that passes or fails by luck tells nobody anything. Looking for new counterexamples
+is a separate job, ``make properties``, which loads the ``explore`` profile and draws fresh
+examples each round; whatever it finds is fixed and kept as an ``@example``.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("suite", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, database=None, print_blob=True)
+settings.load_profile(os.environ.get("RAFTMETA_HYPOTHESIS_PROFILE", "suite"))
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
