@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from placement import StripedReplicaPlacer, UsableBroker
@@ -16,6 +16,19 @@ from tests.placement.clusters import clusters, grid, homogeneous_clusters, place
     sizes=st.lists(st.integers(1, 40), min_size=2, max_size=4),
     rf_fraction=st.floats(0, 1),
     seed=st.integers(0, 2**32 - 1),
+)
+@example(
+    # Found by Hypothesis: the third replica of the third partition went to the rack that had
+    # not led yet, so its broker had to take a fourth replica with the last leadership.
+    brokers=[
+        UsableBroker(0, None, False),
+        UsableBroker(1, "rack-1", False),
+        UsableBroker(2, None, False),
+        UsableBroker(3, "rack-1", False),
+    ],
+    sizes=[1, 1, 2],
+    rf_fraction=0.75,
+    seed=0,
 )
 def test_extensions_end_as_balanced_as_one_creation(
     brokers: list[UsableBroker], sizes: list[int], rf_fraction: float, seed: int
