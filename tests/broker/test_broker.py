@@ -265,10 +265,14 @@ def test_a_leader_shrinks_an_isr_with_alter_partition_and_a_stale_epoch_is_refus
         assert result.error.ok, result.error
         assert set(result.isr) == {leader.broker_id, follower}
         assert result.partition_epoch == partition.partition_epoch + 1
-        await leader.wait_for(
-            lambda: set(leader.image.partition(topic_id, 0).isr) == {leader.broker_id, follower},  # type: ignore[union-attr]
-            DEADLINE_S,
-        )
+
+        def shrunk() -> bool:
+            # The leader's own image may not even hold the topic yet: only brokers[1] was
+            # waited for.
+            seen = leader.image.partition(topic_id, 0)
+            return seen is not None and set(seen.isr) == {leader.broker_id, follower}
+
+        await leader.wait_for(shrunk, DEADLINE_S)
         # The same proposal again names a partition epoch that is no longer current.
         (stale,) = await leader.alter_partition(topic_id, [shrink])
         assert stale.error.code is ErrorCode.INVALID_UPDATE_VERSION, stale.error
