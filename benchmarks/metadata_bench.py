@@ -343,8 +343,8 @@ class ImageFollower:
         self.leader = (leader_id, epoch)
         self._notify()
 
-    def snapshot(self) -> list[bytes]:
-        return encode_each(self.image.to_records())
+    def snapshot(self) -> Callable[[], list[bytes]]:
+        return self.image.snapshot_work()
 
 
 def plant_snapshot(snapshot: Path, data_dir: Path, node_id: int) -> None:

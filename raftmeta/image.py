@@ -48,6 +48,7 @@ from raftmeta.records import (
     TopicRecord,
     UnregisterBrokerRecord,
     Uuid,
+    encode_each,
     encode_record,
     fast_constructor,
     uuid_to_str,
@@ -719,6 +720,15 @@ class MetadataImage:
         return MappingProxyType(self._preferred_leader_counts)
 
     # --- snapshots and comparison --------------------------------------------------------
+
+    def snapshot_work(self) -> Callable[[], list[bytes]]:
+        """This image's encoded records, to be made later on another thread.
+
+        The image is copied now (0.4 s at a million partitions) and the copy encoded when the
+        work runs (seconds at that size), so the owner can go on applying commits meanwhile.
+        """
+        frozen = self.copy()
+        return lambda: encode_each(frozen.to_records())
 
     def to_records(self) -> Iterator[Record]:
         """The image as records, in a canonical order so equal images write equal snapshots.

@@ -42,7 +42,7 @@ from raftmeta.controller.types import (
 )
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
-from raftmeta.records import TopicId, encode_each, uuid_to_str
+from raftmeta.records import TopicId, uuid_to_str
 from raftmeta.rpc import broker_pb2
 from raftmeta.server.client import RaftClient
 from raftmeta.server.node import RaftNode
@@ -242,7 +242,7 @@ class Broker:
         )
         replica = self._replica
         self._client = RaftClient(
-            node, replica, snapshot_source=lambda: encode_each(replica.image.to_records())
+            node, replica, snapshot_source=lambda: replica.image.snapshot_work()
         )
         await node.bind()
         return node

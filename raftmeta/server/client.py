@@ -15,7 +15,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -23,13 +23,15 @@ from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.raft.ready import LeaderAndEpoch
 from raftmeta.raft.roles import Role
-from raftmeta.server.node import RaftNode, monotonic_ms
+from raftmeta.server.node import RaftNode, SnapshotWork, monotonic_ms
 from raftmeta.storage.snapshots import SnapshotReader
 
 log = logging.getLogger(__name__)
 
-SnapshotSource = Callable[[], Iterable[bytes]]
-"""Serializes the state machine as of the last batch handed to ``handle_commit``."""
+SnapshotSource = Callable[[], SnapshotWork]
+"""Captures the state machine as of the last batch handed to ``handle_commit`` and returns the
+work that serializes it. The capture runs on the event loop and should be cheap (a copy); the
+work runs on a worker thread while later commits go on, so it must only read the capture."""
 
 
 class Listener(Protocol):
@@ -230,7 +232,7 @@ class RaftClient:
         if core.role is not Role.LEADER or core.epoch != pending_epoch:
             self._fail_all(NotLeaderError(core.leader_id, core.epoch))
 
-    def snapshot_due(self) -> list[bytes] | None:
+    def snapshot_due(self) -> SnapshotWork | None:
         """Records for a snapshot when enough bytes committed, or enough time passed with
         something committed, since the last one.
 
@@ -259,4 +261,4 @@ class RaftClient:
         self.bytes_since_snapshot = 0
         self.snapshot_offset = end
         self.last_snapshot_ms = now
-        return list(self.snapshot_source())
+        return self.snapshot_source()

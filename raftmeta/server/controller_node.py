@@ -23,7 +23,6 @@ from raftmeta.auth import AccessControl
 from raftmeta.config import ConfigError, RaftmetaConfig
 from raftmeta.controller import ControllerSettings, QuorumController, RaftClientLog
 from raftmeta.raft.batch import Batch
-from raftmeta.records import encode_each
 from raftmeta.server.client import RaftClient
 from raftmeta.server.node import RaftNode, monotonic_ms
 from raftmeta.server.settings import NodeSettings
@@ -182,7 +181,7 @@ class ControllerNode:
         )
         self._controller = controller
         self._listener.controller = controller
-        self.client.snapshot_source = lambda: encode_each(controller.committed_image.to_records())
+        self.client.snapshot_source = lambda: controller.committed_image.snapshot_work()
         controller.start(tick_interval_ms=self.tick_interval_ms)
         await node.start(voters)
         self._start_metrics()

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -39,6 +39,11 @@ from raftmeta.storage.snapshots import SnapshotReader
 log = logging.getLogger(__name__)
 
 
+SnapshotWork = Callable[[], Iterable[bytes]]
+"""Serializes a state captured earlier. It runs on a worker thread while the node goes on
+committing, so it must read nothing that later commits change."""
+
+
 def monotonic_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
@@ -55,8 +60,9 @@ class Application(Protocol):
     def state_changed(self) -> None:
         """The core took input: its role or epoch may have moved."""
 
-    def snapshot_due(self) -> list[bytes] | None:
-        """Records that rebuild the state as of the last commit, when a snapshot is wanted."""
+    def snapshot_due(self) -> SnapshotWork | None:
+        """When a snapshot is wanted: the work that yields the records rebuilding the state as
+        of the last commit. Called on the event loop; the work runs on a worker thread."""
 
 
 class _NoApplication:
@@ -72,7 +78,7 @@ class _NoApplication:
     def state_changed(self) -> None:
         pass
 
-    def snapshot_due(self) -> list[bytes] | None:
+    def snapshot_due(self) -> SnapshotWork | None:
         return None
 
 
@@ -98,6 +104,9 @@ class RaftNode:
         self._waiters: dict[tuple[int, type[Request]], asyncio.Future[Response]] = {}
         self._calls: set[asyncio.Task[None]] = set()
         self._applied_offset = 0
+        self._snapshot_task: asyncio.Task[None] | None = None
+        self._snapshot_written: tuple[SnapshotId, int] | None = None
+        """A snapshot the worker finished, for the driver to hand to the core between Readys."""
         self._services: list[Callable[[Any], None]] = []
         self.failure: BaseException | None = None
         """Why the driver stopped on its own, if it did; the node is unusable after it."""
@@ -206,6 +215,10 @@ class RaftNode:
         if self._driver is not None:
             await self._driver
             self._driver = None
+        if self._snapshot_task is not None:
+            # The worker thread cannot be interrupted; the directory must outlive its writes.
+            await asyncio.wait({self._snapshot_task})
+            self._snapshot_task = None
         self._fail_waiters()
         if self._server is not None:
             await self._server.stop(grace=None)
@@ -362,6 +375,10 @@ class RaftNode:
         try:
             while not self._stopping:
                 self._wakeup.clear()
+                if self._snapshot_written is not None:
+                    snapshot_id, size = self._snapshot_written
+                    self._snapshot_written = None
+                    core.snapshot_taken(snapshot_id, size)
                 now = monotonic_ms()
                 if now >= core.next_deadline_ms():
                     core.tick(now)
@@ -397,11 +414,20 @@ class RaftNode:
             app.leader_change(ready.leader_change)
         core.advance(ready, monotonic_ms())
         self._app.state_changed()
-        await self._maybe_snapshot(core, disk)
+        self._maybe_snapshot(core, disk)
 
-    async def _maybe_snapshot(self, core: RaftCore, disk: NodeDisk) -> None:
-        records = self._app.snapshot_due()
-        if records is None:
+    def _maybe_snapshot(self, core: RaftCore, disk: NodeDisk) -> None:
+        """Start a snapshot when the application wants one and none is being written.
+
+        Serializing a large image takes seconds (about 3 s at a million partitions). Done on
+        the driver, it would stop the node answering fetches for that long and a leader would
+        lose its epoch; so the application captures its state here and the records are made
+        and written on a worker thread while the node goes on.
+        """
+        if self._snapshot_task is not None or self._stopping:
+            return
+        work = self._app.snapshot_due()
+        if work is None:
             return
         end = self._applied_offset
         if end <= core.log.start_offset or end > core.high_watermark:
@@ -409,10 +435,24 @@ class RaftNode:
         snapshot_id = SnapshotId(end, core.log.epoch_at(end - 1))
         if disk.directory.snapshot_path(snapshot_id).exists():
             return
-        size = await asyncio.to_thread(disk.write_snapshot, snapshot_id, records)
-        log.info("node %d: took snapshot %s", self.node_id, snapshot_id.file_stem())
-        core.snapshot_taken(snapshot_id, size)
-        self._wakeup.set()
+        task = asyncio.create_task(self._write_snapshot(disk, snapshot_id, work))
+        self._snapshot_task = task
+
+    async def _write_snapshot(
+        self, disk: NodeDisk, snapshot_id: SnapshotId, work: SnapshotWork
+    ) -> None:
+        try:
+            size = await asyncio.to_thread(lambda: disk.write_snapshot(snapshot_id, work()))
+        except Exception as error:
+            # A snapshot is an optimization: the log still holds everything. Say so loudly
+            # and let the next trigger try again.
+            log.error("node %d: snapshot %s failed: %s", self.node_id, snapshot_id, error)
+        else:
+            log.info("node %d: took snapshot %s", self.node_id, snapshot_id.file_stem())
+            self._snapshot_written = (snapshot_id, size)
+            self._wakeup.set()
+        finally:
+            self._snapshot_task = None
 
     def _send(self, outbound: Sequence[Outbound]) -> None:
         peers = self._peers

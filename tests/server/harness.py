@@ -74,8 +74,9 @@ class Recorder:
         self.leader = (leader_id, epoch)
         self.changes.notify()
 
-    def snapshot(self) -> Iterable[bytes]:
-        return list(self.values)
+    def snapshot(self) -> Callable[[], Iterable[bytes]]:
+        values = list(self.values)
+        return lambda: values
 
 
 @dataclass(eq=False)

@@ -59,7 +59,7 @@ def test_a_snapshot_the_node_cannot_take_keeps_the_byte_count(tmp_path: Path) ->
     the next snapshot instead of starting a whole threshold over."""
     settings = NodeSettings(node_id=1, voters={}, data_dir=tmp_path, max_bytes_between_snapshots=10)
     node = RaftNode(settings)
-    client = RaftClient(node, Recorder(1, Changes()), snapshot_source=lambda: [b"state"])
+    client = RaftClient(node, Recorder(1, Changes()), snapshot_source=lambda: lambda: [b"state"])
     client.bytes_since_snapshot = 100
     client.committed_offset = 5
     assert client.snapshot_due() is None
