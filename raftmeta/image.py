@@ -294,6 +294,40 @@ class TopicImage:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Content:
+    """The parts of an image its records are made from (the indexes are derived from them)."""
+
+    features: Mapping[str, int]
+    brokers: Mapping[int, BrokerRegistration]
+    topics: Mapping[TopicId, TopicImage]
+    topic_ids_by_name: Mapping[str, TopicId]
+    configs: Mapping[ConfigResource, Mapping[str, str]]
+
+    def records(self) -> Iterator[Record]:
+        features, brokers, configs = self.features, self.brokers, self.configs
+        topics, topic_ids_by_name = self.topics, self.topic_ids_by_name
+        for name in sorted(features):
+            yield FeatureLevelRecord(name, features[name])
+        for broker_id in sorted(brokers):
+            yield brokers[broker_id].to_record()
+        topic_resource = int(ConfigResourceType.TOPIC)
+        for name in sorted(topic_ids_by_name):
+            topic = topics[topic_ids_by_name[name]]
+            topic_id = topic._topic_id
+            yield TopicRecord(name, topic_id)
+            yield from _config_records(topic_resource, name, configs.get((topic_resource, name)))
+            partitions = topic._partitions
+            to_record = PartitionRegistration.to_record
+            for partition_id in sorted(partitions):
+                yield to_record(partitions[partition_id], topic_id, partition_id)
+        for resource in sorted(configs):
+            resource_type, resource_name = resource
+            if resource_type == topic_resource and resource_name in topic_ids_by_name:
+                continue
+            yield from _config_records(resource_type, resource_name, configs[resource])
+
+
 class MetadataImage:
     """The cluster as of ``offset``, the log offset of the last record applied (-1: none)."""
 
@@ -727,8 +761,16 @@ class MetadataImage:
         The image is copied now (0.4 s at a million partitions) and the copy encoded when the
         work runs (seconds at that size), so the owner can go on applying commits meanwhile.
         """
-        frozen = self.copy()
-        return lambda: encode_each(frozen.to_records())
+        # Only what the records are made of is copied, not the indexes: the copy is the part
+        # that still holds the event loop, and the indexes would double it.
+        frozen = _Content(
+            dict(self._features),
+            dict(self._brokers),
+            {topic_id: topic.copy() for topic_id, topic in self._topics.items()},
+            dict(self._topic_ids_by_name),
+            {resource: dict(entries) for resource, entries in self._configs.items()},
+        )
+        return lambda: encode_each(frozen.records())
 
     def to_records(self) -> Iterator[Record]:
         """The image as records, in a canonical order so equal images write equal snapshots.
@@ -736,27 +778,9 @@ class MetadataImage:
         Order: feature levels, brokers, then per topic (by name) its TopicRecord, its configs
         and its partitions (by id), then every other config.
         """
-        for name in sorted(self._features):
-            yield FeatureLevelRecord(name, self._features[name])
-        for broker_id in sorted(self._brokers):
-            yield self._brokers[broker_id].to_record()
-        topic_resource = int(ConfigResourceType.TOPIC)
-        for name in sorted(self._topic_ids_by_name):
-            topic = self._topics[self._topic_ids_by_name[name]]
-            topic_id = topic._topic_id
-            yield TopicRecord(name, topic_id)
-            yield from _config_records(
-                topic_resource, name, self._configs.get((topic_resource, name))
-            )
-            partitions = topic._partitions
-            to_record = PartitionRegistration.to_record
-            for partition_id in sorted(partitions):
-                yield to_record(partitions[partition_id], topic_id, partition_id)
-        for resource in sorted(self._configs):
-            resource_type, resource_name = resource
-            if resource_type == topic_resource and resource_name in self._topic_ids_by_name:
-                continue
-            yield from _config_records(resource_type, resource_name, self._configs[resource])
+        return _Content(
+            self._features, self._brokers, self._topics, self._topic_ids_by_name, self._configs
+        ).records()
 
     def digest(self) -> str:
         """A hash of the content (not the offset); equal images at one offset give equal digests.
@@ -821,7 +845,7 @@ def _decrement(counts: dict[int, int], broker_id: int) -> None:
 
 
 def _config_records(
-    resource_type: int, resource_name: str, configs: dict[str, str] | None
+    resource_type: int, resource_name: str, configs: Mapping[str, str] | None
 ) -> Iterator[ConfigRecord]:
     if configs:
         for name in sorted(configs):

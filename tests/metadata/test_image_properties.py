@@ -130,3 +130,19 @@ def test_a_copy_changes_independently_of_its_original(history: list[Record], cut
     assert original.digest() == before
     assert_indexes_match_a_recount(original)
     assert copy == replay_all(history)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(), st.integers(min_value=0, max_value=1_000))
+def test_snapshot_work_encodes_the_image_as_captured(history: list[Record], cut: int) -> None:
+    """A node captures its image for a snapshot, then goes on applying commits while a worker
+    thread encodes the capture: the snapshot must hold the image as it was at the capture."""
+    cut = min(cut, len(history))
+    image = MetadataImage()
+    for offset, record in enumerate(history[:cut]):
+        image.apply(record, offset)
+    expected = encode_each(image.to_records())
+    work = image.snapshot_work()
+    for offset, record in enumerate(history[cut:], start=cut):
+        image.apply(record, offset)
+    assert work() == expected
