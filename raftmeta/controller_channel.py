@@ -9,6 +9,8 @@ rule, so it lives here once:
 * on NOT_CONTROLLER, remember the named controller and send there at once;
 * when a server cannot be reached (gRPC UNAVAILABLE), or nobody knows the controller (an
   election is under way), move to the next bootstrap server after a short, growing pause;
+* a server that stops answering in the middle of a call (paused, frozen) misses the channel's
+  keepalive pings and the call fails as UNAVAILABLE within seconds, not at its deadline;
 * stop at the deadline with REQUEST_TIMED_OUT and a message naming every server tried.
 
 Any other answer is the caller's to interpret: an item error, a request-level error code in the
@@ -28,7 +30,7 @@ import grpc
 
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import admin_pb2, broker_pb2, raft_pb2
-from raftmeta.server.peers import CHANNEL_OPTIONS
+from raftmeta.server.peers import CLIENT_CHANNEL_OPTIONS
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +257,7 @@ class ControllerChannel:
         would answer differently."""
         channel = self._channels.get(endpoint)
         if channel is None:
-            channel = grpc.aio.insecure_channel(endpoint, options=CHANNEL_OPTIONS)
+            channel = grpc.aio.insecure_channel(endpoint, options=CLIENT_CHANNEL_OPTIONS)
             self._channels[endpoint] = channel
         stub = channel.unary_unary(
             spec.path, request_serializer=_serialize, response_deserializer=spec.response_type

@@ -29,7 +29,7 @@ from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.server import wire
 from raftmeta.server.disk import NodeDisk
-from raftmeta.server.peers import GRPC_OPTIONS, Peers
+from raftmeta.server.peers import SERVER_OPTIONS, Peers
 from raftmeta.server.service import RaftService
 from raftmeta.server.settings import NodeSettings
 from raftmeta.storage.data_dir import MetadataDir
@@ -157,7 +157,7 @@ class RaftNode:
         )
         self._disk = NodeDisk(directory)
         # No SO_REUSEPORT: a second node on the same port must fail to start, not share it.
-        server = grpc.aio.server(options=(*GRPC_OPTIONS, ("grpc.so_reuseport", 0)))
+        server = grpc.aio.server(options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)))
         pb_grpc.add_RaftServicer_to_server(RaftService(self), server)
         for register in self._services:
             register(server)
