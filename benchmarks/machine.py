@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+from pathlib import Path
 
 
 def describe_machine() -> str:
@@ -27,3 +28,37 @@ def describe_machine() -> str:
         f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores{memory}, "
         f"Python {platform.python_version()}"
     )
+
+
+def load_average() -> str:
+    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+class Report:
+    """A benchmark's printed lines, kept so they can also be written to its results file.
+
+    It opens with the machine and its load and closes with the load again: on a shared machine
+    a figure means little without the load it was taken under.
+    """
+
+    def __init__(self, results: Path) -> None:
+        self.results = results
+        self.lines: list[str] = []
+
+    def out(self, line: str = "") -> None:
+        self.lines.append(line)
+        print(line, flush=True)
+
+    def start(self) -> None:
+        self.out(f"machine: {describe_machine()}")
+        self.out(
+            f"load average at start: {load_average()} "
+            "(the machine is shared: other work ran during the measurement)"
+        )
+
+    def save(self) -> None:
+        """Write the lines, after one giving the load at the end."""
+        self.out(f"load average at end: {load_average()}")
+        self.results.parent.mkdir(parents=True, exist_ok=True)
+        self.results.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
+        print(f"written to {self.results}")

@@ -56,7 +56,7 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.machine import describe_machine
+from benchmarks.machine import Report
 from placement import KafkaStripedReplicaPlacer, PlacementSpec, StaticClusterView, UsableBroker
 from raftmeta.image import MetadataImage
 from raftmeta.raft.batch import Batch, SnapshotId
@@ -693,17 +693,9 @@ def main() -> int:
     if args.partitions < PARTITIONS_PER_TOPIC or args.partitions % PARTITIONS_PER_TOPIC:
         parser.error(f"--partitions must be a multiple of {PARTITIONS_PER_TOPIC}")
 
-    lines: list[str] = []
-
-    def out(line: str = "") -> None:
-        lines.append(line)
-        print(line, flush=True)
-
-    out(f"machine: {describe_machine()}")
-    out(
-        f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
-        "(the machine is shared: other work ran during the measurement)"
-    )
+    report = Report(RESULTS)
+    out = report.out
+    report.start()
     out(f"code: {code_version()}")
     out(f"medians of {args.runs} runs; each run in fresh processes")
     if "a" not in args.skip:
@@ -712,10 +704,7 @@ def main() -> int:
         create_topics_section(args, out)
     if "c" not in args.skip:
         placement_section(args, out)
-    out(f"load average at end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"written to {RESULTS.relative_to(ROOT)}")
+    report.save()
     return 0
 
 

@@ -43,7 +43,7 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.machine import describe_machine
+from benchmarks.machine import Report
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES_DIR = Path(__file__).resolve().parent / "quorum_nodes"
@@ -428,17 +428,9 @@ def main() -> int:
     load = QUICK if args.quick else FULL
     ensure_pysyncobj()
 
-    lines: list[str] = []
-
-    def out(line: str) -> None:
-        lines.append(line)
-        print(line, flush=True)
-
-    out(f"machine: {describe_machine()}")
-    out(
-        f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
-        "(the machine is shared: other work ran during the measurement)"
-    )
+    report = Report(RESULTS)
+    out = report.out
+    report.start()
     out(
         "three local processes per system on 127.0.0.1, 100-byte records; "
         f"{load.throughput_records:,} appends with {load.window} in flight, "
@@ -477,9 +469,7 @@ def main() -> int:
         "graceful: raftmeta resigns and sends EndQuorumEpoch; PySyncObj calls "
         "transferLeadership (TimeoutNow) and exits once a follower leads"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"written to {RESULTS.relative_to(ROOT)}")
+    report.save()
     return 0
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import os
 import statistics
 import sys
 import tempfile
@@ -33,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.machine import describe_machine
+from benchmarks.machine import Report
 from benchmarks.metadata_bench import (
     PARTITIONS_PER_TOPIC,
     broker_records,
@@ -134,14 +133,9 @@ def main() -> int:
         parser.error("--runs must be at least 1")
     if args.partitions < PARTITIONS_PER_TOPIC or args.partitions % PARTITIONS_PER_TOPIC:
         parser.error(f"--partitions must be a multiple of {PARTITIONS_PER_TOPIC}")
-    lines: list[str] = []
-
-    def out(line: str = "") -> None:
-        lines.append(line)
-        print(line, flush=True)
-
-    out(f"machine: {describe_machine()}")
-    out(f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    report = Report(RESULTS)
+    out = report.out
+    report.start()
     print(f"  .. building an image of {args.partitions:,} partitions", file=sys.stderr, flush=True)
     image = build_image(args.partitions, args.seed)
     results: dict[bool, list[dict[str, float]]] = {True: [], False: []}
@@ -180,10 +174,7 @@ def main() -> int:
         f"    a follower starts an election after {FETCH_TIMEOUT_MS} ms without hearing from "
         "its leader"
     )
-    out(f"load average at end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"written to {RESULTS.relative_to(RESULTS.parent.parent.parent)}")
+    report.save()
     return 0
 
 
