@@ -644,6 +644,14 @@ def code_version() -> str:
     return f"commit {head} with uncommitted changes to {', '.join(edited)}"
 
 
+def check_scale(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--runs`` and ``--partitions`` as the image builders need them (whole topics)."""
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    if args.partitions < PARTITIONS_PER_TOPIC or args.partitions % PARTITIONS_PER_TOPIC:
+        parser.error(f"--partitions must be a multiple of {PARTITIONS_PER_TOPIC}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -688,10 +696,7 @@ def main() -> int:
         }
         children[args.child](args)
         return 0
-    if args.runs < 1:
-        parser.error("--runs must be at least 1")
-    if args.partitions < PARTITIONS_PER_TOPIC or args.partitions % PARTITIONS_PER_TOPIC:
-        parser.error(f"--partitions must be a multiple of {PARTITIONS_PER_TOPIC}")
+    check_scale(parser, args)
 
     report = Report(RESULTS)
     out = report.out

@@ -36,6 +36,7 @@ from benchmarks.machine import Report
 from benchmarks.metadata_bench import (
     PARTITIONS_PER_TOPIC,
     broker_records,
+    check_scale,
     topic_batches,
 )
 from raftmeta.image import MetadataImage
@@ -129,10 +130,7 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    if args.runs < 1:
-        parser.error("--runs must be at least 1")
-    if args.partitions < PARTITIONS_PER_TOPIC or args.partitions % PARTITIONS_PER_TOPIC:
-        parser.error(f"--partitions must be a multiple of {PARTITIONS_PER_TOPIC}")
+    check_scale(parser, args)
     report = Report(RESULTS)
     out = report.out
     report.start()
