@@ -354,13 +354,14 @@ class MetadataImage:
         self._preferred_leader_counts: dict[int, int] = {}
 
     def copy(self) -> MetadataImage:
-        """An independent image in the same state, sharing only immutable registrations.
+        """An independent image in the same state.
 
-        The active controller forks its committed image on every leadership change. A round
-        trip through ``to_records`` costs seconds at 100k partitions, long enough to stall the
-        node's event loop past the Raft fetch timeout; copying containers is ~20 times faster.
-        Registrations are frozen, so sharing them is safe; every container the image changes
-        in place is copied.
+        The active controller forks its committed image on every leadership change, on its
+        event loop: a round trip through ``to_records`` would cost seconds at 100k partitions,
+        past the Raft fetch timeout. Registrations are frozen, so both images share them; the
+        ISR index's per-broker sets are shared until either image changes one (copy on
+        write: they are most of the image); every other container is copied. 0.08 s at a
+        million partitions.
         """
         other = MetadataImage.__new__(MetadataImage)
         other._offset = self._offset
