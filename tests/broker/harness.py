@@ -49,11 +49,31 @@ async def poll_async(probe: Callable[[], Awaitable[bool]], timeout_s: float = DE
         await asyncio.sleep(0.02)
 
 
+@dataclasses.dataclass(frozen=True)
+class Timings:
+    """The quorum's and brokers' timeouts: fast ones here; suites that must ride out a busy
+    machine without a leader change pass slower ones."""
+
+    raft: RaftConfig = RAFT
+    heartbeat_ms: int = HEARTBEAT_MS
+    session_timeout_ms: int = SESSION_TIMEOUT_MS
+
+
 class Quorum:
-    def __init__(self, root: Path, *, snapshot_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        snapshot_bytes: int | None = None,
+        timings: Timings = Timings(),
+        controller_config: dict[str, Any] | None = None,
+    ) -> None:
         self.root = root
         self.snapshot_bytes = snapshot_bytes
         """Controllers snapshot (and trim their logs) every this many committed bytes."""
+        self.timings = timings
+        self.controller_config = dict(controller_config or {})
+        """Extra settings for every controller, on top of the harness's own."""
         self.controllers: dict[int, ControllerNode] = {}
         self.brokers: dict[int, Broker] = {}
         self.addresses: dict[int, str] = {}
@@ -66,9 +86,10 @@ class Quorum:
                 "node.id": node_id,
                 "controller.quorum.voters": voters,
                 "metadata.log.dir": str(self.root / f"node-{node_id}"),
-                "broker.heartbeat.interval.ms": HEARTBEAT_MS,
-                "broker.session.timeout.ms": SESSION_TIMEOUT_MS,
+                "broker.heartbeat.interval.ms": self.timings.heartbeat_ms,
+                "broker.session.timeout.ms": self.timings.session_timeout_ms,
                 "metadata.max.idle.interval.ms": 200,
+                **self.controller_config,
             }
         )
 
@@ -77,7 +98,11 @@ class Quorum:
             data_dir = self.root / f"node-{node_id}"
             MetadataDir.format(data_dir, node_id, CLUSTER_ID)
             settings = NodeSettings(
-                node_id=node_id, voters={}, data_dir=data_dir, cluster_id=CLUSTER_ID, raft=RAFT
+                node_id=node_id,
+                voters={},
+                data_dir=data_dir,
+                cluster_id=CLUSTER_ID,
+                raft=self.timings.raft,
             )
             if self.snapshot_bytes is not None:
                 settings = replace(settings, max_bytes_between_snapshots=self.snapshot_bytes)
@@ -104,9 +129,9 @@ class Quorum:
             data_dir=self.root / f"broker-{broker_id}",
             cluster_id=CLUSTER_ID,
             rack=rack,
-            heartbeat_interval_ms=HEARTBEAT_MS,
-            session_timeout_ms=SESSION_TIMEOUT_MS,
-            raft=RAFT,
+            heartbeat_interval_ms=self.timings.heartbeat_ms,
+            session_timeout_ms=self.timings.session_timeout_ms,
+            raft=self.timings.raft,
             status_file=self.root / f"broker-{broker_id}.status",
             # The tests steer ISRs themselves; tests/broker/test_isr_expansion.py turns it on.
             expand_isr=False,

@@ -23,19 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from elections import TopicPartition
-from raftmeta.broker import Broker, BrokerSettings, BrokerState
+from raftmeta.broker import Broker, BrokerState
 from raftmeta.cli import main
-from raftmeta.config import RaftmetaConfig, parse_config
 from raftmeta.controller.types import IsrMember, PartitionIsrChange
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage, PartitionRegistration
 from raftmeta.raft.config import RaftConfig
 from raftmeta.records import NO_LEADER, LeaderRecoveryState
 from raftmeta.rpc import admin_pb2
-from raftmeta.server.controller_node import ControllerNode
-from raftmeta.server.settings import NodeSettings
-from raftmeta.storage import MetadataDir
-from tests.broker.harness import CLUSTER_ID, CONTROLLER_IDS, Quorum, poll
+from tests.broker.harness import Quorum, Timings, poll
 
 RACKS = {1: "r0", 2: "r1", 3: "r2", 4: "r0", 5: "r1", 6: "r2"}
 GUEST_TOKEN = "guest-token"
@@ -50,51 +46,13 @@ CALL_TIMEOUT_MS = 10_000
 
 
 class ElectionQuorum(Quorum):
-    """The broker tests' quorum with extra controller settings."""
+    """The broker tests' quorum with slower timeouts and extra controller settings."""
 
     def __init__(self, root: Path, settings: dict[str, Any]) -> None:
-        super().__init__(root)
-        self.settings = settings
-
-    async def start(self) -> None:
-        for node_id in CONTROLLER_IDS:
-            data_dir = self.root / f"node-{node_id}"
-            MetadataDir.format(data_dir, node_id, CLUSTER_ID)
-            settings = NodeSettings(
-                node_id=node_id, voters={}, data_dir=data_dir, cluster_id=CLUSTER_ID, raft=RAFT
-            )
-            node = await ControllerNode.bind(self._config(node_id), settings=settings)
-            self.controllers[node_id] = node
-            self.addresses[node_id] = node.address
-        for node in self.controllers.values():
-            await node.run(self.addresses)
-
-    def broker_settings(self, broker_id: int, rack: str | None = None) -> BrokerSettings:
-        return BrokerSettings(
-            broker_id=broker_id,
-            voters=self.addresses,
-            data_dir=self.root / f"broker-{broker_id}",
-            cluster_id=CLUSTER_ID,
-            rack=rack,
-            heartbeat_interval_ms=HEARTBEAT_MS,
-            session_timeout_ms=SESSION_TIMEOUT_MS,
-            raft=RAFT,
-            # The scenarios decide when a returning replica is back in sync (AlterPartition).
-            expand_isr=False,
-        )
-
-    def _config(self, node_id: int) -> RaftmetaConfig:
-        voters = ",".join(f"{n}@127.0.0.1:{i + 1}" for i, n in enumerate(CONTROLLER_IDS))
-        return parse_config(
-            {
-                "node.id": node_id,
-                "controller.quorum.voters": voters,
-                "metadata.log.dir": str(self.root / f"node-{node_id}"),
-                "broker.heartbeat.interval.ms": HEARTBEAT_MS,
-                "broker.session.timeout.ms": SESSION_TIMEOUT_MS,
-                "metadata.max.idle.interval.ms": 200,
-                **self.settings,
-            }
+        super().__init__(
+            root,
+            timings=Timings(RAFT, HEARTBEAT_MS, SESSION_TIMEOUT_MS),
+            controller_config=settings,
         )
 
     def active_image(self) -> MetadataImage | None:
