@@ -33,7 +33,6 @@ import asyncio
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -49,6 +48,7 @@ from raftmeta.config import format_properties
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage
+from raftmeta.ports import free_ports
 from raftmeta.raft.batch import SnapshotId
 from raftmeta.records import (
     BrokerEndpoint,
@@ -131,17 +131,6 @@ def write_snapshot(directory: Path, partitions: int) -> tuple[Path, int, int]:
 
 
 # --- the quorum ------------------------------------------------------------------------------
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 def start_quorum(

@@ -43,7 +43,6 @@ import os
 import random
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -59,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.machine import Report
 from placement import KafkaStripedReplicaPlacer, PlacementSpec, StaticClusterView, UsableBroker
 from raftmeta.image import MetadataImage
+from raftmeta.ports import free_ports
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.records import (
     BrokerEndpoint,
@@ -946,18 +946,6 @@ CREATE_RACKS = 3
 SINGLE_CLIENT_TOPICS = 200
 TOPICS_PER_CONCURRENT_CLIENT = 100
 CONCURRENT_CLIENTS = 16
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = []
-    for _ in range(count):
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sockets.append(sock)
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
 
 
 async def until_stdin_closes(on_line: Callable[[str], None]) -> None:

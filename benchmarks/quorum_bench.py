@@ -29,7 +29,6 @@ import json
 import os
 import queue
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,6 +43,7 @@ from typing import IO, Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import Report
+from raftmeta.ports import free_ports
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES_DIR = Path(__file__).resolve().parent / "quorum_nodes"
@@ -143,18 +143,6 @@ class NodeProcess:
                 assert self.process.stdin is not None
                 self.process.stdin.close()
         self.wait()
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = []
-    for _ in range(count):
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sockets.append(sock)
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
 
 
 class Quorum:

@@ -11,14 +11,13 @@ import contextlib
 import io
 import json
 import logging
-import random
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from raftmeta import ports
 from raftmeta.demo.audit import AuditOutcome, run_audit
 from raftmeta.demo.display import StepDisplay
 from raftmeta.demo.errors import StepFailed, require_module
@@ -127,25 +126,11 @@ class Step:
     """The runner starts Spark in the background at once when a step will need it."""
 
 
-def _bindable(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def free_port_run(count: int) -> int:
-    """A port such that it and the next ``count - 1`` are free now, below the ephemeral range
-    (so outgoing connections never take them)."""
-    rng = random.Random()
-    for _ in range(200):
-        base = rng.randrange(20000, 32000 - count)
-        if all(_bindable(base + i) for i in range(count)):
-            return base
-    raise StepFailed("found no free run of ports on 127.0.0.1")
+    try:
+        return ports.free_port_run(count)
+    except RuntimeError as error:
+        raise StepFailed(str(error)) from None
 
 
 # --------------------------------------------------------------------------------- the steps

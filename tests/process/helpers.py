@@ -7,9 +7,7 @@ nothing here sleeps to let something happen.
 from __future__ import annotations
 
 import json
-import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from raftmeta.devcluster import DevCluster, NodeProcess, stop_all
+from raftmeta.ports import free_port_run
 from raftmeta.quorum_describe import DescribeError, QuorumInfo, describe_quorum
 from raftmeta.server.serve import LOAD_RESOURCE
 
@@ -34,29 +33,9 @@ def raftmeta(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[s
     )
 
 
-def _bindable(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def free_base_port(count: int = 3) -> int:
-    """A port such that it and the next ``count - 1`` are free now.
-
-    Chosen at random below Linux's ephemeral range (32768 and up), so outgoing connections
-    never take them, and spread out so that parallel runs rarely collide; a collision only
-    fails a node's start, which the tests report with the node's own one-line error.
-    """
-    rng = random.Random()
-    for _ in range(200):
-        base = rng.randrange(20000, 32000)
-        if all(_bindable(base + i) for i in range(count)):
-            return base
-    raise RuntimeError("found no free run of ports")
+    """The first of ``count`` free ports in a row: a cluster's controllers take them in turn."""
+    return free_port_run(count)
 
 
 def wait_until(probe: Callable[[], _T | None], what: str, deadline_s: float = DEADLINE_S) -> _T:
