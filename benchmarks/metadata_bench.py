@@ -503,6 +503,20 @@ async def observer_main(args: argparse.Namespace) -> None:
 # --- the parent: running children and printing ----------------------------------------------
 
 
+def build_in_child(directory: Path, partitions: int, seed: int) -> dict[str, Any]:
+    """Build the image in a fresh process and write its snapshot into ``directory``."""
+    return run_child(
+        "build",
+        "--dir",
+        str(directory),
+        "--partitions",
+        str(partitions),
+        "--seed",
+        str(seed),
+        "--gc-paused",
+    )
+
+
 def run_child(mode: str, *options: str, stdin: bool = False) -> dict[str, Any]:
     command = [sys.executable, str(SCRIPT), "--child", mode, *options]
     completed = subprocess.run(
@@ -733,16 +747,7 @@ def scale_section(args: argparse.Namespace, out: Callable[[str], None]) -> None:
                 f"run {run + 1}/{args.runs}: building the image and writing its snapshot",
                 flush=True,
             )
-            build = run_child(
-                "build",
-                "--dir",
-                str(directory),
-                "--partitions",
-                str(partitions),
-                "--seed",
-                str(args.seed),
-                "--gc-paused",
-            )
+            build = build_in_child(directory, partitions, args.seed)
             builds.append(build)
             snapshot = build["snapshot_path"]
             for paused in (False, True):
@@ -878,16 +883,7 @@ def observer_section(
         directory = root / "observer-build"
         directory.mkdir()
         print(f"building a {partitions:,}-partition snapshot for the observer", flush=True)
-        snapshot = run_child(
-            "build",
-            "--dir",
-            str(directory),
-            "--partitions",
-            str(partitions),
-            "--seed",
-            str(args.seed),
-            "--gc-paused",
-        )["snapshot_path"]
+        snapshot = build_in_child(directory, partitions, args.seed)["snapshot_path"]
     quorum_dir = root / "quorum"
     quorum_dir.mkdir()
     print("starting a three-voter quorum holding the snapshot", flush=True)
