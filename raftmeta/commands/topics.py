@@ -214,19 +214,13 @@ async def _list(client: Any) -> int:
 
 
 async def _describe(client: Any, args: argparse.Namespace) -> int:
-    from raftmeta.errors import ErrorCode, KafkaError
-
     if args.topic:
-        try:
-            descriptions = [await client.describe_topics([args.topic])[args.topic]]
-        except KafkaError as error:
-            if error.code is ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                if args.if_exists:
-                    return 0
-                raise KafkaError(
-                    error.code, f"Topic '{args.topic}' does not exist as expected"
-                ) from None
-            raise
+        found, description = await _unless_missing(
+            client.describe_topics([args.topic])[args.topic], args
+        )
+        if not found:
+            return 0
+        descriptions = [description]
     else:
         every = await client.describe_topics()
         descriptions = [every[name] for name in sorted(every)]
@@ -292,16 +286,22 @@ async def _delete(client: Any, args: argparse.Namespace) -> int:
 
 
 async def _quietly_if_missing(future: Any, args: argparse.Namespace) -> int:
+    await _unless_missing(future, args)
+    return 0
+
+
+async def _unless_missing(future: Any, args: argparse.Namespace) -> tuple[bool, Any]:
+    """Whether the topic was there, and the future's result; a missing topic is an error
+    unless ``--if-exists`` says it may be missing (as kafka-topics.sh)."""
     from raftmeta.errors import ErrorCode, KafkaError
 
     try:
-        await future
+        return True, await future
     except KafkaError as error:
         if error.code is ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
             if args.if_exists:
-                return 0
+                return False, None
             raise KafkaError(
                 error.code, f"Topic '{args.topic}' does not exist as expected"
             ) from None
         raise
-    return 0
