@@ -356,8 +356,8 @@ def plant_snapshot(snapshot: Path, data_dir: Path, node_id: int) -> None:
 
 async def quorum_main(args: argparse.Namespace) -> None:
     """Three voters holding the snapshot, plus a log after it; answers ``hw`` on stdin."""
+    from raftmeta.quorum import NodeSettings, NotLeaderError, RaftClient, RaftNode
     from raftmeta.raft.roles import Role
-    from raftmeta.server import NodeSettings, NotLeaderError, RaftClient, RaftNode
 
     root = Path(args.dir)
     snapshot = Path(args.snapshot)
@@ -469,7 +469,7 @@ async def _until(predicate: Callable[[], bool], followers: Any) -> None:
 
 async def observer_main(args: argparse.Namespace) -> None:
     """An observer from an empty directory: time until it applied the leader's high watermark."""
-    from raftmeta.server import NodeSettings, RaftClient, RaftNode
+    from raftmeta.quorum import NodeSettings, RaftClient, RaftNode
 
     voters = {int(node_id): address for node_id, address in json.loads(args.voters).items()}
     data_dir = Path(args.dir) / f"observer-{args.node_id}"

@@ -29,8 +29,8 @@ from typing import Any
 import grpc
 
 from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.quorum.peers import CLIENT_CHANNEL_OPTIONS
 from raftmeta.rpc import admin_pb2, broker_pb2, raft_pb2
-from raftmeta.server.peers import CLIENT_CHANNEL_OPTIONS
 
 log = logging.getLogger(__name__)
 

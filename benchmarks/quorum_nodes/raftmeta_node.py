@@ -27,9 +27,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
+from raftmeta.quorum import NodeSettings, NotLeaderError, RaftClient, RaftNode
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.roles import Role
-from raftmeta.server import NodeSettings, NotLeaderError, RaftClient, RaftNode
 from raftmeta.storage import MetadataDir, SnapshotReader
 
 CLUSTER_ID = "raftmeta-quorum-bench"

@@ -42,11 +42,11 @@ from raftmeta.controller.types import (
 )
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
+from raftmeta.quorum.client import RaftClient
+from raftmeta.quorum.node import RaftNode
+from raftmeta.quorum.settings import NodeSettings
 from raftmeta.records import TopicId, uuid_to_str
 from raftmeta.rpc import broker_pb2
-from raftmeta.server.client import RaftClient
-from raftmeta.server.node import RaftNode
-from raftmeta.server.settings import NodeSettings
 
 log = logging.getLogger("raftmeta.broker")
 

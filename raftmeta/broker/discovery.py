@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import grpc
 
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum.peers import CHANNEL_OPTIONS
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
-from raftmeta.server.peers import CHANNEL_OPTIONS
 
 
 class DiscoveryError(Exception):

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from raftmeta.config import ConfigError, RaftmetaConfig
-from raftmeta.raft.config import RaftConfig
-from raftmeta.server.settings import (
+from raftmeta.quorum.settings import (
     DEFAULT_SNAPSHOT_BYTES,
     DEFAULT_SNAPSHOT_INTERVAL_MS,
     raft_config,
 )
+from raftmeta.raft.config import RaftConfig
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 2000
 DEFAULT_SESSION_TIMEOUT_MS = 9000

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(message)s",
     )
-    logging.getLogger("raftmeta.server").setLevel(logging.WARNING)
+    logging.getLogger("raftmeta.quorum").setLevel(logging.WARNING)
     try:
         return asyncio.run(_run(properties, bootstrap))
     except ConfigError as error:

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Protocol
 
-from raftmeta.server.client import RaftClient
+from raftmeta.quorum.client import RaftClient
 
 
 class MetadataLog(Protocol):

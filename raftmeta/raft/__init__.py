@@ -1,7 +1,7 @@
 """The pure Raft consensus core: no I/O, no clock, no randomness it was not handed.
 
 Drive a ``RaftCore`` with ``step``/``tick``/``propose`` and execute each ``Ready`` it returns
-(persist, send, apply, ``advance``); ``raftmeta.sim`` and ``raftmeta.server`` are the two
+(persist, send, apply, ``advance``); ``raftmeta.sim`` and ``raftmeta.quorum`` are the two
 runtimes that do so.
 """
 

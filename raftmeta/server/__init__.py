@@ -1,17 +1,6 @@
-"""The asyncio node runtime: a consensus core on a real disk, served and fed over gRPC."""
+"""The composition root: a controller node assembled from the quorum runtime and the controller,
+served over gRPC (Admin, BrokerLifecycle), with metrics and the ``serve`` entry point.
 
-from raftmeta.raft.core import NotLeaderError
-from raftmeta.server.client import Listener, RaftClient, SnapshotSource
-from raftmeta.server.node import Application, NodeStoppedError, RaftNode
-from raftmeta.server.settings import NodeSettings
-
-__all__ = [
-    "Application",
-    "Listener",
-    "NodeSettings",
-    "NodeStoppedError",
-    "NotLeaderError",
-    "RaftClient",
-    "RaftNode",
-    "SnapshotSource",
-]
+May import every layer below it (``quorum/``, ``controller/``, policy, records, storage); nothing
+but the command line imports it.
+"""

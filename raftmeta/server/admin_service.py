@@ -30,12 +30,12 @@ from raftmeta.controller import (
     TopicResult,
 )
 from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.quorum.raft_service import RaftService
 from raftmeta.records import ConfigResourceType
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import admin_pb2_grpc as apb_grpc
 from raftmeta.rpc import raft_pb2 as rpb
 from raftmeta.server import convert
-from raftmeta.server.service import RaftService
 
 if TYPE_CHECKING:
     from raftmeta.server.controller_node import ControllerNode

@@ -22,10 +22,10 @@ from placement import PlacerLoadError, ReplicaPlacer, close_placer, load_placer
 from raftmeta.auth import AccessControl
 from raftmeta.config import ConfigError, RaftmetaConfig
 from raftmeta.controller import ControllerSettings, QuorumController, RaftClientLog
+from raftmeta.quorum.client import RaftClient
+from raftmeta.quorum.node import RaftNode, monotonic_ms
+from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.batch import Batch
-from raftmeta.server.client import RaftClient
-from raftmeta.server.node import RaftNode, monotonic_ms
-from raftmeta.server.settings import NodeSettings
 from raftmeta.storage.snapshots import SnapshotReader
 
 if TYPE_CHECKING:

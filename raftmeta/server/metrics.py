@@ -36,8 +36,8 @@ from raftmeta.raft.roles import Role
 
 if TYPE_CHECKING:
     from raftmeta.controller import QuorumController
-    from raftmeta.server.client import RaftClient
-    from raftmeta.server.node import RaftNode
+    from raftmeta.quorum.client import RaftClient
+    from raftmeta.quorum.node import RaftNode
 
 log = logging.getLogger(__name__)
 

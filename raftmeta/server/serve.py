@@ -32,11 +32,11 @@ from pathlib import Path
 
 from raftmeta.config import RaftmetaConfig
 from raftmeta.errors import KafkaError
+from raftmeta.quorum.node import RaftNode, monotonic_ms
+from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.roles import Role
 from raftmeta.records import ConfigRecord, ConfigResourceType
 from raftmeta.server.controller_node import Changes, ControllerNode
-from raftmeta.server.node import RaftNode, monotonic_ms
-from raftmeta.server.settings import NodeSettings
 from raftmeta.storage.errors import StorageError
 
 log = logging.getLogger("raftmeta.serve")

@@ -18,10 +18,10 @@ from typing import Any
 from raftmeta.broker import Broker, BrokerSettings, ControllerCaller
 from raftmeta.config import parse_config
 from raftmeta.controller_channel import ControllerChannel
+from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.config import RaftConfig
 from raftmeta.rpc import admin_pb2
 from raftmeta.server.controller_node import ControllerNode
-from raftmeta.server.settings import NodeSettings
 from raftmeta.storage import MetadataDir
 
 CLUSTER_ID = "raftmeta-broker-test"

@@ -21,9 +21,9 @@ from raftmeta.controller import (
     RaftClientLog,
 )
 from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.quorum.client import Listener, RaftClient
 from raftmeta.raft.batch import SnapshotId
 from raftmeta.records import NoOpRecord, encode_each
-from raftmeta.server.client import Listener, RaftClient
 from raftmeta.storage.snapshots import SnapshotReader, SnapshotWriter
 from tests.controller.harness import CLUSTER_ID, NODE_ID, FakeClock, FakeLog, Harness, run_async
 

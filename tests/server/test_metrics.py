@@ -18,8 +18,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from elections import ElectionType, TopicPartition
 from raftmeta.controller import NewTopic
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum import NodeSettings, RaftNode
 from raftmeta.rpc import broker_pb2 as bpb
-from raftmeta.server import NodeSettings, RaftNode
 from raftmeta.server.controller_node import ControllerNode
 from raftmeta.server.metrics import MetricsServer, start_metrics
 from tests.controller.harness import Harness, run_async

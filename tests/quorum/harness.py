@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from raftmeta.quorum import NodeSettings, RaftClient, RaftNode
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.roles import Role
-from raftmeta.server import NodeSettings, RaftClient, RaftNode
 from raftmeta.storage import MetadataDir, SnapshotReader
 
 CLUSTER_ID = "raftmeta-server-test"

@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from raftmeta.quorum.node import RaftNode, SnapshotWork, monotonic_ms
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.raft.ready import LeaderAndEpoch
 from raftmeta.raft.roles import Role
-from raftmeta.server.node import RaftNode, SnapshotWork, monotonic_ms
 from raftmeta.storage.snapshots import SnapshotReader
 
 log = logging.getLogger(__name__)

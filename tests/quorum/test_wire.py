@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum import wire
 from raftmeta.raft.batch import OffsetAndEpoch, SnapshotId, make_batch
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
@@ -21,7 +22,6 @@ from raftmeta.raft.messages import (
     VoteResponse,
 )
 from raftmeta.rpc import raft_pb2 as pb
-from raftmeta.server import wire
 
 SNAPSHOT = SnapshotId(40, 3)
 BATCHES = (make_batch(7, 2, [b"a", b"bc"]), make_batch(9, 3, [b"\x00" * 100], is_control=True))

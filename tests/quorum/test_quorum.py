@@ -10,11 +10,11 @@ import grpc
 import pytest
 
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum import NotLeaderError
 from raftmeta.raft.roles import Role
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
-from raftmeta.server import NotLeaderError
-from tests.server.harness import CLUSTER_ID, DEADLINE_S, Cluster, Member, run
+from tests.quorum.harness import CLUSTER_ID, DEADLINE_S, Cluster, Member, run
 
 
 def committed_log(member: Member) -> list[tuple[int, int, bool, bytes]]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from raftmeta.storage import MetadataDir, SnapshotReader
-from tests.server.harness import Cluster, Member, poll, run
+from tests.quorum.harness import Cluster, Member, poll, run
 
 
 def held_snapshots(

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import grpc
 
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum import wire
 from raftmeta.raft.messages import Request
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
-from raftmeta.server import wire
 
 if TYPE_CHECKING:
-    from raftmeta.server.node import RaftNode
+    from raftmeta.quorum.node import RaftNode
 
 log = logging.getLogger(__name__)
 

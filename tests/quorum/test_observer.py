@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from raftmeta.quorum import NotLeaderError
 from raftmeta.raft.roles import Role
-from raftmeta.server import NotLeaderError
-from tests.server.harness import DEADLINE_S, Cluster, Member, poll, run
+from tests.quorum.harness import DEADLINE_S, Cluster, Member, poll, run
 
 OBSERVER_ROLES = {Role.UNATTACHED, Role.FOLLOWER}
 """The only roles an observer may reach: it never campaigns, so never leads."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from raftmeta.config import parse_config
-from raftmeta.server import NodeSettings, RaftClient, RaftNode
-from tests.server.harness import Changes, Cluster, Recorder, poll, run
+from raftmeta.quorum import NodeSettings, RaftClient, RaftNode
+from tests.quorum.harness import Changes, Cluster, Recorder, poll, run
 
 
 def test_snapshot_is_taken_after_the_interval_even_below_the_byte_threshold(

@@ -20,6 +20,11 @@ from typing import Any, Protocol
 import grpc
 
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum import wire
+from raftmeta.quorum.disk import NodeDisk
+from raftmeta.quorum.peers import SERVER_OPTIONS, Peers
+from raftmeta.quorum.raft_service import RaftService
+from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.raft.core import RaftCore
 from raftmeta.raft.messages import FetchSnapshotResponse, Message, Request, Response
@@ -27,11 +32,6 @@ from raftmeta.raft.ready import LeaderAndEpoch, Outbound, Ready
 from raftmeta.raft.roles import Role
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
-from raftmeta.server import wire
-from raftmeta.server.disk import NodeDisk
-from raftmeta.server.peers import SERVER_OPTIONS, Peers
-from raftmeta.server.service import RaftService
-from raftmeta.server.settings import NodeSettings
 from raftmeta.storage.data_dir import MetadataDir
 from raftmeta.storage.errors import SnapshotError
 from raftmeta.storage.snapshots import SnapshotReader

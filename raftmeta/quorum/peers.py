@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum import wire
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
@@ -24,7 +25,6 @@ from raftmeta.raft.messages import (
     VoteRequest,
 )
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
-from raftmeta.server import wire
 from raftmeta.storage.errors import BatchDecodeError
 
 log = logging.getLogger(__name__)
