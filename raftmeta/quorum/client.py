@@ -24,6 +24,7 @@ from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.raft.ready import LeaderAndEpoch
 from raftmeta.raft.roles import Role
+from raftmeta.raft.snapshot_policy import snapshot_id_for
 from raftmeta.storage.snapshots import SnapshotReader
 
 log = logging.getLogger(__name__)
@@ -256,7 +257,7 @@ class RaftClient:
         if not node.running:
             return None
         core = node.core
-        if end <= core.log.start_offset or end > core.high_watermark:
+        if snapshot_id_for(core.log, core.high_watermark, end) is None:
             return None
         self.bytes_since_snapshot = 0
         self.snapshot_offset = end

@@ -30,6 +30,7 @@ from raftmeta.raft.core import RaftCore
 from raftmeta.raft.messages import FetchSnapshotResponse, Message, Request, Response
 from raftmeta.raft.ready import LeaderAndEpoch, Outbound, Ready
 from raftmeta.raft.roles import Role
+from raftmeta.raft.snapshot_policy import snapshot_id_for
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.storage.data_dir import MetadataDir
@@ -429,10 +430,9 @@ class RaftNode:
         work = self._app.snapshot_due()
         if work is None:
             return
-        end = self._applied_offset
-        if end <= core.log.start_offset or end > core.high_watermark:
+        snapshot_id = snapshot_id_for(core.log, core.high_watermark, self._applied_offset)
+        if snapshot_id is None:
             return
-        snapshot_id = SnapshotId(end, core.log.epoch_at(end - 1))
         if disk.directory.snapshot_path(snapshot_id).exists():
             return
         task = asyncio.create_task(self._write_snapshot(disk, snapshot_id, work))

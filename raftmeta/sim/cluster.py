@@ -18,13 +18,13 @@ from typing import Any
 import msgpack
 
 from raftmeta.errors import ErrorCode
-from raftmeta.raft.batch import SnapshotId
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.core import NotLeaderError, RaftCore
 from raftmeta.raft.log import LogInvariantError, RaftLog
 from raftmeta.raft.messages import FetchSnapshotResponse, Message
 from raftmeta.raft.ready import Outbound, Ready
 from raftmeta.raft.roles import Role
+from raftmeta.raft.snapshot_policy import snapshot_id_for
 from raftmeta.sim.disk import SimDisk
 from raftmeta.sim.faults import (
     Crash,
@@ -454,10 +454,9 @@ class Simulation:
         assert core is not None
         if machine.batches_since_snapshot < self.plan.snapshot_every_batches:
             return
-        end = machine.applied_offset
-        if end <= core.log.start_offset or end > core.high_watermark:
+        snapshot_id = snapshot_id_for(core.log, core.high_watermark, machine.applied_offset)
+        if snapshot_id is None:
             return
-        snapshot_id = SnapshotId(end, core.log.epoch_at(end - 1))
         data = machine.to_bytes()
         disk = node.disk
         disk.write_local_snapshot(snapshot_id, data)
