@@ -9,6 +9,10 @@ implements (``handle_commit``, ``handle_load_snapshot``, ``handle_leader_change`
 Keeping this a two-method protocol is what lets tests drive the controller with an in-process
 log that commits when told to, so pending state, purgatory, timeouts and leadership loss are
 tested deterministically; the real Raft is tested elsewhere.
+
+Imports nothing above the controller: the Raft client it adapts is described here by the
+three calls it makes (:class:`RaftAppender`), which ``raftmeta.quorum.RaftClient`` has, and
+the composition root hands the client in.
 """
 
 from __future__ import annotations
@@ -16,8 +20,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from typing import Protocol
-
-from raftmeta.quorum.client import RaftClient
 
 
 class MetadataLog(Protocol):
@@ -36,8 +38,25 @@ class MetadataLog(Protocol):
         ...
 
 
+class RaftAppender(Protocol):
+    """What :class:`RaftClientLog` needs of a Raft client (``raftmeta.quorum.RaftClient``)."""
+
+    def epoch(self) -> int:
+        """The node's current epoch."""
+        ...
+
+    def log_end_offset(self) -> int:
+        """The offset after the last record in the node's log (proposed, not yet committed)."""
+        ...
+
+    def append(self, records: Sequence[bytes]) -> tuple[int, asyncio.Future[int]]:
+        """As :meth:`MetadataLog.append`, except that the records may linger before they are
+        proposed, so the log's end can lag the offsets already promised."""
+        ...
+
+
 class RaftClientLog:
-    """:class:`MetadataLog` over a :class:`RaftClient`.
+    """:class:`MetadataLog` over a Raft client (:class:`RaftAppender`).
 
     ``RaftClient`` hands out offsets as soon as ``append`` is called, before its linger ends, so
     the log's end offset lags what has been promised. While one epoch lasts, the controller is
@@ -45,20 +64,19 @@ class RaftClientLog:
     offset this adapter was promised in that epoch.
     """
 
-    def __init__(self, client: RaftClient) -> None:
+    def __init__(self, client: RaftAppender) -> None:
         self._client = client
         self._promised_epoch = -1
         self._promised_end = 0
 
     def next_offset(self) -> int:
-        core = self._client.node.core
-        end = core.log.end_offset
-        if core.epoch == self._promised_epoch:
+        end = self._client.log_end_offset()
+        if self._client.epoch() == self._promised_epoch:
             end = max(end, self._promised_end)
         return end
 
     def append(self, records: Sequence[bytes]) -> tuple[int, asyncio.Future[int]]:
         last_offset, future = self._client.append(records)
-        self._promised_epoch = self._client.node.core.epoch
+        self._promised_epoch = self._client.epoch()
         self._promised_end = last_offset + 1
         return last_offset, future

@@ -114,6 +114,19 @@ class RaftClient:
         """Called with the seconds from ``append`` to commit of each committed append."""
         node.attach(self)
 
+    # ------------------------------------------------------------------------ reading
+
+    def epoch(self) -> int:
+        """The node's current epoch; raises ``NodeStoppedError`` when it is not running."""
+        return self.node.core.epoch
+
+    def log_end_offset(self) -> int:
+        """The offset after the last record in the node's log, committed or not.
+
+        Appends still lingering are not in the log yet: their offsets lie beyond this one.
+        """
+        return self.node.core.log.end_offset
+
     # ------------------------------------------------------------------------ appending
 
     def append(self, records: Sequence[bytes]) -> tuple[int, asyncio.Future[int]]:

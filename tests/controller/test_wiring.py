@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
 
 import pytest
 
@@ -20,6 +20,7 @@ from raftmeta.controller import (
     QuorumController,
     RaftClientLog,
 )
+from raftmeta.controller.log import RaftAppender
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.quorum.client import Listener, RaftClient
 from raftmeta.raft.batch import SnapshotId
@@ -116,26 +117,21 @@ def test_settings_from_config() -> None:
     assert settings.metadata_max_idle_interval_ms == 500
 
 
-class _Core:
-    def __init__(self) -> None:
-        self.epoch = 1
-        self.log = self
-        self.end_offset = 10
-
-
-class _Node:
-    def __init__(self) -> None:
-        self.core = _Core()
-
-
 class _Client:
-    """Only what RaftClientLog reads: the node's core, and an append that lingers."""
+    """Only what RaftClientLog reads: the epoch, the log's end, and an append that lingers."""
 
     def __init__(self) -> None:
-        self.node = _Node()
+        self.current_epoch = 1
+        self.end_offset = 10
         self.promised = 10
 
-    def append(self, records: list[bytes]) -> tuple[int, asyncio.Future[int]]:
+    def epoch(self) -> int:
+        return self.current_epoch
+
+    def log_end_offset(self) -> int:
+        return self.end_offset
+
+    def append(self, records: Sequence[bytes]) -> tuple[int, asyncio.Future[int]]:
         self.promised += len(records)
         return self.promised - 1, asyncio.get_running_loop().create_future()
 
@@ -143,16 +139,21 @@ class _Client:
 @run_async
 async def test_raft_client_log_counts_promised_offsets() -> None:
     client = _Client()
-    adapter = RaftClientLog(cast(RaftClient, cast(Any, client)))
+    adapter = RaftClientLog(client)
     assert adapter.next_offset() == 10
     last, _ = adapter.append([b"a", b"b"])
     assert last == 11
     assert adapter.next_offset() == 12, "the batch still lingers; the log end is still 10"
-    client.node.core.end_offset = 15  # flushed, plus a control record
+    client.end_offset = 15  # flushed, plus a control record
     assert adapter.next_offset() == 15
-    client.node.core.epoch = 2
-    client.node.core.end_offset = 13  # a new epoch truncated the tail
+    client.current_epoch = 2
+    client.end_offset = 13  # a new epoch truncated the tail
     assert adapter.next_offset() == 13
+
+
+def _raft_client_is_an_appender(client: RaftClient) -> RaftAppender:
+    """Checked by mypy: the composition root can hand a RaftClient to RaftClientLog."""
+    return client
 
 
 def test_controller_is_a_raft_listener() -> None:
