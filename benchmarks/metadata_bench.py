@@ -356,7 +356,15 @@ def plant_snapshot(snapshot: Path, data_dir: Path, node_id: int) -> None:
 
 async def quorum_main(args: argparse.Namespace) -> None:
     """Three voters holding the snapshot, plus a log after it; answers ``hw`` on stdin."""
-    from raftmeta.quorum import NodeSettings, NotLeaderError, RaftClient, RaftNode
+    from raftmeta.quorum import (
+        NodeSettings,
+        NotLeaderError,
+        Peers,
+        RaftClient,
+        RaftNode,
+        RaftServer,
+        serve_raft,
+    )
     from raftmeta.raft.roles import Role
 
     root = Path(args.dir)
@@ -365,18 +373,19 @@ async def quorum_main(args: argparse.Namespace) -> None:
     nodes: dict[int, Any] = {}
     followers: dict[int, ImageFollower] = {}
     clients: dict[int, Any] = {}
+    servers: dict[int, RaftServer] = {}
     started = time.perf_counter()
     for node_id in ids:
         plant_snapshot(snapshot, root / f"voter-{node_id}", node_id)
         settings = NodeSettings(
             node_id=node_id, voters={}, data_dir=root / f"voter-{node_id}", cluster_id=CLUSTER_ID
         )
-        node = RaftNode(settings)
+        node = RaftNode(settings, Peers)
         follower = ImageFollower(paused_load=True)
         clients[node_id] = RaftClient(node, follower, snapshot_source=follower.snapshot)
-        await node.bind()
+        servers[node_id] = await serve_raft(node)
         nodes[node_id], followers[node_id] = node, follower
-    voters = {node_id: f"127.0.0.1:{node.port}" for node_id, node in nodes.items()}
+    voters = {node_id: f"127.0.0.1:{server.port}" for node_id, server in servers.items()}
     for node_id in ids:
         await nodes[node_id].start(voters)
     progress(f"quorum: three voters loaded the snapshot in {time.perf_counter() - started:.1f} s")
@@ -451,8 +460,9 @@ async def quorum_main(args: argparse.Namespace) -> None:
             answer({"leader": leading, "high_watermark": watermark})
 
     await until_stdin_closes(on_command)
-    for node in nodes.values():
+    for node_id, node in nodes.items():
         await node.stop(graceful=False)
+        await servers[node_id].stop()
 
 
 async def _until(predicate: Callable[[], bool], followers: Any) -> None:
@@ -469,19 +479,21 @@ async def _until(predicate: Callable[[], bool], followers: Any) -> None:
 
 async def observer_main(args: argparse.Namespace) -> None:
     """An observer from an empty directory: time until it applied the leader's high watermark."""
-    from raftmeta.quorum import NodeSettings, RaftClient, RaftNode
+    from raftmeta.quorum import NodeSettings, Peers, RaftClient, RaftNode, serve_raft
 
     voters = {int(node_id): address for node_id, address in json.loads(args.voters).items()}
     data_dir = Path(args.dir) / f"observer-{args.node_id}"
     MetadataDir.format(data_dir, args.node_id, CLUSTER_ID)
     baseline = rss_bytes()
     node = RaftNode(
-        NodeSettings(node_id=args.node_id, voters=voters, data_dir=data_dir, cluster_id=CLUSTER_ID)
+        NodeSettings(node_id=args.node_id, voters=voters, data_dir=data_dir, cluster_id=CLUSTER_ID),
+        Peers,
     )
     follower = ImageFollower(paused_load=args.gc_paused)
     RaftClient(node, follower)
     watch = Stopwatch()
     started = watch.wall
+    server = await serve_raft(node)
     await node.start(voters)
     await follower.wait_for(lambda: follower.applied_end >= args.target, CHILD_TIMEOUT_S)
     caught_up = watch.read()
@@ -497,6 +509,7 @@ async def observer_main(args: argparse.Namespace) -> None:
         "image_rss": rss_bytes() - baseline,
     }
     await node.stop(graceful=False)
+    await server.stop()
     answer(figures)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
-from raftmeta.quorum import NodeSettings, NotLeaderError, RaftClient, RaftNode
+from raftmeta.quorum import NodeSettings, NotLeaderError, Peers, RaftClient, RaftNode, serve_raft
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.roles import Role
 from raftmeta.storage import MetadataDir, SnapshotReader
@@ -210,8 +210,9 @@ async def serve(args: argparse.Namespace) -> None:
     )
     if args.linger_ms is not None:
         settings = dataclasses.replace(settings, append_linger_ms=args.linger_ms)
-    node = RaftNode(settings)
+    node = RaftNode(settings, Peers)
     bench = Bench(node)
+    server = await serve_raft(node)
     await node.start()
 
     loop = asyncio.get_running_loop()
@@ -242,6 +243,7 @@ async def serve(args: argparse.Namespace) -> None:
     await asyncio.wait({reading, waiting}, return_when=asyncio.FIRST_COMPLETED)
     if not stopped.is_set():
         await node.stop(graceful=True)
+    await server.stop()
     reading.cancel()
 
 

@@ -43,7 +43,9 @@ from raftmeta.controller.types import (
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.quorum.client import RaftClient
+from raftmeta.quorum.grpc_server import RaftServer, serve_raft
 from raftmeta.quorum.node import RaftNode
+from raftmeta.quorum.peers import Peers
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.records import TopicId, uuid_to_str
 from raftmeta.rpc import broker_pb2
@@ -95,6 +97,8 @@ class Broker:
         self._channel = channel
         self._replica = MetadataReplica(settings.broker_id, self._on_replica_update)
         self._node: RaftNode | None = None
+        self._server: RaftServer | None = None
+        """The observer node's gRPC server; it outlives the node by the time stop takes."""
         self._client: RaftClient | None = None
         self._status: StatusFile | None = None
         self._lifecycle: asyncio.Task[None] | None = None
@@ -227,7 +231,7 @@ class Broker:
             )
 
     async def _new_node(self) -> RaftNode:
-        """An observer node on the broker's directory, bound to a port the OS chooses."""
+        """An observer node on the broker's directory, served on a port the OS chooses."""
         settings = self.settings
         node = RaftNode(
             NodeSettings(
@@ -238,14 +242,21 @@ class Broker:
                 raft=settings.raft,
                 max_bytes_between_snapshots=settings.max_bytes_between_snapshots,
                 max_snapshot_interval_ms=settings.max_snapshot_interval_ms,
-            )
+            ),
+            Peers,
         )
         replica = self._replica
         self._client = RaftClient(
             node, replica, snapshot_source=lambda: replica.image.snapshot_work()
         )
-        await node.bind()
+        self._server = await serve_raft(node)
         return node
+
+    async def _stop_node(self, node: RaftNode) -> None:
+        """Stop the observer, then its server (so late calls are answered UNAVAILABLE)."""
+        await node.stop(graceful=False)
+        if self._server is not None:
+            await self._server.stop()
 
     def _check_leader_address(self) -> None:
         """When a voter whose address was guessed leads, ask the quorum where it is."""
@@ -290,7 +301,7 @@ class Broker:
             old = self._node
             if old is None:
                 return
-            await old.stop(graceful=False)
+            await self._stop_node(old)
             node = await self._new_node()
             self._node = node
             await node.start(self._voters)
@@ -342,7 +353,7 @@ class Broker:
             self._status = None
         node, self._node = self._node, None
         if node is not None:
-            await node.stop(graceful=False)
+            await self._stop_node(node)
         channel, self._channel = self._channel, None
         if channel is not None:
             await channel.close()
@@ -474,8 +485,8 @@ class Broker:
 
     async def _register(self) -> None:
         settings = self.settings
-        assert self._channel is not None and self._node is not None
-        port = settings.listener_port if settings.listener_port is not None else self._node.port
+        assert self._channel is not None and self._node is not None and self._server is not None
+        port = settings.listener_port if settings.listener_port is not None else self._server.port
         request = broker_pb2.RegisterBrokerRequest(
             broker_id=self.broker_id,
             cluster_id=self.cluster_id,

@@ -1,38 +1,53 @@
-"""``RaftNode``: one consensus core on a real disk and a real network, driven by asyncio.
+"""``RaftNode``: one consensus core on a real disk, talking through a transport, driven by asyncio.
 
 A single driver task owns the order of work the Ready contract demands: send what may go early,
 persist (off the event loop), send what waited for the disk, hand commits to the application,
 then ``advance``. Inbound calls and answers to our own calls are stepped into the core as they
 arrive, even while a Ready is being persisted; the core allows that, and it keeps a slow fsync
 from stalling elections and fetches.
+
+The node owns no socket: it sends through the :class:`~raftmeta.quorum.transport.RaftChannel`
+its ``connect`` opens, and whoever serves the transport hands inbound requests to
+:meth:`RaftNode.handle_request`. The composition root chooses the transport (gRPC in
+production, see ``raftmeta.quorum.grpc_server``) and owns the server's life cycle.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
-
-import grpc
+from typing import Protocol
 
 from raftmeta.errors import ErrorCode
-from raftmeta.quorum import wire
 from raftmeta.quorum.disk import NodeDisk
-from raftmeta.quorum.peers import SERVER_OPTIONS, Peers
-from raftmeta.quorum.raft_service import RaftService
 from raftmeta.quorum.settings import NodeSettings
+from raftmeta.quorum.transport import Connect, RaftChannel
+from raftmeta.raft import QuorumDescription
 from raftmeta.raft.batch import Batch, SnapshotId
-from raftmeta.raft.core import RaftCore
-from raftmeta.raft.messages import FetchSnapshotResponse, Message, Request, Response
+from raftmeta.raft.core import NotLeaderError, RaftCore
+from raftmeta.raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    Message,
+    Request,
+    Response,
+    VoteRequest,
+    VoteResponse,
+)
 from raftmeta.raft.ready import LeaderAndEpoch, Outbound, Ready
 from raftmeta.raft.roles import Role
 from raftmeta.raft.snapshot_policy import snapshot_id_for
-from raftmeta.rpc import raft_pb2 as pb
-from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.storage.data_dir import MetadataDir
 from raftmeta.storage.errors import SnapshotError
 from raftmeta.storage.snapshots import SnapshotReader
@@ -43,6 +58,16 @@ log = logging.getLogger(__name__)
 SnapshotWork = Callable[[], Iterable[bytes]]
 """Serializes a state captured earlier. It runs on a worker thread while the node goes on
 committing, so it must read nothing that later commits change."""
+
+
+RESPONSE_TO_REQUEST: dict[type[Response], type[Request]] = {
+    VoteResponse: VoteRequest,
+    BeginQuorumEpochResponse: BeginQuorumEpochRequest,
+    EndQuorumEpochResponse: EndQuorumEpochRequest,
+    FetchResponse: FetchRequest,
+    FetchSnapshotResponse: FetchSnapshotRequest,
+}
+"""Which request a response answers, to find the inbound call waiting for it."""
 
 
 def monotonic_ms() -> int:
@@ -88,15 +113,21 @@ class NodeStoppedError(ConnectionError):
 
 
 class RaftNode:
-    def __init__(self, settings: NodeSettings) -> None:
+    """A Raft node on ``settings.data_dir`` that reaches its peers through ``connect``.
+
+    Life cycle: :meth:`open` (the directory; a transport's server may then hand requests in,
+    answered as unavailable until the node runs), :meth:`start`, :meth:`stop`.
+    """
+
+    def __init__(self, settings: NodeSettings, connect: Connect) -> None:
         self.settings = settings
         self.node_id = settings.node_id
-        self.port: int | None = None
+        self._connect = connect
         self._app: Application = _NoApplication()
         self._disk: NodeDisk | None = None
+        self._cluster_id: str | None = None
         self._core: RaftCore | None = None
-        self._server: Any = None
-        self._peers: Peers | None = None
+        self._channel: RaftChannel | None = None
         self._voter_addresses: dict[int, str] = {}
         self._driver: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
@@ -108,7 +139,6 @@ class RaftNode:
         self._snapshot_task: asyncio.Task[None] | None = None
         self._snapshot_written: tuple[SnapshotId, int] | None = None
         """A snapshot the worker finished, for the driver to hand to the core between Readys."""
-        self._services: list[Callable[[Any], None]] = []
         self.failure: BaseException | None = None
         """Why the driver stopped on its own, if it did; the node is unusable after it."""
 
@@ -119,13 +149,6 @@ class RaftNode:
             raise RuntimeError("attach the application before the node starts")
         self._app = application
 
-    def add_service(self, register: Callable[[Any], None]) -> None:
-        """Serve another gRPC service on this node's port: ``register(server)`` is called with
-        the ``grpc.aio`` server before it starts, so one port carries Raft, Admin and the rest."""
-        if self._server is not None:
-            raise RuntimeError("add services before the node binds its port")
-        self._services.append(register)
-
     @property
     def voter_addresses(self) -> Mapping[int, str]:
         """Every voter's ``host:port`` as this node dials it (empty until it starts)."""
@@ -133,9 +156,11 @@ class RaftNode:
 
     @property
     def cluster_id(self) -> str:
-        if self._disk is None:
+        """The directory's cluster id; still known after :meth:`stop`, so a server that
+        outlives the node can tell a late caller it is unavailable rather than foreign."""
+        if self._cluster_id is None:
             raise RuntimeError("the node has not opened its directory yet")
-        return self._disk.directory.cluster_id
+        return self._cluster_id
 
     @property
     def core(self) -> RaftCore:
@@ -147,36 +172,24 @@ class RaftNode:
     def running(self) -> bool:
         return self._core is not None and not self._stopping
 
-    async def bind(self) -> int:
-        """Open the metadata directory and start serving; returns the port bound.
+    async def open(self) -> None:
+        """Open (and lock) the metadata directory, so a server may hand requests in.
 
-        Calls that arrive before ``start`` are answered UNAVAILABLE, so peers just retry.
+        Until :meth:`start`, they are answered as unavailable, so peers just retry. Raises
+        the storage layer's error for an unformatted or foreign directory.
         """
+        if self._disk is not None:
+            return
         settings = self.settings
         directory = await asyncio.to_thread(
             MetadataDir.open, settings.data_dir, settings.node_id, settings.cluster_id
         )
         self._disk = NodeDisk(directory)
-        # No SO_REUSEPORT: a second node on the same port must fail to start, not share it.
-        server = grpc.aio.server(options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)))
-        pb_grpc.add_RaftServicer_to_server(RaftService(self), server)
-        for register in self._services:
-            register(server)
-        address = f"{settings.listen_host}:{settings.listen_port}"
-        try:
-            port = server.add_insecure_port(address)
-            await server.start()
-        except BaseException:
-            directory.close()
-            raise
-        self._server = server
-        self.port = port
-        return int(port)
+        self._cluster_id = directory.cluster_id
 
     async def start(self, voters: Mapping[int, str] | None = None) -> None:
         """Resume from disk and join the quorum; ``voters`` overrides the settings' addresses."""
-        if self._disk is None:
-            await self.bind()
+        await self.open()
         disk = self._disk
         assert disk is not None
         addresses = dict(voters if voters is not None else self.settings.voters)
@@ -189,7 +202,7 @@ class RaftNode:
             reader = await asyncio.to_thread(disk.directory.read_snapshot, latest)
             self._app.load_snapshot(reader)
         self._voter_addresses = addresses
-        self._peers = Peers(
+        self._channel = self._connect(
             self.node_id,
             disk.directory.cluster_id,
             addresses,
@@ -221,16 +234,13 @@ class RaftNode:
             await asyncio.wait({self._snapshot_task})
             self._snapshot_task = None
         self._fail_waiters()
-        if self._server is not None:
-            await self._server.stop(grace=None)
-            self._server = None
         for call in list(self._calls):
             call.cancel()
         if self._calls:
             await asyncio.wait(set(self._calls))
-        if self._peers is not None:
-            await self._peers.close()
-            self._peers = None
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None
         if self._disk is not None:
             await asyncio.to_thread(self._disk.close)
             self._disk = None
@@ -329,44 +339,40 @@ class RaftNode:
         """The core got input from outside the node (a proposal): run the driver."""
         self._after_input()
 
-    def describe_quorum(self) -> pb.DescribeQuorumResponse:
+    def describe_quorum(self) -> QuorumDescription:
+        """The leader's view of every replica's progress, as DescribeQuorum reports it.
+
+        The core keeps times on the monotonic clock; they are turned into wall-clock
+        milliseconds here, where the clock is known. Raises ``NotLeaderError`` (naming the
+        leader, if known) on a node that does not lead.
+        """
         core = self.core
         if core.role is not Role.LEADER:
-            leader = core.leader_id
-            return pb.DescribeQuorumResponse(
-                error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                leader_id=wire.UNKNOWN if leader is None else leader,
-                leader_epoch=core.epoch,
-                high_watermark=wire.UNKNOWN,
-                leader_endpoint="" if leader is None else self._voter_addresses.get(leader, ""),
-            )
+            raise NotLeaderError(core.leader_id, core.epoch)
         description = core.describe()
         wall_offset = time.time_ns() // 1_000_000 - monotonic_ms()
 
-        def wall(value: int | None) -> int:
-            return wire.UNKNOWN if value is None else value + wall_offset
+        def wall(value: int | None) -> int | None:
+            return None if value is None else value + wall_offset
 
-        def replicas(states: Sequence[Any]) -> list[pb.ReplicaState]:
-            return [
-                pb.ReplicaState(
-                    replica_id=state.replica_id,
-                    log_end_offset=(
-                        wire.UNKNOWN if state.log_end_offset is None else state.log_end_offset
-                    ),
-                    last_fetch_timestamp=wall(state.last_fetch_ms),
-                    last_caught_up_timestamp=wall(state.last_caught_up_ms),
+        return dataclasses.replace(
+            description,
+            voters=tuple(
+                dataclasses.replace(
+                    state,
+                    last_fetch_ms=wall(state.last_fetch_ms),
+                    last_caught_up_ms=wall(state.last_caught_up_ms),
                 )
-                for state in states
-            ]
-
-        return pb.DescribeQuorumResponse(
-            error_code=ErrorCode.NONE,
-            leader_id=self.node_id,
-            leader_epoch=description.leader_epoch,
-            high_watermark=description.high_watermark,
-            voters=replicas(description.voters),
-            observers=replicas(description.observers),
-            cluster_id=self.cluster_id,
+                for state in description.voters
+            ),
+            observers=tuple(
+                dataclasses.replace(
+                    state,
+                    last_fetch_ms=wall(state.last_fetch_ms),
+                    last_caught_up_ms=wall(state.last_caught_up_ms),
+                )
+                for state in description.observers
+            ),
         )
 
     # ------------------------------------------------------------------------ driver
@@ -455,21 +461,24 @@ class RaftNode:
             self._snapshot_task = None
 
     def _send(self, outbound: Sequence[Outbound]) -> None:
-        peers = self._peers
-        assert peers is not None
+        channel = self._channel
+        assert channel is not None
         for item in outbound:
             message = item.message
             if isinstance(message, Request):
-                call = asyncio.create_task(
-                    peers.call(item.destination, message, self._deliver_response)
-                )
+                call = asyncio.create_task(self._call(channel, item.destination, message))
                 self._calls.add(call)
                 call.add_done_callback(self._calls.discard)
                 continue
-            key = (item.destination, wire.RESPONSE_TO_REQUEST[type(message)])
+            key = (item.destination, RESPONSE_TO_REQUEST[type(message)])
             waiter = self._waiters.pop(key, None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(message)
+
+    async def _call(self, channel: RaftChannel, destination: int, request: Request) -> None:
+        response = await channel.call(destination, request)
+        if response is not None:
+            self._deliver_response(destination, response)
 
     def _fail_waiters(self) -> None:
         waiters, self._waiters = self._waiters, {}

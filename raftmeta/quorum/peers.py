@@ -1,6 +1,8 @@
-"""Outbound calls to the other voters, one grpc.aio channel each.
+"""Outbound calls to the other voters over gRPC, one grpc.aio channel each: the client side
+of the gRPC transport (:class:`~raftmeta.quorum.transport.RaftChannel`), plus the channel and
+server options every gRPC user in raftmeta shares.
 
-A request the core sends becomes one unary call; its answer is handed back to be stepped in.
+A request the core sends becomes one unary call; its answer is returned to be stepped in.
 A failed call is dropped without retry: the core already resends on its own timers, and a
 second retry policy here would only fight it.
 """
@@ -8,7 +10,7 @@ second retry policy here would only fight it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import grpc
@@ -78,10 +80,11 @@ CLIENT_CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 """For clients of the Admin and BrokerLifecycle services. Voters talking Raft need no pings:
 the core's own timeouts already give up on a silent peer."""
 
-Deliver = Callable[[int, Response], None]
-
 
 class Peers:
+    """A :class:`~raftmeta.quorum.transport.RaftChannel` over gRPC; the class itself is the
+    :class:`~raftmeta.quorum.transport.Connect` a ``RaftNode`` is given."""
+
     def __init__(
         self,
         local_id: int,
@@ -101,12 +104,12 @@ class Peers:
             self._channels[peer_id] = channel
             self._stubs[peer_id] = pb_grpc.RaftStub(channel)
 
-    async def call(self, destination: int, request: Request, deliver: Deliver) -> None:
-        """Send ``request`` and deliver the answer; a failure is dropped."""
+    async def call(self, destination: int, request: Request) -> Response | None:
+        """Send ``request`` and return the answer; a failure is logged and dropped."""
         stub = self._stubs.get(destination)
         if stub is None:
             log.warning("node %d: no address for node %d", self.local_id, destination)
-            return
+            return None
         message = wire.request_to_pb(request, self.cluster_id, self.local_id)
         timeout_ms = self.request_timeout_ms
         # Election messages wait for a reconnecting channel rather than failing at once: a
@@ -136,7 +139,7 @@ class Peers:
                 destination,
                 error.code(),
             )
-            return
+            return None
         try:
             response = wire.response_from_pb(answer, request)
         except (BatchDecodeError, ValueError) as error:
@@ -148,15 +151,15 @@ class Peers:
                 destination,
                 error,
             )
-            return
+            return None
         if response.error is ErrorCode.INCONSISTENT_CLUSTER_ID:
             log.error(
                 "node %d: node %d belongs to another cluster; check controller.quorum.voters",
                 self.local_id,
                 destination,
             )
-            return
-        deliver(destination, response)
+            return None
+        return response
 
     async def close(self) -> None:
         for channel in self._channels.values():

@@ -1,25 +1,26 @@
-"""The gRPC ``Raft`` service: each inbound call becomes one ``step`` of the node's core.
+"""The gRPC ``Raft`` service: the server side of the gRPC transport.
 
-A call is answered when the core emits its response to the calling peer, which for a Fetch
-may be up to the fetch max wait later, when the leader gives up waiting for new records.
+Each inbound call is decoded and handed to the node (a
+:class:`~raftmeta.quorum.transport.RaftEndpoint`), which steps it into its core. A call is
+answered when the core emits its response to the calling peer, which for a Fetch may be up to
+the fetch max wait later, when the leader gives up waiting for new records.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import grpc
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum import wire
+from raftmeta.quorum.transport import RaftEndpoint
+from raftmeta.raft import NotLeaderError
 from raftmeta.raft.messages import Request
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
-
-if TYPE_CHECKING:
-    from raftmeta.quorum.node import RaftNode
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ _PbIn = TypeVar(
 
 
 class RaftService(pb_grpc.RaftServicer):
-    def __init__(self, node: RaftNode) -> None:
+    def __init__(self, node: RaftEndpoint) -> None:
         self._node = node
 
     async def _call(
@@ -102,10 +103,12 @@ class RaftService(pb_grpc.RaftServicer):
         # Like Kafka's DescribeQuorum, a request may carry no cluster id: tools ask before
         # they know it. One that names the wrong cluster is still refused.
         if request.cluster_id and request.cluster_id != node.cluster_id:
-            return pb.DescribeQuorumResponse(
-                error_code=ErrorCode.INCONSISTENT_CLUSTER_ID,
-                leader_id=wire.UNKNOWN,
-                leader_epoch=wire.UNKNOWN,
-                high_watermark=wire.UNKNOWN,
-            )
-        return node.describe_quorum()
+            return wire.describe_quorum_error(ErrorCode.INCONSISTENT_CLUSTER_ID)
+        # A node that is not running raises ConnectionError, which callers map themselves.
+        try:
+            description = node.describe_quorum()
+        except NotLeaderError as error:
+            leader = error.leader_id
+            endpoint = "" if leader is None else node.voter_addresses.get(leader, "")
+            return wire.describe_quorum_not_leader(leader, error.epoch, endpoint)
+        return wire.describe_quorum_to_pb(description, node.cluster_id)

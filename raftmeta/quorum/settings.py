@@ -43,7 +43,7 @@ class NodeSettings:
     """If set, the directory must belong to this cluster."""
     listen_host: str = "127.0.0.1"
     listen_port: int = 0
-    """0 lets the OS choose; ``RaftNode.bind`` returns the port it got."""
+    """0 lets the OS choose; ``RaftServer.start`` returns the port it got."""
     raft: RaftConfig = field(default_factory=RaftConfig)
     append_linger_ms: int = 1
     max_bytes_between_snapshots: int = DEFAULT_SNAPSHOT_BYTES

@@ -8,7 +8,11 @@ storage codec's bytes, so the leader never re-encodes a batch record by record.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from raftmeta.errors import ErrorCode
+from raftmeta.raft import QuorumDescription
 from raftmeta.raft.batch import OffsetAndEpoch, SnapshotId
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
@@ -28,7 +32,7 @@ from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.storage.codec import decode_batches, encode_batches
 
 UNKNOWN = -1
-"""The proto's sentinel for an id or epoch nobody knows."""
+"""The proto's sentinel for an id, epoch, offset or time nobody knows."""
 
 PbRequest = (
     pb.VoteRequest
@@ -289,11 +293,51 @@ def error_response(
     return pb.FetchSnapshotResponse(error_code=error, current_leader=leader)
 
 
-RESPONSE_TO_REQUEST: dict[type[Response], type[Request]] = {
-    VoteResponse: VoteRequest,
-    BeginQuorumEpochResponse: BeginQuorumEpochRequest,
-    EndQuorumEpochResponse: EndQuorumEpochRequest,
-    FetchResponse: FetchRequest,
-    FetchSnapshotResponse: FetchSnapshotRequest,
-}
-"""Which request a response answers, to find the inbound call waiting for it."""
+# --------------------------------------------------------------------------- DescribeQuorum
+
+
+def describe_quorum_to_pb(
+    description: QuorumDescription, cluster_id: str
+) -> pb.DescribeQuorumResponse:
+    """The leader's answer; ``description``'s times must already be wall-clock milliseconds."""
+
+    def replicas(states: Sequence[Any]) -> list[pb.ReplicaState]:
+        return [
+            pb.ReplicaState(
+                replica_id=state.replica_id,
+                log_end_offset=_id(state.log_end_offset),
+                last_fetch_timestamp=_id(state.last_fetch_ms),
+                last_caught_up_timestamp=_id(state.last_caught_up_ms),
+            )
+            for state in states
+        ]
+
+    return pb.DescribeQuorumResponse(
+        error_code=ErrorCode.NONE,
+        leader_id=_id(description.leader_id),
+        leader_epoch=description.leader_epoch,
+        high_watermark=description.high_watermark,
+        voters=replicas(description.voters),
+        observers=replicas(description.observers),
+        cluster_id=cluster_id,
+    )
+
+
+def describe_quorum_not_leader(
+    leader_id: int | None, epoch: int, leader_endpoint: str
+) -> pb.DescribeQuorumResponse:
+    """A follower's answer: NOT_LEADER_OR_FOLLOWER, naming the leader and where it serves."""
+    return pb.DescribeQuorumResponse(
+        error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        leader_id=_id(leader_id),
+        leader_epoch=epoch,
+        high_watermark=UNKNOWN,
+        leader_endpoint=leader_endpoint,
+    )
+
+
+def describe_quorum_error(error: ErrorCode) -> pb.DescribeQuorumResponse:
+    """An answer that carries only an error, with every id and offset unknown."""
+    return pb.DescribeQuorumResponse(
+        error_code=error, leader_id=UNKNOWN, leader_epoch=UNKNOWN, high_watermark=UNKNOWN
+    )

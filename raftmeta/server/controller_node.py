@@ -3,7 +3,8 @@
 A controller node is a ``RaftNode`` whose ``RaftClient`` feeds a ``QuorumController``: the
 controller's committed image is the node's state machine, so snapshots are that image written
 as records and a restarted node rebuilds it from its latest snapshot plus the log after it. The
-Raft, Admin and BrokerLifecycle services share the node's gRPC server.
+Raft, Admin and BrokerLifecycle services share one gRPC server, which this class owns: the
+node itself owns no socket.
 
 Tests and the demo run several of these in one event loop; ``raftmeta serve`` runs one. Ports
 chosen by the OS cannot be named in a ``.properties`` file in advance, so a node can be bound
@@ -23,7 +24,9 @@ from raftmeta.auth import AccessControl
 from raftmeta.config import ConfigError, RaftmetaConfig
 from raftmeta.controller import ControllerSettings, QuorumController, RaftClientLog
 from raftmeta.quorum.client import RaftClient
+from raftmeta.quorum.grpc_server import RaftServer, serve_raft
 from raftmeta.quorum.node import RaftNode, monotonic_ms
+from raftmeta.quorum.peers import Peers
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.batch import Batch
 from raftmeta.storage.snapshots import SnapshotReader
@@ -132,12 +135,12 @@ class ControllerNode:
         self.placer = load_configured_placer(config)
         self.access = AccessControl.from_config(config)
         self.changes = Changes()
-        self.node = RaftNode(self.settings)
+        self.node = RaftNode(self.settings, Peers)
         self._listener = _Listener(self.settings.node_id, self.changes)
         self.client = _NotifyingClient(self.node, self._listener, self.changes)
         self._controller: QuorumController | None = None
         self._metrics: MetricsServer | None = None
-        self.node.add_service(self._register_services)
+        self._server: RaftServer | None = None
 
     # ------------------------------------------------------------------------ life cycle
 
@@ -164,15 +167,20 @@ class ControllerNode:
         Raises ``StorageError`` for a bad directory and ``RuntimeError`` for a port in use.
         """
         self = cls(config, settings)
-        await self.node.bind()
+        await self.listen()
         return self
+
+    async def listen(self) -> None:
+        """Open the directory and serve Raft, Admin and BrokerLifecycle on the configured
+        port (see :meth:`bind`); does nothing once listening."""
+        if self._server is None:
+            self._server = await serve_raft(self.node, [self._register_services])
 
     async def run(self, voters: Mapping[int, str] | None = None) -> None:
         """Join the quorum (``voters`` overrides the configured addresses) and start the
         controller's queue and timer."""
         node = self.node
-        if node.port is None:
-            await node.bind()
+        await self.listen()
         controller = QuorumController(
             ControllerSettings.from_config(self.config, node.cluster_id),
             RaftClientLog(self.client),
@@ -205,6 +213,8 @@ class ControllerNode:
         if self._controller is not None:
             await self._controller.stop()
         await self.node.stop(graceful=graceful)
+        if self._server is not None:
+            await self._server.stop()  # after the node, which answers UNAVAILABLE till then
         if self._metrics is not None:
             self._metrics.close()
             self._metrics = None
@@ -228,9 +238,14 @@ class ControllerNode:
         return self.settings.node_id
 
     @property
+    def port(self) -> int | None:
+        """The port this node serves on, once it listens (still known after :meth:`stop`)."""
+        return None if self._server is None else self._server.port
+
+    @property
     def address(self) -> str:
         """``host:port`` clients reach this node's services on."""
-        port = self.node.port if self.node.port is not None else self.settings.listen_port
+        port = self.port if self.port is not None else self.settings.listen_port
         host = self.settings.listen_host
         if host in ("", "0.0.0.0", "::"):
             host = "127.0.0.1"

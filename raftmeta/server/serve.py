@@ -104,7 +104,7 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     node = member.node
     address = f"{settings.listen_host}:{settings.listen_port}"
     try:
-        await node.bind()
+        await member.listen()
     except StorageError as error:
         raise ServeError(str(error)) from None
     except RuntimeError as error:

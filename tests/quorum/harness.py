@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from raftmeta.quorum import NodeSettings, RaftClient, RaftNode
+from raftmeta.quorum import NodeSettings, Peers, RaftClient, RaftNode, RaftServer, serve_raft
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.roles import Role
@@ -84,6 +84,18 @@ class Member:
     node: RaftNode
     client: RaftClient
     recorder: Recorder
+    server: RaftServer | None = None
+
+    async def serve(self) -> int:
+        """Open the node's directory and serve it on its configured port; the port bound."""
+        self.server = await serve_raft(self.node)
+        assert self.server.port is not None
+        return self.server.port
+
+    async def stop(self, *, graceful: bool) -> None:
+        await self.node.stop(graceful=graceful)
+        if self.server is not None:
+            await self.server.stop()
 
 
 class Cluster:
@@ -128,7 +140,7 @@ class Cluster:
             max_bytes_between_snapshots=self.max_bytes_between_snapshots,
             max_snapshot_interval_ms=self.max_snapshot_interval_ms,
         )
-        node = RaftNode(settings)
+        node = RaftNode(settings, Peers)
         recorder = Recorder(node_id, self.changes)
         client = RaftClient(node, recorder, snapshot_source=recorder.snapshot)
         return Member(node, client, recorder)
@@ -138,7 +150,7 @@ class Cluster:
         for node_id in [*self.ids, *self.observer_ids]:
             MetadataDir.format(self.data_dir(node_id), node_id, CLUSTER_ID)
             member = self._member(node_id)
-            self.ports[node_id] = await member.node.bind()
+            self.ports[node_id] = await member.serve()
             members[node_id] = member
         self.members = members
         for member in members.values():
@@ -147,12 +159,13 @@ class Cluster:
     async def restart(self, node_id: int) -> Member:
         member = self._member(node_id)
         self.members[node_id] = member
+        await member.serve()
         await member.node.start(self.addresses)
         return member
 
     async def stop(self, node_id: int, *, graceful: bool = True) -> None:
         member = self.members.pop(node_id)
-        await member.node.stop(graceful=graceful)
+        await member.stop(graceful=graceful)
 
     async def close(self) -> None:
         for node_id in list(self.members):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from raftmeta.config import parse_config
-from raftmeta.quorum import NodeSettings, RaftClient, RaftNode
+from raftmeta.quorum import NodeSettings, Peers, RaftClient, RaftNode
 from tests.quorum.harness import Changes, Cluster, Recorder, poll, run
 
 
@@ -58,7 +58,7 @@ def test_a_snapshot_the_node_cannot_take_keeps_the_byte_count(tmp_path: Path) ->
     """A stopped node cannot snapshot: the bytes already committed must still count toward
     the next snapshot instead of starting a whole threshold over."""
     settings = NodeSettings(node_id=1, voters={}, data_dir=tmp_path, max_bytes_between_snapshots=10)
-    node = RaftNode(settings)
+    node = RaftNode(settings, Peers)
     client = RaftClient(node, Recorder(1, Changes()), snapshot_source=lambda: lambda: [b"state"])
     client.bytes_since_snapshot = 100
     client.committed_offset = 5

@@ -6,7 +6,9 @@ import pytest
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum import wire
+from raftmeta.raft import QuorumDescription
 from raftmeta.raft.batch import OffsetAndEpoch, SnapshotId, make_batch
+from raftmeta.raft.core import ReplicaState
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -94,3 +96,29 @@ def test_an_unread_snapshot_chunk_is_never_sent() -> None:
 def test_an_unknown_error_code_is_still_an_error() -> None:
     assert wire.error_code(31337) is ErrorCode.UNKNOWN_SERVER_ERROR
     assert wire.error_code(104) is ErrorCode.INCONSISTENT_CLUSTER_ID
+
+
+def test_a_quorum_description_reports_what_nobody_knows_as_minus_one() -> None:
+    description = QuorumDescription(
+        1,
+        7,
+        42,
+        (ReplicaState(1, 42, None, 1_000), ReplicaState(2, None, None, None)),
+        (ReplicaState(9, 40, 990, 980),),
+    )
+    message = wire.describe_quorum_to_pb(description, "c")
+    assert (message.error_code, message.leader_id, message.leader_epoch) == (0, 1, 7)
+    assert (message.high_watermark, message.cluster_id) == (42, "c")
+    assert [
+        (v.replica_id, v.log_end_offset, v.last_fetch_timestamp, v.last_caught_up_timestamp)
+        for v in [*message.voters, *message.observers]
+    ] == [(1, 42, -1, 1_000), (2, -1, -1, -1), (9, 40, 990, 980)]
+
+
+def test_a_follower_describing_the_quorum_names_the_leader_and_where_it_serves() -> None:
+    message = wire.describe_quorum_not_leader(3, 8, "127.0.0.1:9093")
+    assert message.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert (message.leader_id, message.leader_epoch) == (3, 8)
+    assert (message.high_watermark, message.leader_endpoint) == (-1, "127.0.0.1:9093")
+    unknown = wire.describe_quorum_not_leader(None, 8, "")
+    assert unknown.leader_id == -1

@@ -79,8 +79,8 @@ class ControllerCluster:
         for node_id in self.ids:
             MetadataDir.format(self.data_dir(node_id), node_id, CLUSTER_ID)
             member = await ControllerNode.bind(self.config(node_id))
-            assert member.node.port is not None
-            self.ports[node_id] = member.node.port
+            assert member.port is not None
+            self.ports[node_id] = member.port
             self.members[node_id] = member
         for member in self.members.values():
             await member.run(self.addresses)

@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from elections import ElectionType, TopicPartition
 from raftmeta.controller import NewTopic
 from raftmeta.errors import ErrorCode
-from raftmeta.quorum import NodeSettings, RaftNode
+from raftmeta.quorum import NodeSettings, Peers, RaftNode
 from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.server.controller_node import ControllerNode
 from raftmeta.server.metrics import MetricsServer, start_metrics
@@ -150,7 +150,7 @@ def test_a_quorum_reports_roles_commits_elections_and_cluster_health(tmp_path: P
 async def test_purgatory_gauges_count_parked_elections() -> None:
     h = Harness()
     await h.start()
-    node = RaftNode(NodeSettings(node_id=1, voters={}, data_dir=Path("/nonexistent")))
+    node = RaftNode(NodeSettings(node_id=1, voters={}, data_dir=Path("/nonexistent")), Peers)
     server = start_metrics(0, node, h.controller, host="127.0.0.1")
     try:
         epochs = await h.add_brokers(2)
@@ -187,7 +187,7 @@ async def test_purgatory_gauges_count_parked_elections() -> None:
 def test_only_metrics_is_served(tmp_path: Path) -> None:
     @run_async
     async def body() -> None:
-        node = RaftNode(NodeSettings(node_id=1, voters={}, data_dir=tmp_path))
+        node = RaftNode(NodeSettings(node_id=1, voters={}, data_dir=tmp_path), Peers)
         server = start_metrics(0, node, None, host="127.0.0.1")
         try:
             other = server.url.replace("/metrics", "/other")
@@ -221,7 +221,7 @@ async def test_periodic_rebalance_elections_are_counted() -> None:
         broker_session_timeout_ms=10**9,
     )
     await h.start()
-    node = RaftNode(NodeSettings(node_id=1, voters={}, data_dir=Path("/nonexistent")))
+    node = RaftNode(NodeSettings(node_id=1, voters={}, data_dir=Path("/nonexistent")), Peers)
     server = start_metrics(0, node, h.controller, host="127.0.0.1")
     try:
         await moved_to_second_replica(h)

@@ -1,0 +1,80 @@
+"""``RaftServer``: the one gRPC server a composition root runs beside a ``RaftNode``.
+
+The server carries the node's ``Raft`` service and whatever services the composition root
+registers (a controller's Admin and BrokerLifecycle), so one port serves them all. The node
+never sees it: the root builds the server, starts it once the node's directory is open, and
+stops it after the node has stopped, so a call that arrives in between is answered
+UNAVAILABLE (peers retry) rather than refused at the socket.
+
+:func:`serve_raft` is the usual way in: open the node's directory, then serve on the node's
+configured listener, which is what each composition root (the controller node, the broker,
+the test harness, the benchmark nodes) does before ``RaftNode.start``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import grpc
+
+from raftmeta.quorum.node import RaftNode
+from raftmeta.quorum.peers import SERVER_OPTIONS
+from raftmeta.quorum.raft_service import RaftService
+from raftmeta.quorum.transport import RaftEndpoint
+from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+
+Register = Callable[[Any], None]
+"""Adds one more service to the ``grpc.aio`` server it is given, before the server starts."""
+
+
+class RaftServer:
+    """A ``grpc.aio`` server for one node's Raft service and the root's own services."""
+
+    def __init__(self, endpoint: RaftEndpoint, services: Sequence[Register] = ()) -> None:
+        self._endpoint = endpoint
+        self._services = tuple(services)
+        self._server: Any = None
+        self.port: int | None = None
+        """The port bound, once :meth:`start` returned."""
+
+    async def start(self, host: str, port: int) -> int:
+        """Bind ``host:port`` (0: a port the OS chooses) and serve; returns the port bound.
+
+        Raises ``RuntimeError`` when the port cannot be bound (one in use, say)."""
+        if self._server is not None:
+            raise RuntimeError("the server is already running")
+        # No SO_REUSEPORT: a second node on the same port must fail to start, not share it.
+        server = grpc.aio.server(options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)))
+        pb_grpc.add_RaftServicer_to_server(RaftService(self._endpoint), server)
+        for register in self._services:
+            register(server)
+        bound = int(server.add_insecure_port(f"{host}:{port}"))
+        await server.start()
+        self._server = server
+        self.port = bound
+        return bound
+
+    async def stop(self) -> None:
+        """Stop at once: calls still open are cancelled (their callers retry elsewhere)."""
+        server, self._server = self._server, None
+        if server is not None:
+            await server.stop(grace=None)
+
+
+async def serve_raft(node: RaftNode, services: Sequence[Register] = ()) -> RaftServer:
+    """Open ``node``'s directory and serve it, with ``services``, on the node's configured
+    listener (``settings.listen_host`` and ``listen_port``); returns the running server.
+
+    Calls that arrive before ``node.start`` are answered UNAVAILABLE. Raises the storage
+    layer's error for a bad directory and ``RuntimeError`` for a port that cannot be bound,
+    in which case the directory is closed again. Stop the server after the node.
+    """
+    await node.open()
+    server = RaftServer(node, services)
+    try:
+        await server.start(node.settings.listen_host, node.settings.listen_port)
+    except BaseException:
+        await node.stop(graceful=False)
+        raise
+    return server

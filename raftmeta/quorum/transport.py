@@ -1,0 +1,83 @@
+"""The transport seam: how a ``RaftNode`` exchanges the core's messages without owning a socket.
+
+Two small protocols, in the spirit of Kafka's ``NetworkChannel``:
+
+* outbound, :class:`RaftChannel`: the node sends a request to a peer and gets the answer
+  back (or nothing, and the core resends on its own timers). :class:`Connect` opens one once
+  the node knows its cluster and its voters' addresses;
+* inbound, :class:`RaftEndpoint`: a transport's server hands each request it receives to the
+  node (``handle_request``) and relays the answer, and asks it to describe the quorum.
+
+``raftmeta.quorum.peers`` (client side) and ``raftmeta.quorum.raft_service`` (server side) are
+the gRPC implementation; tests plug in an in-memory one. The node and the services both
+depend on this module, never on each other, so there is no import circle between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from raftmeta.raft import QuorumDescription
+from raftmeta.raft.messages import Request, Response
+
+
+class RaftChannel(Protocol):
+    """A node's outbound calls to the other voters."""
+
+    async def call(self, destination: int, request: Request) -> Response | None:
+        """Send ``request`` to node ``destination`` and return its answer, or ``None`` when
+        none came (unreachable, timed out, damaged, or from another cluster).
+
+        A failed call is not retried here: the core already resends on its own timers, and
+        a second retry policy would only fight it."""
+        ...
+
+    async def close(self) -> None:
+        """Release the connections; the node makes no call after this."""
+        ...
+
+
+class Connect(Protocol):
+    """Opens the channel of node ``local_id``, in cluster ``cluster_id``, to the voters at
+    ``addresses`` (``host:port`` by node id; the node's own entry is not dialled)."""
+
+    def __call__(
+        self,
+        local_id: int,
+        cluster_id: str,
+        addresses: Mapping[int, str],
+        request_timeout_ms: int,
+    ) -> RaftChannel: ...
+
+
+class RaftEndpoint(Protocol):
+    """What a transport's server delivers inbound requests to; ``RaftNode`` is one."""
+
+    @property
+    def node_id(self) -> int: ...
+
+    @property
+    def cluster_id(self) -> str:
+        """The cluster the node's directory belongs to; requests from others are refused."""
+        ...
+
+    @property
+    def voter_addresses(self) -> Mapping[int, str]:
+        """Every voter's ``host:port`` as the node dials it, to tell callers where the
+        leader is."""
+        ...
+
+    async def handle_request(self, sender: int, request: Request) -> Response:
+        """The core's answer to ``request`` from node ``sender``.
+
+        Raises ``ConnectionError`` when no answer will come (the node is not running, or a
+        newer request from the same peer superseded this one) and ``TimeoutError`` when
+        the core did not answer in time."""
+        ...
+
+    def describe_quorum(self) -> QuorumDescription:
+        """The leader's view of the voters' and observers' progress, its times in wall-clock
+        milliseconds. Raises ``NotLeaderError`` on a node that does not lead and
+        ``ConnectionError`` on one that is not running."""
+        ...
