@@ -27,9 +27,8 @@ from raftmeta.errors import ErrorCode
 from raftmeta.quorum.disk import NodeDisk
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.quorum.transport import Connect, RaftChannel
-from raftmeta.raft import QuorumDescription
 from raftmeta.raft.batch import Batch, SnapshotId
-from raftmeta.raft.core import NotLeaderError, RaftCore
+from raftmeta.raft.core import NotLeaderError, QuorumDescription, RaftCore, ReplicaState
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -355,24 +354,20 @@ class RaftNode:
         def wall(value: int | None) -> int | None:
             return None if value is None else value + wall_offset
 
+        def on_wall_clock(states: Sequence[ReplicaState]) -> tuple[ReplicaState, ...]:
+            return tuple(
+                dataclasses.replace(
+                    state,
+                    last_fetch_ms=wall(state.last_fetch_ms),
+                    last_caught_up_ms=wall(state.last_caught_up_ms),
+                )
+                for state in states
+            )
+
         return dataclasses.replace(
             description,
-            voters=tuple(
-                dataclasses.replace(
-                    state,
-                    last_fetch_ms=wall(state.last_fetch_ms),
-                    last_caught_up_ms=wall(state.last_caught_up_ms),
-                )
-                for state in description.voters
-            ),
-            observers=tuple(
-                dataclasses.replace(
-                    state,
-                    last_fetch_ms=wall(state.last_fetch_ms),
-                    last_caught_up_ms=wall(state.last_caught_up_ms),
-                )
-                for state in description.observers
-            ),
+            voters=on_wall_clock(description.voters),
+            observers=on_wall_clock(description.observers),
         )
 
     # ------------------------------------------------------------------------ driver

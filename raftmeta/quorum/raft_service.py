@@ -17,7 +17,7 @@ import grpc
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum import wire
 from raftmeta.quorum.transport import RaftEndpoint
-from raftmeta.raft import NotLeaderError
+from raftmeta.raft.core import NotLeaderError
 from raftmeta.raft.messages import Request
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc

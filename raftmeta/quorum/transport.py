@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from raftmeta.raft import QuorumDescription
+from raftmeta.raft.core import QuorumDescription
 from raftmeta.raft.messages import Request, Response
 
 

@@ -9,11 +9,10 @@ storage codec's bytes, so the leader never re-encodes a batch record by record.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from raftmeta.errors import ErrorCode
-from raftmeta.raft import QuorumDescription
 from raftmeta.raft.batch import OffsetAndEpoch, SnapshotId
+from raftmeta.raft.core import QuorumDescription, ReplicaState
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -301,7 +300,7 @@ def describe_quorum_to_pb(
 ) -> pb.DescribeQuorumResponse:
     """The leader's answer; ``description``'s times must already be wall-clock milliseconds."""
 
-    def replicas(states: Sequence[Any]) -> list[pb.ReplicaState]:
+    def replicas(states: Sequence[ReplicaState]) -> list[pb.ReplicaState]:
         return [
             pb.ReplicaState(
                 replica_id=state.replica_id,

@@ -6,9 +6,8 @@ import pytest
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum import wire
-from raftmeta.raft import QuorumDescription
 from raftmeta.raft.batch import OffsetAndEpoch, SnapshotId, make_batch
-from raftmeta.raft.core import ReplicaState
+from raftmeta.raft.core import QuorumDescription, ReplicaState
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
