@@ -10,10 +10,11 @@ import grpc
 import pytest
 
 from raftmeta.errors import ErrorCode
-from raftmeta.quorum import NotLeaderError
+from raftmeta.quorum import NodeSettings, NotLeaderError, Peers, RaftNode, serve_raft
 from raftmeta.raft.roles import Role
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.storage import MetadataDir
 from tests.quorum.harness import CLUSTER_ID, DEADLINE_S, Cluster, Member, run
 
 
@@ -181,3 +182,57 @@ def test_requests_from_another_cluster_are_refused_and_describe_quorum_answers(
         assert all(v.log_end_offset >= 0 for v in described.voters)
 
     run(scenario, Cluster(tmp_path))
+
+
+def test_a_served_node_answers_unavailable_until_it_starts_and_after_it_stops(
+    tmp_path: Path,
+) -> None:
+    """The server outlives the node on both sides; peers must see UNAVAILABLE and retry."""
+
+    async def main() -> None:
+        MetadataDir.format(tmp_path, 1, CLUSTER_ID)
+        node = RaftNode(NodeSettings(node_id=1, voters={}, data_dir=tmp_path), Peers)
+        server = await serve_raft(node)
+        address = f"127.0.0.1:{server.port}"
+
+        async def vote_status() -> grpc.StatusCode:
+            request = pb.VoteRequest(cluster_id=CLUSTER_ID, candidate_epoch=1, candidate_id=2)
+            async with grpc.aio.insecure_channel(address) as channel:
+                with pytest.raises(grpc.aio.AioRpcError) as raised:
+                    await pb_grpc.RaftStub(channel).Vote(request, timeout=5)
+            return raised.value.code()
+
+        try:
+            assert await vote_status() is grpc.StatusCode.UNAVAILABLE
+            await node.start({1: address})
+            await node.stop(graceful=False)
+            assert await vote_status() is grpc.StatusCode.UNAVAILABLE
+        finally:
+            await node.stop(graceful=False)
+            await server.stop()
+
+    asyncio.run(main())
+
+
+def test_a_port_in_use_fails_to_serve_and_closes_the_directory(tmp_path: Path) -> None:
+    async def main() -> None:
+        MetadataDir.format(tmp_path / "first", 1, CLUSTER_ID)
+        MetadataDir.format(tmp_path / "second", 2, CLUSTER_ID)
+        first = RaftNode(NodeSettings(node_id=1, voters={}, data_dir=tmp_path / "first"), Peers)
+        server = await serve_raft(first)
+        assert server.port is not None
+        settings = NodeSettings(
+            node_id=2, voters={}, data_dir=tmp_path / "second", listen_port=server.port
+        )
+        second = RaftNode(settings, Peers)
+        try:
+            with pytest.raises(RuntimeError):
+                await serve_raft(second)
+            # The failed attempt let go of the directory's lock: it opens again.
+            MetadataDir.open(tmp_path / "second", 2, CLUSTER_ID).close()
+        finally:
+            await second.stop(graceful=False)
+            await first.stop(graceful=False)
+            await server.stop()
+
+    asyncio.run(main())
