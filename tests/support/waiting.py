@@ -14,7 +14,7 @@ import contextlib
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypeVar, overload
 
 DEFAULT_TIMEOUT_S = 10.0
 PAUSE_S = 0.01
@@ -62,14 +62,36 @@ def wait_until(
         time.sleep(pause_s)
 
 
+@overload
 async def wait_until_async(
-    probe: Callable[[], _T | None] | Callable[[], Awaitable[_T | None]],
+    probe: Callable[[], Awaitable[_T | None]],
+    what: str,
+    timeout_s: float = ...,
+    *,
+    pause_s: float = ...,
+    changed: Callable[[], asyncio.Event] | None = ...,
+) -> _T: ...
+
+
+@overload
+async def wait_until_async(
+    probe: Callable[[], _T | None],
+    what: str,
+    timeout_s: float = ...,
+    *,
+    pause_s: float = ...,
+    changed: Callable[[], asyncio.Event] | None = ...,
+) -> _T: ...
+
+
+async def wait_until_async(
+    probe: Callable[[], object],
     what: str,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     *,
     pause_s: float = PAUSE_S,
     changed: Callable[[], asyncio.Event] | None = None,
-) -> _T:
+) -> object:
     """Await ``probe`` (a plain or an async function) until it returns something other than
     None or False, and return that.
 
@@ -86,7 +108,7 @@ async def wait_until_async(
         if inspect.isawaitable(value):
             value = await value
         if _found(value):
-            return value  # type: ignore[return-value]
+            return value
         remaining = give_up - loop.time()
         if remaining <= 0:
             raise WaitTimeout(what, timeout_s, value)
