@@ -18,7 +18,9 @@ from typing import TypeVar, overload
 
 DEFAULT_TIMEOUT_S = 10.0
 PAUSE_S = 0.01
-"""How often a probe is asked again when nothing announces a change."""
+"""How often a probe is asked again in an event loop when nothing announces a change."""
+PROCESS_PAUSE_S = 0.02
+"""The same from plain code, where probes mostly ask other processes (and cost more)."""
 
 _T = TypeVar("_T")
 
@@ -46,7 +48,7 @@ def wait_until(
     what: str,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     *,
-    pause_s: float = PAUSE_S,
+    pause_s: float = PROCESS_PAUSE_S,
 ) -> _T:
     """Call ``probe`` until it returns something other than None or False, and return that.
 
