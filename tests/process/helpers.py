@@ -21,6 +21,10 @@ from raftmeta.server.serve import LOAD_RESOURCE
 from tests.support.waiting import wait_until
 
 DEADLINE_S = 20.0
+"""How long one wait in a process test may take."""
+SCENARIO_TIMEOUT_S = 300.0
+"""How long a whole async process scenario may take: well above the sum of its waits, so it
+catches a hang rather than times anything."""
 
 
 def raftmeta(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:

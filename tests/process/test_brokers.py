@@ -10,7 +10,6 @@ register again and be unfenced.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -19,7 +18,8 @@ from raftmeta.controller_channel import ControllerChannel
 from raftmeta.devcluster import DevCluster, stop_all
 from raftmeta.quorum_describe import wait_for_leader
 from raftmeta.rpc import admin_pb2
-from tests.process.helpers import DEADLINE_S, free_base_port
+from tests.process.helpers import DEADLINE_S, SCENARIO_TIMEOUT_S, free_base_port
+from tests.support.scenario import run_with_deadline
 from tests.support.waiting import wait_until_async
 
 HEARTBEAT_MS = 250
@@ -185,7 +185,7 @@ def test_six_brokers_on_three_racks_follow_the_quorum_and_a_killed_broker_is_fen
                 broker.start(["--bootstrap-server", cluster.bootstrap_servers.split(",")[1]])
             else:
                 broker.start()
-        asyncio.run(scenario(cluster))
+        run_with_deadline(scenario(cluster), SCENARIO_TIMEOUT_S)
         # Every broker shuts down under control and exits 0; then the controllers.
         brokers = list(cluster.brokers.values())
         stop_all(brokers)
