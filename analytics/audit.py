@@ -77,15 +77,51 @@ def audit_frames(
     bucket_ms: int = DEFAULT_BUCKET_MS,
     cache: bool = True,
 ) -> AuditFrames:
-    """Builds the audit's DataFrames for ``path``; nothing runs until they are used."""
-    raw_partitions = read(spark, path, "partitions")
+    """Builds the audit's DataFrames for ``path``; nothing runs until they are used.
+
+    With ``cache``, the frames several figures read (brokers, events, the flagged partitions
+    and the cluster summary) are cached, so each file is scanned once per report.
+    """
     brokers = read(spark, path, "brokers")
     topics = read(spark, path, "topics")
     events = read(spark, path, "events")
     if cache:
         brokers = brokers.cache()
         events = events.cache()
+    partitions = flagged_partitions(read(spark, path, "partitions"), brokers, topics)
+    if cache:
+        partitions = partitions.cache()
+    clusters = cluster_summary(partitions, brokers, topics, events)
+    if cache:
+        clusters = clusters.cache()
+    rows = broker_rows(brokers, leadership_shares(partitions), clusters)
+    table = broker_table(rows, threshold_percent)
+    elections = _elections(events, bucket_ms)
+    return AuditFrames(
+        threshold_percent=threshold_percent,
+        bucket_ms=bucket_ms,
+        partitions=partitions,
+        brokers=brokers,
+        events=events,
+        clusters=clusters,
+        broker_table=table,
+        leaders_per_rack=leaders_per_rack(rows),
+        election_plan=election_plan(partitions),
+        predicted=predicted(table),
+        elections_over_time=elections_over_time(elections),
+        unclean_elections=unclean_elections(elections),
+        isr_changes=isr_changes(events),
+        fencing=fencing(events),
+        leadership_changes=leadership_changes(elections),
+    )
 
+
+# --- partitions and clusters -------------------------------------------------------------------
+
+
+def flagged_partitions(partitions: DataFrame, brokers: DataFrame, topics: DataFrame) -> DataFrame:
+    """Partition rows with the audit's findings and whether the election plan would move their
+    leadership to the preferred replica (alive, in the ISR, not leading yet)."""
     min_isr = topics.select(
         "cluster",
         "topic",
@@ -102,8 +138,8 @@ def audit_frames(
         (~F.col("fenced")).alias("preferred_alive"),
     )
     has_replicas = F.size("replicas") > 0
-    partitions = (
-        raw_partitions.join(F.broadcast(min_isr), ["cluster", "topic"], "left")
+    return (
+        partitions.join(F.broadcast(min_isr), ["cluster", "topic"], "left")
         .join(F.broadcast(preferred_alive), ["cluster", "preferred_leader"], "left")
         .select(
             "cluster",
@@ -126,12 +162,80 @@ def audit_frames(
             ).alias("in_plan"),
         )
     )
-    if cache:
-        partitions = partitions.cache()
 
+
+def _active() -> Column:
+    """A broker that is neither fenced nor shutting down: one that can lead."""
+    return ~F.col("fenced") & ~F.col("in_controlled_shutdown")
+
+
+def cluster_summary(
+    partitions: DataFrame, brokers: DataFrame, topics: DataFrame, events: DataFrame
+) -> DataFrame:
+    """One row per cluster named in any of the four kinds of rows: snapshot offset, counts,
+    finding counts and the preferred-leader ratio."""
+    partition_summary = partitions.groupBy("cluster").agg(
+        F.max("snapshot_offset").alias("snapshot_offset"),
+        F.count(F.lit(1)).alias("partitions"),
+        F.sum(F.col("has_replicas").cast("long")).alias("with_replicas"),
+        F.sum(
+            (F.col("has_replicas") & (F.col("leader") == F.col("preferred_leader"))).cast("long")
+        ).alias("led_by_preferred"),
+        *(F.sum(F.col(name).cast("long")).alias(name) for name in (*FINDINGS, "in_plan")),
+    )
+    broker_summary = brokers.groupBy("cluster").agg(
+        F.count(F.lit(1)).alias("brokers"),
+        F.sum(_active().cast("long")).alias("active_brokers"),
+    )
+    event_summary = events.groupBy("cluster").agg(F.count(F.lit(1)).alias("event_records"))
+    names = (
+        partitions.select("cluster")
+        .union(brokers.select("cluster"))
+        .union(topics.select("cluster"))
+        .union(events.select("cluster"))
+        .distinct()
+    )
+    return (
+        names.join(partition_summary, "cluster", "left")
+        .join(broker_summary, "cluster", "left")
+        .join(event_summary, "cluster", "left")
+        .select(
+            "cluster",
+            "snapshot_offset",
+            *(
+                F.coalesce(name, F.lit(0)).cast("long").alias(name)
+                for name in (
+                    "partitions",
+                    "with_replicas",
+                    "led_by_preferred",
+                    *FINDINGS,
+                    "in_plan",
+                    "brokers",
+                    "active_brokers",
+                    "event_records",
+                )
+            ),
+        )
+        .withColumn(
+            "preferred_leader_ratio",
+            F.when(F.col("with_replicas") > 0, F.col("led_by_preferred") / F.col("with_replicas")),
+        )
+    )
+
+
+# --- brokers -----------------------------------------------------------------------------------
+
+SHARE_COUNTS = ("leaders", "preferred", "preferred_leading", "plan_gains", "plan_losses")
+"""Per broker: partitions it leads, prefers it, it leads as preferred, and how many
+leaderships the election plan would give it and take from it."""
+
+
+def leadership_shares(partitions: DataFrame) -> DataFrame:
+    """``SHARE_COUNTS`` per broker that leads or is preferred by a partition, summed from one
+    row per (partition, role the broker plays in it)."""
     zero = F.lit(0)
     one = F.lit(1)
-    shares = (
+    return (
         partitions.where(F.col("leader") != -1)
         .select(
             "cluster",
@@ -167,71 +271,13 @@ def audit_frames(
             )
         )
         .groupBy("cluster", "broker_id")
-        .agg(
-            *(
-                F.sum(name).cast("long").alias(name)
-                for name in (
-                    "leaders",
-                    "preferred",
-                    "preferred_leading",
-                    "plan_gains",
-                    "plan_losses",
-                )
-            )
-        )
+        .agg(*(F.sum(name).cast("long").alias(name) for name in SHARE_COUNTS))
     )
 
-    partition_summary = partitions.groupBy("cluster").agg(
-        F.max("snapshot_offset").alias("snapshot_offset"),
-        F.count(F.lit(1)).alias("partitions"),
-        F.sum(F.col("has_replicas").cast("long")).alias("with_replicas"),
-        F.sum(
-            (F.col("has_replicas") & (F.col("leader") == F.col("preferred_leader"))).cast("long")
-        ).alias("led_by_preferred"),
-        *(F.sum(F.col(name).cast("long")).alias(name) for name in (*FINDINGS, "in_plan")),
-    )
-    active = ~F.col("fenced") & ~F.col("in_controlled_shutdown")
-    broker_summary = brokers.groupBy("cluster").agg(
-        F.count(F.lit(1)).alias("brokers"),
-        F.sum(active.cast("long")).alias("active_brokers"),
-    )
-    event_summary = events.groupBy("cluster").agg(F.count(F.lit(1)).alias("event_records"))
-    names = (
-        partitions.select("cluster")
-        .union(brokers.select("cluster"))
-        .union(topics.select("cluster"))
-        .union(events.select("cluster"))
-        .distinct()
-    )
-    clusters = (
-        names.join(partition_summary, "cluster", "left")
-        .join(broker_summary, "cluster", "left")
-        .join(event_summary, "cluster", "left")
-        .select(
-            "cluster",
-            "snapshot_offset",
-            *(
-                F.coalesce(name, F.lit(0)).cast("long").alias(name)
-                for name in (
-                    "partitions",
-                    "with_replicas",
-                    "led_by_preferred",
-                    *FINDINGS,
-                    "in_plan",
-                    "brokers",
-                    "active_brokers",
-                    "event_records",
-                )
-            ),
-        )
-        .withColumn(
-            "preferred_leader_ratio",
-            F.when(F.col("with_replicas") > 0, F.col("led_by_preferred") / F.col("with_replicas")),
-        )
-    )
-    if cache:
-        clusters = clusters.cache()
 
+def broker_rows(brokers: DataFrame, shares: DataFrame, clusters: DataFrame) -> DataFrame:
+    """Every registered broker and every broker id a partition names, with its state, its
+    ``SHARE_COUNTS`` and its cluster's partition and active-broker counts."""
     registered = brokers.select(
         "cluster",
         "broker_id",
@@ -239,10 +285,9 @@ def audit_frames(
         F.lit(True).alias("registered"),
         "fenced",
         "in_controlled_shutdown",
-        active.alias("active"),
+        _active().alias("active"),
     )
-    counts = ("leaders", "preferred", "preferred_leading", "plan_gains", "plan_losses")
-    broker_rows = (
+    return (
         registered.join(shares, ["cluster", "broker_id"], "full_outer")
         .join(clusters.select("cluster", "with_replicas", "active_brokers"), "cluster", "left")
         .select(
@@ -253,16 +298,21 @@ def audit_frames(
             F.coalesce("fenced", F.lit(False)).alias("fenced"),
             F.coalesce("in_controlled_shutdown", F.lit(False)).alias("in_controlled_shutdown"),
             F.coalesce("active", F.lit(False)).alias("active"),
-            *(F.coalesce(name, F.lit(0)).cast("long").alias(name) for name in counts),
+            *(F.coalesce(name, F.lit(0)).cast("long").alias(name) for name in SHARE_COUNTS),
             "with_replicas",
             "active_brokers",
         )
     )
+
+
+def broker_table(rows: DataFrame, threshold_percent: float) -> DataFrame:
+    """The per-broker leadership table: now, and (columns ending ``_after``) once the
+    election plan has run."""
     imbalance = _imbalance(F.col("preferred"), F.col("preferred_leading"))
     imbalance_after = _imbalance(
         F.col("preferred"), F.col("preferred_leading") + F.col("plan_gains")
     )
-    broker_table = broker_rows.select(
+    return rows.select(
         "cluster",
         "broker_id",
         "rack",
@@ -282,35 +332,64 @@ def audit_frames(
         imbalance_after.alias("imbalance_after"),
         _above(imbalance_after, threshold_percent).alias("above_threshold_after"),
     )
-    predicted = broker_table.select(
+
+
+def predicted(table: DataFrame) -> DataFrame:
+    """Per broker after the election plan: leaders, imbalance, above_threshold."""
+    return table.select(
         "cluster",
         "broker_id",
         *(F.col(f"{name}_after").alias(name) for name in AFTER_COLUMNS),
     )
-    leaders_per_rack = broker_rows.groupBy("cluster", "rack").agg(
+
+
+def leaders_per_rack(rows: DataFrame) -> DataFrame:
+    """Registered brokers, leaderships and preferences per rack (null: brokers with none)."""
+    return rows.groupBy("cluster", "rack").agg(
         F.sum(F.col("registered").cast("long")).alias("brokers"),
         F.sum("leaders").alias("leaders"),
         F.sum("preferred").alias("preferred"),
     )
-    election_plan = partitions.where("in_plan").select(
+
+
+def election_plan(partitions: DataFrame) -> DataFrame:
+    """The partitions a preferred election would move, with their preferred and current
+    leaders."""
+    return partitions.where("in_plan").select(
         "cluster", "topic", "partition", "preferred_leader", "leader"
     )
 
+
+# --- events ------------------------------------------------------------------------------------
+
+
+def _elections(events: DataFrame, bucket_ms: int) -> DataFrame:
+    """The events that are leader elections, each with the start of its time bucket."""
     bucket = F.col("batch_time_ms") - F.pmod(F.col("batch_time_ms"), F.lit(bucket_ms))
-    elections = events.where(F.col("election").isNotNull()).withColumn("time_ms", bucket)
-    elections_over_time = elections.groupBy("cluster", "time_ms", "election").agg(
-        F.count(F.lit(1)).alias("count")
-    )
-    unclean_elections = elections.where(F.col("election") == "unclean").select(
+    return events.where(F.col("election").isNotNull()).withColumn("time_ms", bucket)
+
+
+def elections_over_time(elections: DataFrame) -> DataFrame:
+    """How many elections of each kind happened in each time bucket."""
+    return elections.groupBy("cluster", "time_ms", "election").agg(F.count(F.lit(1)).alias("count"))
+
+
+def unclean_elections(elections: DataFrame) -> DataFrame:
+    """Each unclean election: where in the log, which partition, new and previous leader."""
+    return elections.where(F.col("election") == "unclean").select(
         "cluster", "offset", "topic", "partition", "leader", "previous_leader"
     )
+
+
+def isr_changes(events: DataFrame) -> DataFrame:
+    """Per broker, how often it left an ISR (shrinks) and joined one (expands)."""
     shrinks = events.select("cluster", F.explode("isr_removed").alias("broker_id")).select(
-        "cluster", "broker_id", one.alias("shrinks"), zero.alias("expands")
+        "cluster", "broker_id", F.lit(1).alias("shrinks"), F.lit(0).alias("expands")
     )
     expands = events.select("cluster", F.explode("isr_added").alias("broker_id")).select(
-        "cluster", "broker_id", zero.alias("shrinks"), one.alias("expands")
+        "cluster", "broker_id", F.lit(0).alias("shrinks"), F.lit(1).alias("expands")
     )
-    isr_changes = (
+    return (
         shrinks.unionByName(expands)
         .groupBy("cluster", "broker_id")
         .agg(
@@ -318,13 +397,18 @@ def audit_frames(
             F.sum("expands").cast("long").alias("expands"),
         )
     )
+
+
+def _count_where(condition: Column, name: str) -> Column:
+    return F.sum(F.when(condition, 1).otherwise(0)).cast("long").alias(name)
+
+
+def fencing(events: DataFrame) -> DataFrame:
+    """Per broker: fencings, unfencings, controlled shutdowns, registrations and
+    unregistrations."""
     record_type = F.col("record_type")
     change = record_type == "BrokerRegistrationChangeRecord"
-
-    def count_where(condition: Column, name: str) -> Column:
-        return F.sum(F.when(condition, 1).otherwise(0)).cast("long").alias(name)
-
-    fencing = (
+    return (
         events.where(
             change
             | (record_type == "RegisterBrokerRecord")
@@ -332,46 +416,37 @@ def audit_frames(
         )
         .groupBy("cluster", "broker_id")
         .agg(
-            count_where(change & (F.col("fencing") == "fenced"), "fenced"),
-            count_where(change & (F.col("fencing") == "unfenced"), "unfenced"),
-            count_where(
+            _count_where(change & (F.col("fencing") == "fenced"), "fenced"),
+            _count_where(change & (F.col("fencing") == "unfenced"), "unfenced"),
+            _count_where(
                 change & F.coalesce("controlled_shutdown", F.lit(False)), "controlled_shutdowns"
             ),
-            count_where(record_type == "RegisterBrokerRecord", "registrations"),
-            count_where(record_type == "UnregisterBrokerRecord", "unregistrations"),
+            _count_where(record_type == "RegisterBrokerRecord", "registrations"),
+            _count_where(record_type == "UnregisterBrokerRecord", "unregistrations"),
         )
     )
+
+
+def leadership_changes(elections: DataFrame) -> DataFrame:
+    """Per time bucket and broker, the net change in leaderships (gains minus losses), where
+    it is not zero."""
     gains = elections.where(F.col("leader") != -1).select(
-        "cluster", "time_ms", F.col("leader").alias("broker_id"), one.alias("change")
+        "cluster", "time_ms", F.col("leader").alias("broker_id"), F.lit(1).alias("change")
     )
     losses = elections.where(
         F.col("previous_leader").isNotNull() & (F.col("previous_leader") != -1)
     ).select(
         "cluster", "time_ms", F.col("previous_leader").alias("broker_id"), F.lit(-1).alias("change")
     )
-    leadership_changes = (
+    return (
         gains.unionByName(losses)
         .groupBy("cluster", "time_ms", "broker_id")
         .agg(F.sum("change").cast("long").alias("change"))
         .where(F.col("change") != 0)
     )
-    return AuditFrames(
-        threshold_percent=threshold_percent,
-        bucket_ms=bucket_ms,
-        partitions=partitions,
-        brokers=brokers,
-        events=events,
-        clusters=clusters,
-        broker_table=broker_table,
-        leaders_per_rack=leaders_per_rack,
-        election_plan=election_plan,
-        predicted=predicted,
-        elections_over_time=elections_over_time,
-        unclean_elections=unclean_elections,
-        isr_changes=isr_changes,
-        fencing=fencing,
-        leadership_changes=leadership_changes,
-    )
+
+
+# --- the report --------------------------------------------------------------------------------
 
 
 def _first_examples(frame: DataFrame, group: list[str], order: list[Column]) -> DataFrame:

@@ -27,6 +27,7 @@ from analytics.plain_audit import EXAMPLES
 PLAN_FILE = "election-plan.json"
 REPORT_FILE = "report.json"
 PLOT_FILES = ("leaders.png", "imbalance.png", "leadership.png")
+"""The figures :mod:`analytics.plots` writes, by name: examples/leader_balance.ipynb shows them."""
 
 
 def plan_document(cluster_report: dict[str, Any]) -> dict[str, Any]:

@@ -166,10 +166,6 @@ class PartitionRegistration:
         return self.replicas[0] if self.replicas else NO_LEADER
 
     @property
-    def has_leader(self) -> bool:
-        return self.leader != NO_LEADER
-
-    @property
     def is_led_by_preferred(self) -> bool:
         """True too for a leaderless partition with no replicas: it has no preference to miss."""
         return self.leader == self.preferred_leader

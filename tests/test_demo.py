@@ -25,7 +25,8 @@ from raftmeta.demo.errors import StepFailed
 from raftmeta.demo.runner import run_live_demo
 from raftmeta.demo.simulated import run_simulated_demo
 from raftmeta.demo.steps import Step, start_quorum
-from tests.process.helpers import wait_until
+from tests.process.helpers import DEADLINE_S
+from tests.support.waiting import wait_until
 
 MARKER_VARIABLE = "RAFTMETA_DEMO_TEST_MARKER"
 END_TO_END_TIMEOUT_S = 900.0
@@ -66,8 +67,10 @@ def _assert_nothing_left(root: Path, marker: str) -> None:
     pids = _recorded_pids(root)
     assert pids, "the demo recorded no process"
     # The processes are gone when the demo exits; a JVM notices its parent is gone a moment later.
-    wait_until(lambda: not [p for p in pids if _alive(p)], "the recorded processes to be gone")
-    wait_until(lambda: not _marked(marker), "every process of the run to be gone")
+    wait_until(
+        lambda: not [p for p in pids if _alive(p)], "the recorded processes to be gone", DEADLINE_S
+    )
+    wait_until(lambda: not _marked(marker), "every process of the run to be gone", DEADLINE_S)
 
 
 def _spawn(args: list[str], marker: str) -> subprocess.Popen[str]:

@@ -3,14 +3,14 @@ BrokerLifecycle service over a :class:`ControllerChannel`, as an embedded broker
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Iterable
 
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import broker_pb2 as bpb
-from tests.server.controller_harness import CLUSTER_ID, DEADLINE_S
+from tests.support.controller_quorum import CLUSTER_ID, DEADLINE_S
+from tests.support.waiting import wait_until_async
 
 CAUGHT_UP = 1 << 40
 """A metadata offset past anything a test commits: the broker says it has seen everything."""
@@ -59,8 +59,9 @@ async def set_fenced(
     channel: ControllerChannel, broker_id: int, epoch: int, *, fenced: bool
 ) -> None:
     """Heartbeat (asking to be fenced or not) until the controller reports that state."""
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + DEADLINE_S
-    while (await heartbeat(channel, broker_id, epoch, want_fence=fenced)).is_fenced != fenced:
-        assert loop.time() < give_up, f"broker {broker_id} never became fenced={fenced}"
-        await asyncio.sleep(0.01)
+
+    async def reached() -> bool:
+        reply = await heartbeat(channel, broker_id, epoch, want_fence=fenced)
+        return reply.is_fenced == fenced
+
+    await wait_until_async(reached, f"broker {broker_id} to become fenced={fenced}", DEADLINE_S)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import grpc
 
@@ -21,9 +21,13 @@ from raftmeta.rpc import admin_pb2_grpc as pb_grpc
 
 
 @dataclass
-class Cluster:
-    """Who leads, shared by every fake node; ``None`` while an election runs."""
+class FakeCluster:
+    """``count`` fake nodes and who leads them (``None`` while an election runs)."""
 
+    scenario_timeout_s: ClassVar[float] = 20.0
+
+    count: int = 3
+    nodes: list[FakeNode] = field(default_factory=list)
     controller: FakeNode | None = None
     calls: int = 0
     elect_after_calls: tuple[int, FakeNode] | None = None
@@ -35,9 +39,16 @@ class Cluster:
             self.controller = self.elect_after_calls[1]
             self.elect_after_calls = None
 
+    async def start(self) -> None:
+        self.nodes = [await FakeNode(i + 1, self).start() for i in range(self.count)]
+
+    async def close(self) -> None:
+        for node in self.nodes:
+            await node.stop()
+
 
 class FakeNode(pb_grpc.AdminServicer):
-    def __init__(self, node_id: int, cluster: Cluster) -> None:
+    def __init__(self, node_id: int, cluster: FakeCluster) -> None:
         self.node_id = node_id
         self.cluster = cluster
         self.calls = 0
@@ -77,12 +88,6 @@ class FakeNode(pb_grpc.AdminServicer):
             return pb.DescribeClusterResponse(header=header)
         header = pb.ResponseHeader(error_code=self.answer_error, controller_id=self.node_id)
         return pb.DescribeClusterResponse(header=header, controller_id=self.node_id)
-
-
-async def start_nodes(count: int) -> tuple[Cluster, list[FakeNode]]:
-    cluster = Cluster()
-    nodes = [await FakeNode(i + 1, cluster).start() for i in range(count)]
-    return cluster, nodes
 
 
 @contextmanager

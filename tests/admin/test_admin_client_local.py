@@ -3,7 +3,6 @@ the exception's shape, request-level failures reaching every item, closing."""
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import time
 
@@ -26,6 +25,7 @@ from raftmeta.admin import (
 )
 from raftmeta.errors import KafkaError
 from tests.admin.fake_nodes import refusing_endpoint
+from tests.support.scenario import run_with_deadline
 
 
 @pytest.mark.parametrize(
@@ -159,7 +159,7 @@ def test_the_async_client_fails_every_item_alike_and_warns_on_the_old_name() -> 
                 await result.all()
 
     with refusing_endpoint() as dead:
-        asyncio.run(asyncio.wait_for(scenario(dead), 10))
+        run_with_deadline(scenario(dead), 10)
 
 
 def test_the_async_client_needs_a_running_loop() -> None:

@@ -30,7 +30,8 @@ from raftmeta.records import uuid_from_str
 from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.rpc import raft_pb2 as rpb
 from tests.admin.brokers import register_unfenced, set_fenced
-from tests.server.controller_harness import CLUSTER_ID, ControllerCluster, run
+from tests.support.controller_quorum import CLUSTER_ID, ControllerQuorum
+from tests.support.scenario import run_scenario
 
 T = TypeVar("T")
 
@@ -54,7 +55,7 @@ async def code_of(future: Awaitable[Any]) -> ErrorCode:
 def test_the_async_client_manages_topics_and_configs_with_per_item_errors(
     tmp_path: Path,
 ) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         follower = await cluster.follower()
         async with ControllerChannel(cluster.addresses.values()) as lifecycle:
             await register_unfenced(lifecycle, [1, 2, 3])
@@ -169,7 +170,7 @@ def test_the_async_client_manages_topics_and_configs_with_per_item_errors(
             assert await code_of(deleted["ghost"]) is ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             assert sorted(await admin.describe_topics()) == ["orders"]
 
-    run(scenario, ControllerCluster(tmp_path, QUIET), timeout=60)
+    run_scenario(scenario, ControllerQuorum(tmp_path, QUIET), 60)
 
 
 def test_the_thread_client_rides_out_a_controller_failover_and_times_out_without_a_quorum(
@@ -178,7 +179,7 @@ def test_the_thread_client_rides_out_a_controller_failover_and_times_out_without
     async def result(future: Any) -> Any:
         return await asyncio.wrap_future(future)
 
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         async with ControllerChannel(cluster.addresses.values()) as lifecycle:
             await register_unfenced(lifecycle, [1, 2, 3])
         servers = ",".join(cluster.addresses.values())
@@ -201,14 +202,14 @@ def test_the_thread_client_rides_out_a_controller_failover_and_times_out_without
             error = await failure(result(pending["never"]))
             assert error.code is ErrorCode.REQUEST_TIMED_OUT
 
-    run(scenario, ControllerCluster(tmp_path, QUIET), timeout=60)
+    run_scenario(scenario, ControllerQuorum(tmp_path, QUIET), 60)
 
 
 def test_elect_leaders_preferred_and_unclean_with_the_deprecated_alias(tmp_path: Path) -> None:
     async def result(future: Any) -> Any:
         return await asyncio.wrap_future(future)
 
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         lifecycle = ControllerChannel(cluster.addresses.values())
         epochs = await register_unfenced(lifecycle, [1, 2, 3])
         servers = ",".join(cluster.addresses.values())
@@ -285,11 +286,11 @@ def test_elect_leaders_preferred_and_unclean_with_the_deprecated_alias(tmp_path:
             assert (await failure(result(odd.partitions()))).code is ErrorCode.INVALID_REQUEST
         await lifecycle.close()
 
-    run(scenario, ControllerCluster(tmp_path, QUIET), timeout=60)
+    run_scenario(scenario, ControllerQuorum(tmp_path, QUIET), 60)
 
 
 def test_the_async_client_elects_and_warns_the_same_way(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         async with ControllerChannel(cluster.addresses.values()) as lifecycle:
             await register_unfenced(lifecycle, [1, 2])
         servers = list(cluster.addresses.values())
@@ -301,7 +302,7 @@ def test_the_async_client_elects_and_warns_the_same_way(tmp_path: Path) -> None:
             assert error is not None and error.code is ErrorCode.ELECTION_NOT_NEEDED
             assert (await failure(result.all())).code is ErrorCode.ELECTION_NOT_NEEDED
 
-    run(scenario, ControllerCluster(tmp_path, QUIET), timeout=60)
+    run_scenario(scenario, ControllerQuorum(tmp_path, QUIET), 60)
 
 
 def test_credentials_travel_with_every_request_and_refusals_reach_every_item(
@@ -310,7 +311,7 @@ def test_credentials_travel_with_every_request_and_refusals_reach_every_item(
     tokens = tmp_path / "tokens"
     tokens.write_text("alice-token=User:alice\nbob-token=User:bob\n")
 
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         servers = list(cluster.addresses.values())
         async with ControllerChannel(servers) as lifecycle:
             await register_unfenced(lifecycle, [1])
@@ -336,9 +337,9 @@ def test_credentials_travel_with_every_request_and_refusals_reach_every_item(
             for future in futures.values():
                 assert await code_of(future) is ErrorCode.SASL_AUTHENTICATION_FAILED
 
-    run(
+    run_scenario(
         scenario,
-        ControllerCluster(
+        ControllerQuorum(
             tmp_path,
             {
                 **QUIET,
@@ -349,5 +350,5 @@ def test_credentials_travel_with_every_request_and_refusals_reach_every_item(
                 "User:ANONYMOUS:ClusterAction:Cluster:kafka-cluster",
             },
         ),
-        timeout=60,
+        timeout_s=60,
     )

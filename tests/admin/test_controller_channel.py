@@ -4,9 +4,9 @@ named, send credentials, and refuse bad addresses."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import pytest
 
@@ -15,30 +15,24 @@ from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import admin_pb2 as pb
 from raftmeta.rpc import broker_pb2
 from tests.admin.fake_nodes import (
-    Cluster,
+    FakeCluster,
     FakeNode,
     refusing_endpoint,
     silent_endpoint,
-    start_nodes,
 )
+from tests.support.scenario import run_scenario, run_with_deadline
 
 DESCRIBE = "Admin/DescribeCluster"
 
 
-def run(scenario: Callable[[Cluster, list[FakeNode]], Awaitable[None]], count: int = 3) -> None:
-    async def main() -> None:
-        cluster, nodes = await start_nodes(count)
-        try:
-            await asyncio.wait_for(scenario(cluster, nodes), 20)
-        finally:
-            for node in nodes:
-                await node.stop()
-
-    asyncio.run(main())
+def run(
+    scenario: Callable[[FakeCluster, list[FakeNode]], Coroutine[Any, Any, None]], count: int = 3
+) -> None:
+    run_scenario(lambda cluster: scenario(cluster, cluster.nodes), FakeCluster(count))
 
 
 def test_a_follower_redirects_to_the_controller_and_later_calls_go_straight_there() -> None:
-    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         follower, controller, _ = nodes
         cluster.controller = controller
         async with ControllerChannel(follower.endpoint) as channel:
@@ -52,7 +46,7 @@ def test_a_follower_redirects_to_the_controller_and_later_calls_go_straight_ther
 
 
 def test_an_unreachable_bootstrap_server_is_skipped() -> None:
-    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         cluster.controller = nodes[0]
         with refusing_endpoint() as dead:
             async with ControllerChannel([dead, nodes[0].endpoint]) as channel:
@@ -63,7 +57,7 @@ def test_an_unreachable_bootstrap_server_is_skipped() -> None:
 
 
 def test_while_no_controller_is_known_the_channel_keeps_trying_until_one_is() -> None:
-    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         cluster.elect_after_calls = (5, nodes[2])
         servers = ",".join(n.endpoint for n in nodes[:2])  # the controller is not among them
         async with ControllerChannel(servers) as channel:
@@ -75,7 +69,7 @@ def test_while_no_controller_is_known_the_channel_keeps_trying_until_one_is() ->
 
 
 def test_the_controller_going_away_sends_the_next_call_to_its_successor() -> None:
-    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         cluster.controller = nodes[0]
         async with ControllerChannel([n.endpoint for n in nodes]) as channel:
             await channel.call(DESCRIBE, pb.DescribeClusterRequest())
@@ -88,7 +82,7 @@ def test_the_controller_going_away_sends_the_next_call_to_its_successor() -> Non
 
 
 def test_a_server_that_never_answers_the_connection_is_passed_over() -> None:
-    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         cluster.controller = nodes[0]
         with silent_endpoint() as paused:
             async with ControllerChannel([paused, nodes[0].endpoint]) as channel:
@@ -107,7 +101,7 @@ def test_a_server_that_never_answers_the_connection_is_passed_over() -> None:
 
 
 def test_an_error_other_than_not_controller_is_returned_to_the_caller() -> None:
-    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         cluster.controller = nodes[0]
         nodes[0].answer_error = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         async with ControllerChannel(nodes[0].endpoint) as channel:
@@ -119,7 +113,7 @@ def test_an_error_other_than_not_controller_is_returned_to_the_caller() -> None:
 
 
 def test_no_controller_until_the_deadline_is_request_timed_out_naming_the_servers() -> None:
-    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         with refusing_endpoint() as dead:
             async with ControllerChannel([dead, nodes[0].endpoint]) as channel:
                 started = time.monotonic()
@@ -147,11 +141,11 @@ def test_every_server_unreachable_times_out_at_the_channel_default() -> None:
         assert first in caught.value.message and second in caught.value.message
         assert "200 ms" in caught.value.message
 
-    asyncio.run(asyncio.wait_for(scenario(), 10))
+    run_with_deadline(scenario(), 10)
 
 
 def test_the_bearer_token_travels_in_call_metadata() -> None:
-    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         cluster.controller = nodes[1]
         async with ControllerChannel(nodes[0].endpoint, bearer_token="s3cret") as channel:
             await channel.call(DESCRIBE, pb.DescribeClusterRequest())
@@ -165,7 +159,7 @@ def test_the_bearer_token_travels_in_call_metadata() -> None:
 
 
 def test_a_method_the_server_does_not_serve_fails_at_once() -> None:
-    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         cluster.controller = nodes[0]
         async with ControllerChannel(nodes[0].endpoint) as channel:
             with pytest.raises(KafkaError) as caught:
@@ -179,7 +173,7 @@ def test_a_method_the_server_does_not_serve_fails_at_once() -> None:
 
 
 def test_a_closed_channel_refuses_calls() -> None:
-    async def scenario(cluster: Cluster, nodes: list[FakeNode]) -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         channel = ControllerChannel(nodes[0].endpoint)
         await channel.close()
         with pytest.raises(RuntimeError, match="closed"):

@@ -3,7 +3,6 @@ image, subscriptions, controlled shutdown and re-registration."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,10 +14,12 @@ from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import broker_pb2
 from raftmeta.storage import MetadataDir
-from tests.broker.harness import CLUSTER_ID, DEADLINE_S, Quorum, poll, poll_async, run
+from tests.support.broker_quorum import CLUSTER_ID, DEADLINE_S, BrokerQuorum
+from tests.support.scenario import run_scenario
+from tests.support.waiting import wait_until_async
 
 
-async def described_brokers(quorum: Quorum) -> dict[int, tuple[bool, str, int]]:
+async def described_brokers(quorum: BrokerQuorum) -> dict[int, tuple[bool, str, int]]:
     response = await quorum.describe_cluster()
     return {b.broker_id: (b.fenced, b.rack, b.broker_epoch) for b in response.brokers}
 
@@ -63,7 +64,7 @@ def in_isr_of(broker: Broker, topic_id: bytes, broker_id: int) -> set[int]:
 def test_brokers_register_fenced_unfence_when_caught_up_and_replay_the_image(
     tmp_path: Path,
 ) -> None:
-    async def scenario(quorum: Quorum) -> None:
+    async def scenario(quorum: BrokerQuorum) -> None:
         seen: dict[int, Seen] = {}
         brokers: list[Broker] = []
         for broker_id in (1, 2, 3):
@@ -87,7 +88,7 @@ def test_brokers_register_fenced_unfence_when_caught_up_and_replay_the_image(
 
         topic_id = await quorum.create_topic("orders", partitions=6, replication_factor=3)
         for broker in brokers:
-            await poll_async(functools.partial(quorum.image_matches, broker))
+            await quorum.wait_for_image(broker)
             topic = broker.image.topic(topic_id)
             assert topic is not None and topic.name == "orders"
             assert len(topic.partitions) == 6
@@ -99,7 +100,7 @@ def test_brokers_register_fenced_unfence_when_caught_up_and_replay_the_image(
             gained = {c.partition_id for ch in seen[broker.broker_id].leadership for c in ch.gained}
             assert gained == led and led
 
-    run(scenario, tmp_path)
+    run_scenario(scenario, BrokerQuorum(tmp_path))
 
 
 class HeartbeatSwitch:
@@ -118,7 +119,7 @@ class HeartbeatSwitch:
         await self.inner.close()
 
 
-async def start_three(quorum: Quorum, switch: HeartbeatSwitch | None = None) -> list[Broker]:
+async def start_three(quorum: BrokerQuorum, switch: HeartbeatSwitch | None = None) -> list[Broker]:
     brokers = [
         await quorum.start_broker(i, rack=f"r{i}", channel=switch if i == 1 else None)
         for i in (1, 2, 3)
@@ -131,13 +132,13 @@ async def start_three(quorum: Quorum, switch: HeartbeatSwitch | None = None) -> 
 def test_a_broker_whose_heartbeats_stop_is_fenced_loses_its_leaderships_and_comes_back(
     tmp_path: Path,
 ) -> None:
-    async def scenario(quorum: Quorum) -> None:
+    async def scenario(quorum: BrokerQuorum) -> None:
         switch = HeartbeatSwitch(ControllerChannel(quorum.bootstrap_servers))
         one, two, _ = await start_three(quorum, switch)
         states: list[BrokerState] = []
         one.on_state_change(lambda old, new: states.append(new))
         topic_id = await quorum.create_topic("events", partitions=6, replication_factor=3)
-        await poll_async(lambda: quorum.image_matches(two))
+        await quorum.wait_for_image(two)
         assert led_by(two, topic_id, 1) and in_isr_of(two, topic_id, 1) == set(range(6))
         epoch = one.broker_epoch
 
@@ -154,14 +155,14 @@ def test_a_broker_whose_heartbeats_stop_is_fenced_loses_its_leaderships_and_come
         assert (await described_brokers(quorum))[1][0] is False
         assert states[:2] == [BrokerState.RECOVERY, BrokerState.RUNNING]
 
-    run(scenario, tmp_path)
+    run_scenario(scenario, BrokerQuorum(tmp_path))
 
 
 def test_controlled_shutdown_moves_leaderships_away_first(tmp_path: Path) -> None:
-    async def scenario(quorum: Quorum) -> None:
+    async def scenario(quorum: BrokerQuorum) -> None:
         one, two, three = await start_three(quorum)
         topic_id = await quorum.create_topic("logs", partitions=6, replication_factor=2)
-        await poll_async(lambda: quorum.image_matches(two))
+        await quorum.wait_for_image(two)
         leading = led_by(two, topic_id, 2)
         assert leading
         lost: set[int] = set()
@@ -177,11 +178,11 @@ def test_controlled_shutdown_moves_leaderships_away_first(tmp_path: Path) -> Non
         assert two.state is BrokerState.NOT_RUNNING
         assert (await described_brokers(quorum))[2][0] is True
 
-    run(scenario, tmp_path)
+    run_scenario(scenario, BrokerQuorum(tmp_path))
 
 
 def test_a_restarted_broker_registers_a_new_incarnation_and_is_unfenced(tmp_path: Path) -> None:
-    async def scenario(quorum: Quorum) -> None:
+    async def scenario(quorum: BrokerQuorum) -> None:
         _, _, three = await start_three(quorum)
         old_epoch = three.broker_epoch
         assert old_epoch is not None
@@ -194,11 +195,11 @@ def test_a_restarted_broker_registers_a_new_incarnation_and_is_unfenced(tmp_path
         assert again.incarnation_id != three.incarnation_id
         assert (await described_brokers(quorum))[3] == (False, "r3", again.broker_epoch)
 
-    run(scenario, tmp_path)
+    run_scenario(scenario, BrokerQuorum(tmp_path))
 
 
 def test_a_broker_told_its_epoch_is_stale_registers_again(tmp_path: Path) -> None:
-    async def scenario(quorum: Quorum) -> None:
+    async def scenario(quorum: BrokerQuorum) -> None:
         one, _, _ = await start_three(quorum)
         old_epoch = one.broker_epoch
         assert old_epoch is not None
@@ -215,18 +216,22 @@ def test_a_broker_told_its_epoch_is_stale_registers_again(tmp_path: Path) -> Non
         assert BrokerState.STARTING in states
         assert (await described_brokers(quorum))[1][0] is False
 
-    run(scenario, tmp_path)
+    run_scenario(scenario, BrokerQuorum(tmp_path))
 
 
 def test_a_late_broker_catches_up_from_a_snapshot_and_hears_of_every_partition(
     tmp_path: Path,
 ) -> None:
-    async def scenario(quorum: Quorum) -> None:
+    async def scenario(quorum: BrokerQuorum) -> None:
         (first,) = [await quorum.start_broker(1, rack="r1")]
         await first.wait_for(running(first), DEADLINE_S)
         topic_id = await quorum.create_topic("early", partitions=8, replication_factor=1)
         controller_dirs = [quorum.root / f"node-{n}" for n in quorum.controllers]
-        await poll(lambda: all(any(d.rglob("*.checkpoint")) for d in controller_dirs))
+        await wait_until_async(
+            lambda: all(any(d.rglob("*.checkpoint")) for d in controller_dirs),
+            "a snapshot in every controller's directory",
+            DEADLINE_S,
+        )
         late = Seen()
         broker = Broker(quorum.broker_settings(2, "r2"))
         MetadataDir.format(broker.settings.data_dir, 2, CLUSTER_ID)
@@ -234,22 +239,22 @@ def test_a_late_broker_catches_up_from_a_snapshot_and_hears_of_every_partition(
         await broker.start()
         quorum.brokers[2] = broker
         await broker.wait_for(running(broker), DEADLINE_S)
-        await poll_async(functools.partial(quorum.image_matches, broker))
+        await quorum.wait_for_image(broker)
         # It fetched the controllers' snapshot rather than a log they no longer hold.
         assert any(broker.settings.data_dir.rglob("*.checkpoint"))
         created = {c.partition_id for c in late.changes if c.topic_id == topic_id}
         assert created == set(range(8))
 
-    run(scenario, tmp_path, snapshot_bytes=256)
+    run_scenario(scenario, BrokerQuorum(tmp_path, snapshot_bytes=256))
 
 
 def test_a_leader_shrinks_an_isr_with_alter_partition_and_a_stale_epoch_is_refused(
     tmp_path: Path,
 ) -> None:
-    async def scenario(quorum: Quorum) -> None:
+    async def scenario(quorum: BrokerQuorum) -> None:
         brokers = {b.broker_id: b for b in await start_three(quorum)}
         topic_id = await quorum.create_topic("isr", partitions=1, replication_factor=3)
-        await poll_async(functools.partial(quorum.image_matches, brokers[1]))
+        await quorum.wait_for_image(brokers[1])
         partition = brokers[1].image.partition(topic_id, 0)
         assert partition is not None
         leader = brokers[partition.leader]
@@ -277,4 +282,4 @@ def test_a_leader_shrinks_an_isr_with_alter_partition_and_a_stale_epoch_is_refus
         (stale,) = await leader.alter_partition(topic_id, [shrink])
         assert stale.error.code is ErrorCode.INVALID_UPDATE_VERSION, stale.error
 
-    run(scenario, tmp_path)
+    run_scenario(scenario, BrokerQuorum(tmp_path))

@@ -12,15 +12,14 @@ from raftmeta.broker import Broker, BrokerState
 from raftmeta.broker.discovery import DiscoveryError, _match, discover, parse_servers
 from raftmeta.raft.roles import Role
 from raftmeta.storage import MetadataDir
-from tests.broker.harness import (
+from tests.support.broker_quorum import (
     CLUSTER_ID,
     CONTROLLER_IDS,
     DEADLINE_S,
-    Quorum,
-    poll,
-    poll_async,
-    run,
+    BrokerQuorum,
 )
+from tests.support.scenario import run_scenario
+from tests.support.waiting import wait_until_async
 
 
 def test_servers_are_split_into_named_voters_and_plain_addresses() -> None:
@@ -47,7 +46,7 @@ def test_only_the_leader_is_confirmed_and_the_rest_are_matched_in_order() -> Non
 
 
 def test_discovery_finds_the_cluster_id_and_every_voter(tmp_path: Path) -> None:
-    async def scenario(quorum: Quorum) -> None:
+    async def scenario(quorum: BrokerQuorum) -> None:
         contact = await discover(quorum.bootstrap_servers, timeout_s=DEADLINE_S)
         assert contact.cluster_id == quorum.controllers[CONTROLLER_IDS[0]].node.cluster_id
         assert set(contact.voters) == set(CONTROLLER_IDS)
@@ -56,16 +55,18 @@ def test_discovery_finds_the_cluster_id_and_every_voter(tmp_path: Path) -> None:
         assert contact.voters[leader] == quorum.addresses[leader]
         assert leader not in contact.unconfirmed
 
-    run(scenario, tmp_path)
+    run_scenario(scenario, BrokerQuorum(tmp_path))
 
 
 @pytest.mark.parametrize("guess", ["swapped followers", "one bootstrap server"])
 def test_a_broker_with_a_wrong_guess_follows_the_new_leader_to_its_real_address(
     tmp_path: Path, guess: str
 ) -> None:
-    async def scenario(quorum: Quorum) -> None:
-        await poll(
-            lambda: any(c.node.core.role is Role.LEADER for c in quorum.controllers.values())
+    async def scenario(quorum: BrokerQuorum) -> None:
+        await wait_until_async(
+            lambda: any(c.node.core.role is Role.LEADER for c in quorum.controllers.values()),
+            "a leader among the controllers",
+            DEADLINE_S,
         )
         leader = next(n for n, c in quorum.controllers.items() if c.node.core.role is Role.LEADER)
         first, second = (n for n in CONTROLLER_IDS if n != leader)
@@ -97,10 +98,10 @@ def test_a_broker_with_a_wrong_guess_follows_the_new_leader_to_its_real_address(
         del quorum.controllers[leader]
         topic_id = await quorum.create_topic("after-failover", partitions=1, replication_factor=1)
         await broker.wait_for(lambda: broker.image.topic(topic_id) is not None, DEADLINE_S)
-        await poll_async(lambda: quorum.image_matches(broker))
+        await quorum.wait_for_image(broker)
         new_leader = next(
             n for n, c in quorum.controllers.items() if c.node.core.role is Role.LEADER
         )
         assert broker.controller_addresses[new_leader] == quorum.addresses[new_leader]
 
-    run(scenario, tmp_path)
+    run_scenario(scenario, BrokerQuorum(tmp_path))

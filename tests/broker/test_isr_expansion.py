@@ -19,8 +19,9 @@ from raftmeta.records import (
     RegisterBrokerRecord,
     TopicRecord,
 )
-from tests.broker.harness import DEADLINE_S, Quorum, run
 from tests.broker.test_broker import HeartbeatSwitch
+from tests.support.broker_quorum import DEADLINE_S, BrokerQuorum
+from tests.support.scenario import run_scenario
 
 TOPIC = uuid.UUID(int=7).bytes
 
@@ -83,7 +84,7 @@ def test_fenced_replicas_stay_out_and_a_recovering_partition_is_marked_recovered
 def test_a_broker_back_from_fencing_is_put_back_into_every_isr_by_the_leaders(
     tmp_path: Path,
 ) -> None:
-    async def scenario(quorum: Quorum) -> None:
+    async def scenario(quorum: BrokerQuorum) -> None:
         switch = HeartbeatSwitch(ControllerChannel(quorum.bootstrap_servers))
         started = [
             await quorum.start_broker(
@@ -104,4 +105,4 @@ def test_a_broker_back_from_fencing_is_put_back_into_every_isr_by_the_leaders(
         # Nobody but the partition leaders sends AlterPartition here.
         await two.wait_for(lambda: in_isr_of(two, topic_id, 1) == set(range(6)), DEADLINE_S)
 
-    run(scenario, tmp_path)
+    run_scenario(scenario, BrokerQuorum(tmp_path))

@@ -3,11 +3,11 @@ with the last change."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from raftmeta.broker import StatusFile, read_status
-from tests.broker.harness import poll
+from tests.support.scenario import run_with_deadline
+from tests.support.waiting import wait_until_async
 
 
 def test_status_file_is_rate_limited_but_ends_on_the_last_change(tmp_path: Path) -> None:
@@ -29,12 +29,14 @@ def test_status_file_is_rate_limited_but_ends_on_the_last_change(tmp_path: Path)
         # Inside the window nothing more is written (one hash so far) ...
         assert read_status(path) == (5, "d5") and state["digests"] == 1
         # ... and when it ends, the last change is.
-        await poll(lambda: read_status(path) == (8, "d8"), 5.0)
+        await wait_until_async(
+            lambda: read_status(path) == (8, "d8"), "the window's last change to be written", 5.0
+        )
         assert state["digests"] == 2
         state["offset"] = 9
         status.close()
         assert read_status(path) == (9, "d9")
 
-    asyncio.run(scenario())
+    run_with_deadline(scenario(), 10)
     path.write_text("garbage\n")
     assert read_status(path) is None

@@ -14,13 +14,14 @@ from raftmeta.controller_channel import ControllerChannel
 from tests.admin.brokers import register_unfenced, set_fenced
 from tests.admin.fake_nodes import refusing_endpoint
 from tests.admin.test_admin_quorum import QUIET
-from tests.server.controller_harness import ControllerCluster, run
+from tests.support.controller_quorum import ControllerQuorum
+from tests.support.scenario import run_scenario
 
 
 def test_brokers_lists_id_rack_fenced_epoch_and_leaders(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         servers = ",".join(cluster.addresses.values())
         async with ControllerChannel(servers) as lifecycle:
             epochs = await register_unfenced(lifecycle, [1, 2, 3])
@@ -74,7 +75,7 @@ def test_brokers_lists_id_rack_fenced_epoch_and_leaders(
             (3, True, 0),
         ]
 
-    run(scenario, ControllerCluster(tmp_path, QUIET), timeout=60)
+    run_scenario(scenario, ControllerQuorum(tmp_path, QUIET), 60)
 
 
 def test_brokers_with_nothing_to_answer_is_one_line_and_exit_1(

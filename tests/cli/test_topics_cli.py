@@ -14,7 +14,8 @@ from raftmeta.controller_channel import ControllerChannel
 from tests.admin.brokers import register_unfenced, set_fenced
 from tests.admin.fake_nodes import refusing_endpoint
 from tests.admin.test_admin_quorum import QUIET
-from tests.server.controller_harness import ControllerCluster, run
+from tests.support.controller_quorum import ControllerQuorum
+from tests.support.scenario import run_scenario
 
 
 class Terminal:
@@ -35,7 +36,7 @@ class Terminal:
 def test_topics_are_created_described_listed_grown_and_deleted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         lifecycle = ControllerChannel(list(cluster.addresses.values()))
         epochs = await register_unfenced(lifecycle, [1, 2, 3])
         follower = await cluster.follower()
@@ -150,7 +151,7 @@ def test_topics_are_created_described_listed_grown_and_deleted(
         assert process.returncode == 0, stderr
         assert stdout.decode().startswith("Topic: orders\t") and stderr == b""
 
-    run(scenario, ControllerCluster(tmp_path, QUIET), timeout=90)
+    run_scenario(scenario, ControllerQuorum(tmp_path, QUIET), 90)
 
 
 def test_an_unreachable_cluster_is_one_line_and_exit_1_from_a_real_process(

@@ -9,8 +9,7 @@ pending state, purgatory, timeouts and leadership loss are all stepped by the te
 from __future__ import annotations
 
 import asyncio
-import functools
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -26,6 +25,7 @@ from raftmeta.image import MetadataImage
 from raftmeta.raft.batch import Batch, encode_records
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.records import Record, decode_record
+from tests.support.scenario import async_test
 
 CLUSTER_ID = "test-cluster-0000000000"
 NODE_ID = 3000
@@ -42,12 +42,6 @@ class FakeClock:
 
     def advance(self, ms: int) -> None:
         self.now_ms += ms
-
-
-@dataclass
-class _Appended:
-    batch: Batch
-    future: asyncio.Future[int]
 
 
 @dataclass
@@ -220,11 +214,5 @@ class Harness:
         return epochs
 
 
-def run_async(test: Callable[[], Coroutine[Any, Any, None]]) -> Callable[[], None]:
-    """Runs an async test body in a fresh event loop (the project has no asyncio plugin)."""
-
-    @functools.wraps(test)
-    def wrapper() -> None:
-        asyncio.run(asyncio.wait_for(test(), timeout=5))
-
-    return wrapper
+run_async = async_test(timeout_s=5)
+"""Runs an async test body in a fresh event loop (the project has no asyncio plugin)."""

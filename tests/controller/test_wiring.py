@@ -27,6 +27,7 @@ from raftmeta.raft.batch import SnapshotId
 from raftmeta.records import NoOpRecord, encode_each
 from raftmeta.storage.snapshots import SnapshotReader, SnapshotWriter
 from tests.controller.harness import CLUSTER_ID, NODE_ID, FakeClock, FakeLog, Harness, run_async
+from tests.support.waiting import wait_until_async
 
 
 @run_async
@@ -171,9 +172,8 @@ async def test_timer_runs_periodic_work() -> None:
     h.log.become_leader()
     before = len(h.log.batches)
     h.clock.advance(600)
-    for _ in range(100):
-        await asyncio.sleep(0.005)
-        if len(h.log.batches) > before:
-            break
+    await wait_until_async(
+        lambda: len(h.log.batches) > before, "the timer to append", 2.0, pause_s=0.005
+    )
     assert h.log.uncommitted_records() == [NoOpRecord()]
     await h.stop()

@@ -167,7 +167,9 @@ def live_brokers(brokers: dict[int, BrokerState]) -> frozenset[int]:
 
 
 @dataclass
-class Cluster:
+class DrawnCluster:
+    """A cluster Hypothesis drew: broker states, an image, and unclean-election settings."""
+
     brokers: dict[int, BrokerState]
     image: MetadataImage
     topic_unclean: dict[str, str]
@@ -183,7 +185,7 @@ class Cluster:
 
 
 @st.composite
-def clusters(draw: st.DrawFn) -> Cluster:
+def clusters(draw: st.DrawFn) -> DrawnCluster:
     brokers = draw(broker_states())
     topics: dict[str, list[Part]] = {}
     for name in draw(st.lists(st.sampled_from(TOPICS), unique=True, max_size=3)):
@@ -200,7 +202,7 @@ def clusters(draw: st.DrawFn) -> Cluster:
         topic_configs={name: {UNCLEAN_KEY: value} for name, value in topic_unclean.items()},
         cluster_configs=None if cluster_unclean is None else {UNCLEAN_KEY: cluster_unclean},
     )
-    return Cluster(brokers, image, topic_unclean, cluster_unclean)
+    return DrawnCluster(brokers, image, topic_unclean, cluster_unclean)
 
 
 def models_in(image: MetadataImage) -> dict[tuple[str, int], Model]:
@@ -256,7 +258,7 @@ def test_choose_leader_matches_the_model(
 
 
 def expected_result(
-    c: Cluster, kind: str, name: str, partition_id: int
+    c: DrawnCluster, kind: str, name: str, partition_id: int
 ) -> tuple[ErrorCode, str | None, Model | None]:
     """Code, message and the partition afterwards, per the ElectLeaders rules."""
     topic = c.image.topic_by_name(name)
@@ -300,7 +302,7 @@ requests = st.lists(
 @SETTINGS
 @given(clusters(), st.sampled_from(("preferred", "unclean")), requests)
 def test_elect_leaders_on_listed_partitions_matches_the_model(
-    c: Cluster, kind: str, requested: list[TopicPartition]
+    c: DrawnCluster, kind: str, requested: list[TopicPartition]
 ) -> None:
     requested += requested[: len(requested) // 3]  # some duplicates
     outcome = elect_leaders(c.image, ElectionType[kind.upper()], requested)
@@ -322,7 +324,7 @@ def test_elect_leaders_on_listed_partitions_matches_the_model(
 
 @SETTINGS
 @given(clusters(), st.sampled_from(("preferred", "unclean")))
-def test_elect_leaders_on_all_partitions_matches_the_model(c: Cluster, kind: str) -> None:
+def test_elect_leaders_on_all_partitions_matches_the_model(c: DrawnCluster, kind: str) -> None:
     outcome = elect_leaders(c.image, ElectionType[kind.upper()], None)
     expected_results = []
     after = models_in(c.image)
@@ -345,7 +347,9 @@ def test_elect_leaders_on_all_partitions_matches_the_model(c: Cluster, kind: str
 
 @SETTINGS
 @given(clusters(), st.booleans(), st.data())
-def test_broker_removal_matches_the_model(c: Cluster, default: bool, data: st.DataObject) -> None:
+def test_broker_removal_matches_the_model(
+    c: DrawnCluster, default: bool, data: st.DataObject
+) -> None:
     leaders = c.leaders()
     if data.draw(st.booleans()) and leaders:
         broker_id = data.draw(st.sampled_from(leaders), label="a leader")
@@ -374,7 +378,7 @@ def test_broker_removal_matches_the_model(c: Cluster, default: bool, data: st.Da
 @SETTINGS
 @given(clusters(), st.booleans(), st.data())
 def test_unfenced_broker_elections_match_the_model(
-    c: Cluster, default: bool, data: st.DataObject
+    c: DrawnCluster, default: bool, data: st.DataObject
 ) -> None:
     fenced = sorted(b for b, state in c.brokers.items() if state is FENCED)
     if data.draw(st.booleans()) and fenced:
@@ -393,7 +397,7 @@ def test_unfenced_broker_elections_match_the_model(
 
 @SETTINGS
 @given(clusters(), st.sampled_from((0, 20, 25, 50, 100)) | st.integers(0, 100), st.integers(1, 4))
-def test_rebalance_matches_the_imbalance_formula(c: Cluster, threshold: int, cap: int) -> None:
+def test_rebalance_matches_the_imbalance_formula(c: DrawnCluster, threshold: int, cap: int) -> None:
     preferred_of: dict[int, int] = {}
     not_led_by: dict[int, int] = {}
     models = models_in(c.image)

@@ -17,10 +17,6 @@ from placement.checks import leader_counts, replica_counts, spread
 from tests.placement.clusters import grid, place, seeded, view
 
 
-def rack_sequence(assignment: list[list[int]], racks: int) -> list[tuple[int, ...]]:
-    return [tuple(broker % racks for broker in replicas) for replicas in assignment]
-
-
 def test_kafka_stripes_racks() -> None:
     # One broker per rack: the rack pattern is A,B,C / B,C,A / C,A,B from a random start.
     brokers = grid(3, 1)

@@ -10,21 +10,21 @@ import json
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
 
 from raftmeta.devcluster import DevCluster, NodeProcess, stop_all
 from raftmeta.ports import free_port_run
 from raftmeta.quorum_describe import DescribeError, QuorumInfo, describe_quorum
 from raftmeta.server.serve import LOAD_RESOURCE
+from tests.support.waiting import wait_until
 
 DEADLINE_S = 20.0
-POLL_S = 0.02
-
-_T = TypeVar("_T")
+"""How long one wait in a process test may take."""
+SCENARIO_TIMEOUT_S = 300.0
+"""How long a whole async process scenario may take: well above the sum of its waits, so it
+catches a hang rather than times anything."""
 
 
 def raftmeta(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
@@ -38,20 +38,8 @@ def free_base_port(count: int = 3) -> int:
     return free_port_run(count)
 
 
-def wait_until(probe: Callable[[], _T | None], what: str, deadline_s: float = DEADLINE_S) -> _T:
-    """Poll ``probe`` until it returns something other than None or False."""
-    give_up = time.monotonic() + deadline_s
-    while True:
-        value = probe()
-        if value is not None and value is not False:
-            return value
-        if time.monotonic() >= give_up:
-            raise AssertionError(f"timed out after {deadline_s:g} s waiting for {what}")
-        time.sleep(POLL_S)
-
-
-class Quorum:
-    """A ``DevCluster`` driven node by node, as the tests need."""
+class ProcessQuorum:
+    """A process quorum: a ``DevCluster`` driven node by node, as the tests need."""
 
     def __init__(self, root: Path, overrides: Mapping[str, str] | None = None) -> None:
         self.cluster = DevCluster(root, free_base_port(), overrides)
@@ -137,7 +125,7 @@ class Quorum:
 
 
 @contextmanager
-def running(quorum: Quorum) -> Iterator[Quorum]:
+def running(quorum: ProcessQuorum) -> Iterator[ProcessQuorum]:
     """Whatever happens in the test, no node outlives it."""
     try:
         yield quorum

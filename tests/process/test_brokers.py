@@ -10,40 +10,28 @@ register again and be unfenced.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from raftmeta.broker import read_status
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.devcluster import DevCluster, stop_all
 from raftmeta.quorum_describe import wait_for_leader
 from raftmeta.rpc import admin_pb2
-from tests.process.helpers import DEADLINE_S, free_base_port
+from tests.process.helpers import DEADLINE_S, SCENARIO_TIMEOUT_S, free_base_port
+from tests.support.scenario import run_with_deadline
+from tests.support.waiting import wait_until_async
 
 HEARTBEAT_MS = 250
 SESSION_TIMEOUT_MS = 2000
 BROKERS = 6
 RACKS = 3
+PROBE_PAUSE_S = 0.05
+"""Each probe asks the controllers over gRPC: often enough to time fencing, no more."""
 OVERRIDES = {
     "broker.heartbeat.interval.ms": str(HEARTBEAT_MS),
     "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
 }
-
-
-async def until(probe: Callable[[], Awaitable[Any]], what: str) -> Any:
-    """Poll another process's state (there is no event to wait on) until ``probe`` returns
-    something true, or fail at the deadline."""
-    give_up = time.monotonic() + DEADLINE_S
-    while True:
-        value = await probe()
-        if value:
-            return value
-        if time.monotonic() >= give_up:
-            raise AssertionError(f"timed out after {DEADLINE_S:g} s waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 class Probe:
@@ -86,9 +74,11 @@ class Probe:
 
     async def all_images_match(self) -> None:
         for broker_id in self.cluster.brokers:
-            await until(
+            await wait_until_async(
                 lambda b=broker_id: self.image_matches(b),  # type: ignore[misc]
                 f"broker {broker_id}'s image to equal the controller's at the same offset",
+                DEADLINE_S,
+                pause_s=PROBE_PAUSE_S,
             )
 
     async def create_topic(self, name: str, partitions: int) -> None:
@@ -110,7 +100,9 @@ async def scenario(cluster: DevCluster) -> None:
                 b.fenced for b in brokers.values()
             )
 
-        await until(all_unfenced, "six registered, unfenced brokers")
+        await wait_until_async(
+            all_unfenced, "six registered, unfenced brokers", DEADLINE_S, pause_s=PROBE_PAUSE_S
+        )
         racks = {b.broker_id: b.rack for b in (await probe.brokers()).values()}
         assert racks == {i: f"rack-{(i - 1) % RACKS + 1}" for i in range(1, BROKERS + 1)}
 
@@ -136,7 +128,9 @@ async def scenario(cluster: DevCluster) -> None:
         async def victim_fenced() -> bool:
             return (await probe.brokers())[victim].fenced
 
-        await until(victim_fenced, f"broker {victim} to be fenced")
+        await wait_until_async(
+            victim_fenced, f"broker {victim} to be fenced", DEADLINE_S, pause_s=PROBE_PAUSE_S
+        )
         fenced_after_s = time.monotonic() - killed_at
         # Not before its session ran out: the last heartbeat was at most one interval earlier.
         assert fenced_after_s >= (SESSION_TIMEOUT_MS - HEARTBEAT_MS - 100) / 1000, fenced_after_s
@@ -147,9 +141,11 @@ async def scenario(cluster: DevCluster) -> None:
         assert all(p.leader_id >= 0 and p.leader_id in p.isr for p in partitions)
         for broker_id in cluster.brokers:
             if broker_id != victim:
-                await until(
+                await wait_until_async(
                     lambda b=broker_id: probe.image_matches(b),  # type: ignore[misc]
                     f"broker {broker_id}'s image to show the fencing",
+                    DEADLINE_S,
+                    pause_s=PROBE_PAUSE_S,
                 )
 
         cluster.brokers[victim].start()
@@ -159,7 +155,12 @@ async def scenario(cluster: DevCluster) -> None:
             return not broker.fenced and broker.broker_epoch > old_epoch
 
         restarted_at = time.monotonic()
-        await until(victim_back, f"broker {victim} to register again and be unfenced")
+        await wait_until_async(
+            victim_back,
+            f"broker {victim} to register again and be unfenced",
+            DEADLINE_S,
+            pause_s=PROBE_PAUSE_S,
+        )
         back_after_s = time.monotonic() - restarted_at
         await probe.all_images_match()
         print(
@@ -184,7 +185,7 @@ def test_six_brokers_on_three_racks_follow_the_quorum_and_a_killed_broker_is_fen
                 broker.start(["--bootstrap-server", cluster.bootstrap_servers.split(",")[1]])
             else:
                 broker.start()
-        asyncio.run(scenario(cluster))
+        run_with_deadline(scenario(cluster), SCENARIO_TIMEOUT_S)
         # Every broker shuts down under control and exits 0; then the controllers.
         brokers = list(cluster.brokers.values())
         stop_all(brokers)

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import IO
 
-from tests.process.helpers import DEADLINE_S, free_base_port, wait_until
+from tests.process.helpers import DEADLINE_S, free_base_port
+from tests.support.waiting import wait_until
 
 DEV_COMMAND = (sys.executable, "-m", "raftmeta", "dev")
 

@@ -8,12 +8,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.process.helpers import Quorum, running, wait_until
+from tests.process.helpers import DEADLINE_S, ProcessQuorum, running
+from tests.support.waiting import wait_until
 
 LOAD_RATE = 200.0
 
 
-def converge_and_stop(quorum: Quorum) -> dict[int, list[str]]:
+def converge_and_stop(quorum: ProcessQuorum) -> dict[int, list[str]]:
     """Wait until every voter holds the leader's whole log and it is all committed, then stop
     every node gracefully and read each node's load records from its files."""
 
@@ -24,7 +25,7 @@ def converge_and_stop(quorum: Quorum) -> dict[int, list[str]]:
         end = info.leader.log_end_offset
         return info.high_watermark == end and all(v.log_end_offset == end for v in info.voters)
 
-    wait_until(converged, "every voter to hold the whole, committed log")
+    wait_until(converged, "every voter to hold the whole, committed log", DEADLINE_S)
     quorum.stop_all()
     return {node_id: quorum.logged_values(node_id) for node_id in quorum.nodes}
 
@@ -32,17 +33,25 @@ def converge_and_stop(quorum: Quorum) -> dict[int, list[str]]:
 def test_leader_kill_9_under_load_then_full_cluster_kill_9_loses_nothing_acknowledged(
     tmp_path: Path,
 ) -> None:
-    with running(Quorum(tmp_path)) as quorum:
+    with running(ProcessQuorum(tmp_path)) as quorum:
         quorum.start_all(load_rate=LOAD_RATE)
         first = quorum.wait_for_leader()
-        wait_until(lambda: quorum.acked_by(first.leader_id) >= 40, "appends under the first leader")
+        wait_until(
+            lambda: quorum.acked_by(first.leader_id) >= 40,
+            "appends under the first leader",
+            DEADLINE_S,
+        )
 
         killed_at = time.monotonic()
         quorum.nodes[first.leader_id].kill()
         second = quorum.wait_for_leader(newer_than=first.leader_epoch)
         failover_s = time.monotonic() - killed_at
         assert second.leader_id != first.leader_id
-        wait_until(lambda: quorum.acked_by(second.leader_id) >= 40, "appends under the new leader")
+        wait_until(
+            lambda: quorum.acked_by(second.leader_id) >= 40,
+            "appends under the new leader",
+            DEADLINE_S,
+        )
 
         # The old leader comes back as a follower; then every node dies at once.
         quorum.start(first.leader_id, load_rate=LOAD_RATE)
@@ -52,6 +61,7 @@ def test_leader_kill_9_under_load_then_full_cluster_kill_9_loses_nothing_acknowl
                 and all(v.log_end_offset >= 0 for v in i.voters)
             ),
             "the restarted node to fetch",
+            DEADLINE_S,
         )
         for node in quorum.nodes.values():
             node.signal(signal.SIGKILL)
@@ -78,13 +88,17 @@ def test_leader_kill_9_under_load_then_full_cluster_kill_9_loses_nothing_acknowl
 
 def test_killed_follower_catches_up_and_graceful_leader_stop_hands_over(tmp_path: Path) -> None:
     # A fetch timeout of 3 s makes a handover by timeout easy to tell from one by EndQuorumEpoch.
-    quorum = Quorum(tmp_path, {"controller.quorum.fetch.timeout.ms": "3000"})
+    quorum = ProcessQuorum(tmp_path, {"controller.quorum.fetch.timeout.ms": "3000"})
     with running(quorum):
         quorum.start_all(load_rate=LOAD_RATE)
         first = quorum.wait_for_leader()
         follower = next(f.node_id for f in first.followers)
         quorum.nodes[follower].kill()
-        wait_until(lambda: quorum.acked_by(first.leader_id) >= 60, "appends without the follower")
+        wait_until(
+            lambda: quorum.acked_by(first.leader_id) >= 60,
+            "appends without the follower",
+            DEADLINE_S,
+        )
         behind = quorum.describe()
         assert behind is not None and behind.leader_id == first.leader_id
 
@@ -97,7 +111,7 @@ def test_killed_follower_catches_up_and_graceful_leader_stop_hands_over(tmp_path
             replica = next(v for v in info.voters if v.node_id == follower)
             return replica.log_end_offset >= behind.high_watermark
 
-        wait_until(caught_up, f"node {follower} to catch up")
+        wait_until(caught_up, f"node {follower} to catch up", DEADLINE_S)
 
         stopped_at = time.monotonic()
         quorum.nodes[first.leader_id].signal(signal.SIGTERM)
@@ -105,7 +119,11 @@ def test_killed_follower_catches_up_and_graceful_leader_stop_hands_over(tmp_path
         handover_s = time.monotonic() - stopped_at
         assert quorum.nodes[first.leader_id].wait(10) == 0
         assert second.leader_id != first.leader_id
-        wait_until(lambda: quorum.acked_by(second.leader_id) >= 20, "appends after the handover")
+        wait_until(
+            lambda: quorum.acked_by(second.leader_id) >= 20,
+            "appends after the handover",
+            DEADLINE_S,
+        )
         acked = quorum.acked()
         quorum.start(first.leader_id)
         # The others still generate load: stop it, or the log end never settles.

@@ -17,7 +17,8 @@ from raftmeta.devcluster import DevCluster
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum_describe import wait_for_leader
 from raftmeta.rpc import admin_pb2
-from tests.process.helpers import DEADLINE_S, free_base_port
+from tests.process.helpers import DEADLINE_S, SCENARIO_TIMEOUT_S, free_base_port
+from tests.support.scenario import run_with_deadline
 
 REQUEST_TIMEOUT_MS = 60_000
 """Far longer than a failover: a call that waited for the paused node would time out."""
@@ -64,6 +65,6 @@ def test_a_call_to_a_paused_controller_fails_over_to_the_new_one(tmp_path: Path)
     try:
         cluster.start()
         wait_for_leader(cluster.bootstrap_servers, cluster.cluster_id, DEADLINE_S)
-        asyncio.run(scenario(cluster))
+        run_with_deadline(scenario(cluster), SCENARIO_TIMEOUT_S)
     finally:
         cluster.stop()

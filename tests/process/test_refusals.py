@@ -8,7 +8,8 @@ from pathlib import Path
 
 from raftmeta.quorum_describe import QuorumInfo
 from raftmeta.storage import MetadataDir
-from tests.process.helpers import Quorum, free_base_port, raftmeta, running, wait_until
+from tests.process.helpers import DEADLINE_S, ProcessQuorum, free_base_port, raftmeta, running
+from tests.support.waiting import wait_until
 
 
 def write_config(tmp_path: Path, port: int, **extra: str) -> Path:
@@ -68,7 +69,7 @@ def test_describe_an_unreachable_server_is_one_line_and_exit_1() -> None:
 def test_a_node_of_another_cluster_never_joins_and_describe_prints_kafkas_shape(
     tmp_path: Path,
 ) -> None:
-    quorum = Quorum(tmp_path)
+    quorum = ProcessQuorum(tmp_path)
     intruder = 3002
     data_dir = quorum.cluster.data_dir(intruder)
     for path in sorted(data_dir.rglob("*"), reverse=True):
@@ -84,13 +85,14 @@ def test_a_node_of_another_cluster_never_joins_and_describe_prints_kafkas_shape(
         wait_until(
             lambda: node_log.exists() and "belongs to another cluster" in node_log.read_text(),
             "the intruder to be refused",
+            DEADLINE_S,
         )
 
         def committed() -> QuorumInfo | None:
             described = quorum.describe()
             return described if described is not None and described.high_watermark > 0 else None
 
-        info = wait_until(committed, "a commit without the intruder")
+        info = wait_until(committed, "a commit without the intruder", DEADLINE_S)
         refused = next(v for v in info.voters if v.node_id == intruder)
         assert refused.log_end_offset == -1 and refused.last_fetch_timestamp == -1
         assert quorum.nodes[intruder].running

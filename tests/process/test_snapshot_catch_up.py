@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta.server.serve import LOAD_RESOURCE
-from tests.process.helpers import Quorum, raftmeta, running, wait_until
+from tests.process.helpers import DEADLINE_S, ProcessQuorum, raftmeta, running
+from tests.support.waiting import wait_until
 
 LOAD_RATE = 200.0
 SNAPSHOT_BYTES = 2000
@@ -25,7 +26,7 @@ def dump(*args: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
-def checkpoints(quorum: Quorum, node_id: int) -> list[tuple[int, Path]]:
+def checkpoints(quorum: ProcessQuorum, node_id: int) -> list[tuple[int, Path]]:
     """Each snapshot file of a node with its end offset, oldest first."""
     found = []
     for path in quorum.cluster.data_dir(node_id).rglob("*.checkpoint"):
@@ -33,7 +34,7 @@ def checkpoints(quorum: Quorum, node_id: int) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def log_end(quorum: Quorum, node_id: int) -> int:
+def log_end(quorum: ProcessQuorum, node_id: int) -> int:
     entries = dump("log", "dump", str(quorum.cluster.data_dir(node_id)))
     return max((e["last_offset"] + 1 for e in entries if "last_offset" in e), default=0)
 
@@ -55,7 +56,7 @@ def log_order(value: str) -> tuple[int, int]:
     return int(epoch), int(sequence)
 
 
-def committed_values(quorum: Quorum, node_id: int) -> list[str]:
+def committed_values(quorum: ProcessQuorum, node_id: int) -> list[str]:
     """A stopped node's load records in log order: its latest snapshot's, then its log's
     after that."""
     snapshots = checkpoints(quorum, node_id)
@@ -70,7 +71,7 @@ def committed_values(quorum: Quorum, node_id: int) -> list[str]:
 
 
 def test_restarted_follower_catches_up_through_a_snapshot(tmp_path: Path) -> None:
-    quorum = Quorum(
+    quorum = ProcessQuorum(
         tmp_path, {"metadata.log.max.record.bytes.between.snapshots": str(SNAPSHOT_BYTES)}
     )
     with running(quorum):
@@ -78,7 +79,9 @@ def test_restarted_follower_catches_up_through_a_snapshot(tmp_path: Path) -> Non
         first = quorum.wait_for_leader()
         follower = next(f.node_id for f in first.followers)
         others = [n for n in quorum.nodes if n != follower]
-        wait_until(lambda: quorum.acked_by(first.leader_id) >= 20, "appends with every node up")
+        wait_until(
+            lambda: quorum.acked_by(first.leader_id) >= 20, "appends with every node up", DEADLINE_S
+        )
         quorum.nodes[follower].kill()
         old_end = log_end(quorum, follower)
         old_snapshots = {path for _, path in checkpoints(quorum, follower)}
@@ -90,6 +93,7 @@ def test_restarted_follower_catches_up_through_a_snapshot(tmp_path: Path) -> Non
         wait_until(
             lambda: all(snapshotted_past(n) for n in others),
             f"the others to snapshot past offset {old_end}",
+            DEADLINE_S,
         )
         quorum.start(follower, load_rate=LOAD_RATE)
         wait_until(
@@ -98,6 +102,7 @@ def test_restarted_follower_catches_up_through_a_snapshot(tmp_path: Path) -> Non
                 for end, path in checkpoints(quorum, follower)
             ),
             f"node {follower} to fetch a snapshot past its old log end {old_end}",
+            DEADLINE_S,
         )
 
         # Stop the load, or under a loaded machine the log end may never settle.
@@ -116,7 +121,7 @@ def test_restarted_follower_catches_up_through_a_snapshot(tmp_path: Path) -> Non
             end = info.leader.log_end_offset
             return info.high_watermark == end and all(v.log_end_offset == end for v in info.voters)
 
-        wait_until(converged, "every voter to hold the whole, committed log")
+        wait_until(converged, "every voter to hold the whole, committed log", DEADLINE_S)
         quorum.stop_all()
         logs = {node_id: committed_values(quorum, node_id) for node_id in quorum.nodes}
 

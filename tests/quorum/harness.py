@@ -6,16 +6,16 @@ Tests wait on conditions the listeners signal, each with a deadline, never on sl
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from raftmeta.quorum import NodeSettings, Peers, RaftClient, RaftNode, RaftServer, serve_raft
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.roles import Role
 from raftmeta.storage import MetadataDir, SnapshotReader
+from tests.support.waiting import wait_until_async
 
 CLUSTER_ID = "raftmeta-server-test"
 DEADLINE_S = 10.0
@@ -31,15 +31,9 @@ class Changes:
         event, self._event = self._event, asyncio.Event()
         event.set()
 
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = DEADLINE_S) -> None:
-        async def until() -> None:
-            while True:
-                event = self._event
-                if predicate():
-                    return
-                await event.wait()
-
-        await asyncio.wait_for(until(), timeout)
+    def next_change(self) -> asyncio.Event:
+        """An event set at the next notification (for ``wait_until_async(changed=...)``)."""
+        return self._event
 
 
 @dataclass(eq=False)
@@ -98,7 +92,11 @@ class Member:
             await self.server.stop()
 
 
-class Cluster:
+class NodeCluster:
+    """Voters (and observers) as ``RaftNode``s with a recording listener each."""
+
+    scenario_timeout_s = 45.0
+
     def __init__(
         self,
         root: Path,
@@ -186,43 +184,26 @@ class Cluster:
             leader = self.leader()
             return leader is not None and leader.node.core.epoch > newer_than
 
-        await self.changes.wait_for(found)
+        await self.wait_until(found, f"a leader in an epoch above {newer_than}")
         leader = self.leader()
         assert leader is not None
         return leader
 
     async def wait_for_commit(self, offset: int, members: Iterable[Member] | None = None) -> None:
         chosen = list(self.members.values() if members is None else members)
-        await self.changes.wait_for(
-            lambda: all(m.recorder.committed_offset >= offset for m in chosen)
+        await self.wait_until(
+            lambda: all(m.recorder.committed_offset >= offset for m in chosen),
+            f"nodes {sorted(m.node.node_id for m in chosen)} to commit offset {offset}",
         )
+
+    async def wait_until(
+        self, predicate: Callable[[], bool], what: str, timeout_s: float = DEADLINE_S
+    ) -> None:
+        """Wait for a condition a listener announces, checking it at each notification."""
+        await wait_until_async(predicate, what, timeout_s, changed=self.changes.next_change)
 
     async def append(self, records: Sequence[bytes]) -> int:
         """Append through the current leader and wait for the commit."""
         leader = await self.wait_for_leader()
         _, future = leader.client.append(records)
         return await asyncio.wait_for(future, DEADLINE_S)
-
-
-async def poll(predicate: Callable[[], bool], timeout: float = DEADLINE_S) -> None:
-    """Wait for a condition no listener announces (files, log start), checking it often."""
-
-    async def until() -> None:
-        while not predicate():
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(until(), timeout)
-
-
-Scenario = Callable[[Cluster], Coroutine[Any, Any, None]]
-
-
-def run(scenario: Scenario, cluster: Cluster, timeout: float = 45.0) -> None:
-    async def main() -> None:
-        try:
-            await cluster.start()
-            await asyncio.wait_for(scenario(cluster), timeout)
-        finally:
-            await cluster.close()
-
-    asyncio.run(main())

@@ -26,6 +26,7 @@ from raftmeta.raft.messages import Request, Response
 from raftmeta.raft.roles import Role
 from raftmeta.storage import MetadataDir
 from tests.quorum.harness import CLUSTER_ID, DEADLINE_S, Changes, Recorder
+from tests.support.waiting import wait_until_async
 
 VOTERS = {1: "memory:1", 2: "memory:2", 3: "memory:3"}
 
@@ -109,13 +110,16 @@ def test_nodes_elect_commit_and_hand_over_through_an_in_memory_transport(
         try:
             for node in nodes.values():
                 await node.start()
-            await changes.wait_for(lambda: leader() is not None)
+            await wait_until_async(leader, "a leader", DEADLINE_S, changed=changes.next_change)
             first = leader()
             assert first is not None
             _, committed = clients[first].append([b"a", b"b"])
             offset = await asyncio.wait_for(committed, DEADLINE_S)
-            await changes.wait_for(
-                lambda: all(r.committed_offset > offset for r in recorders.values())
+            await wait_until_async(
+                lambda: all(r.committed_offset > offset for r in recorders.values()),
+                "every node to commit the append",
+                DEADLINE_S,
+                changed=changes.next_change,
             )
             assert all(r.values == [b"a", b"b"] for r in recorders.values())
 
@@ -128,7 +132,12 @@ def test_nodes_elect_commit_and_hand_over_through_an_in_memory_transport(
 
             epoch = nodes[first].core.epoch
             await nodes.pop(first).stop(graceful=True)
-            await changes.wait_for(lambda: leader(newer_than=epoch) is not None)
+            await wait_until_async(
+                lambda: leader(newer_than=epoch),
+                "a leader of a newer epoch",
+                DEADLINE_S,
+                changed=changes.next_change,
+            )
             second = leader(newer_than=epoch)
             assert second is not None and second != first
             _, committed = clients[second].append([b"c"])

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from raftmeta.quorum import NotLeaderError
 from raftmeta.raft.roles import Role
-from tests.quorum.harness import DEADLINE_S, Cluster, Member, poll, run
+from tests.quorum.harness import DEADLINE_S, Member, NodeCluster
+from tests.support.scenario import run_scenario
+from tests.support.waiting import wait_until_async
 
 OBSERVER_ROLES = {Role.UNATTACHED, Role.FOLLOWER}
 """The only roles an observer may reach: it never campaigns, so never leads."""
@@ -18,7 +20,7 @@ def committed_log(member: Member) -> list[tuple[int, int, bool, bytes]]:
 
 
 def test_observer_replicates_the_log_but_never_counts_or_leads(tmp_path: Path) -> None:
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         observer = cluster.members[4]
         roles_seen: set[Role] = set()
         failures: list[BaseException] = []
@@ -54,7 +56,10 @@ def test_observer_replicates_the_log_but_never_counts_or_leads(tmp_path: Path) -
                     await cluster.stop(voter.node.node_id, graceful=False)
             high_watermark = leader.node.core.high_watermark
             offset, future = leader.client.append([b"uncommittable"])
-            await poll(lambda: observer.node.core.log.end_offset > offset)
+            await wait_until_async(
+                lambda: observer.node.core.log.end_offset > offset,
+                f"the observer's log to pass offset {offset}",
+            )
             assert leader.node.core.high_watermark == high_watermark <= offset
             assert not future.done()
             assert observer.recorder.committed_offset <= offset
@@ -66,12 +71,17 @@ def test_observer_replicates_the_log_but_never_counts_or_leads(tmp_path: Path) -
                 raise AssertionError("an append committed without a voter majority")
             except NotLeaderError:
                 pass
-            await poll(lambda: leader.node.core.role is not Role.LEADER)
-            await poll(lambda: observer.node.core.leader_id is None)
+            await wait_until_async(
+                lambda: leader.node.core.role is not Role.LEADER, "the leader to resign"
+            )
+            await wait_until_async(
+                lambda: observer.node.core.leader_id is None,
+                "the observer to forget the leader",
+            )
             assert observer.node.core.role in OBSERVER_ROLES
         finally:
             watcher.cancel()
         assert not failures
         assert roles_seen <= OBSERVER_ROLES, roles_seen
 
-    run(scenario, Cluster(tmp_path, observers=1))
+    run_scenario(scenario, NodeCluster(tmp_path, observers=1))

@@ -15,7 +15,8 @@ from raftmeta.raft.roles import Role
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.storage import MetadataDir
-from tests.quorum.harness import CLUSTER_ID, DEADLINE_S, Cluster, Member, run
+from tests.quorum.harness import CLUSTER_ID, DEADLINE_S, Member, NodeCluster
+from tests.support.scenario import run_scenario
 
 
 def committed_log(member: Member) -> list[tuple[int, int, bool, bytes]]:
@@ -25,7 +26,7 @@ def committed_log(member: Member) -> list[tuple[int, int, bool, bytes]]:
 def test_three_nodes_elect_a_leader_and_commit_appends_identically(tmp_path: Path) -> None:
     latencies: list[float] = []
 
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
         assert sum(1 for m in cluster.members.values() if m.node.core.role is Role.LEADER) == 1
         for i in range(20):
@@ -49,28 +50,31 @@ def test_three_nodes_elect_a_leader_and_commit_appends_identically(tmp_path: Pat
         batches_of_many = {b.base_offset for b in leader.recorder.batches if b.base_offset > 20}
         assert len(batches_of_many) < 100
 
-    run(scenario, Cluster(tmp_path))
+    run_scenario(scenario, NodeCluster(tmp_path))
     latencies.sort()
     print(f"\ncommit latency over gRPC: median {latencies[len(latencies) // 2] * 1000:.1f} ms")
 
 
 def test_append_on_a_follower_names_the_leader(tmp_path: Path) -> None:
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
         await cluster.wait_for_commit(1)
         follower = next(m for m in cluster.members.values() if m is not leader)
-        await cluster.changes.wait_for(lambda: follower.node.core.leader_id == leader.node.node_id)
+        await cluster.wait_until(
+            lambda: follower.node.core.leader_id == leader.node.node_id,
+            "the follower to learn the leader",
+        )
         with pytest.raises(NotLeaderError) as caught:
             follower.client.append([b"x"])
         assert caught.value.leader_id == leader.node.node_id
 
-    run(scenario, Cluster(tmp_path))
+    run_scenario(scenario, NodeCluster(tmp_path))
 
 
 def test_graceful_stop_of_the_leader_elects_another_and_appends_resume(tmp_path: Path) -> None:
     failover: list[float] = []
 
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
         await cluster.append([b"before"])
         old_epoch = leader.node.core.epoch
@@ -90,12 +94,12 @@ def test_graceful_stop_of_the_leader_elects_another_and_appends_resume(tmp_path:
         assert b"before" in successor.recorder.values
         assert successor.recorder.values[-1] == b"after"
 
-    run(scenario, Cluster(tmp_path))
+    run_scenario(scenario, NodeCluster(tmp_path))
     print(f"\ngraceful failover: {failover[0] * 1000:.0f} ms")
 
 
 def test_restarted_follower_recovers_its_log_from_disk_and_catches_up(tmp_path: Path) -> None:
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
         for i in range(5):
             await cluster.append([f"early-{i}".encode()])
@@ -113,32 +117,36 @@ def test_restarted_follower_recovers_its_log_from_disk_and_catches_up(tmp_path: 
         assert committed_log(restarted) == committed_log(leader)
         assert restarted.recorder.values == leader.recorder.values
 
-    run(scenario, Cluster(tmp_path))
+    run_scenario(scenario, NodeCluster(tmp_path))
 
 
 def test_a_follower_that_missed_compacted_records_loads_the_leaders_snapshot(
     tmp_path: Path,
 ) -> None:
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
         follower_id = next(i for i in cluster.members if i != leader.node.node_id)
         await cluster.stop(follower_id)
         for i in range(30):
             await cluster.append([f"record-{i:02d}".encode() * 4])
-        await cluster.changes.wait_for(lambda: leader.node.core.log.start_offset > 0)
+        await cluster.wait_until(
+            lambda: leader.node.core.log.start_offset > 0, "the leader to trim its log"
+        )
         restarted = await cluster.restart(follower_id)
-        await cluster.changes.wait_for(lambda: restarted.recorder.snapshots_loaded > 0)
+        await cluster.wait_until(
+            lambda: restarted.recorder.snapshots_loaded > 0, "the restarted node to load a snapshot"
+        )
         await cluster.wait_for_commit(leader.recorder.committed_offset, [restarted])
         assert restarted.recorder.values == leader.recorder.values
         assert len(restarted.recorder.values) == 30
 
-    run(scenario, Cluster(tmp_path, max_bytes_between_snapshots=300))
+    run_scenario(scenario, NodeCluster(tmp_path, max_bytes_between_snapshots=300))
 
 
 def test_leader_lost_without_resigning_is_replaced_after_the_fetch_timeout(
     tmp_path: Path,
 ) -> None:
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
         await cluster.append([b"before"])
         old_epoch = leader.node.core.epoch
@@ -148,13 +156,13 @@ def test_leader_lost_without_resigning_is_replaced_after_the_fetch_timeout(
         await cluster.wait_for_commit(offset + 1)
         assert successor.recorder.values == [b"before", b"after"]
 
-    run(scenario, Cluster(tmp_path))
+    run_scenario(scenario, NodeCluster(tmp_path))
 
 
 def test_requests_from_another_cluster_are_refused_and_describe_quorum_answers(
     tmp_path: Path,
 ) -> None:
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
         await cluster.append([b"x"])
         address = cluster.addresses[leader.node.node_id]
@@ -181,7 +189,7 @@ def test_requests_from_another_cluster_are_refused_and_describe_quorum_answers(
         assert sorted(v.replica_id for v in described.voters) == [1, 2, 3]
         assert all(v.log_end_offset >= 0 for v in described.voters)
 
-    run(scenario, Cluster(tmp_path))
+    run_scenario(scenario, NodeCluster(tmp_path))
 
 
 def test_a_served_node_answers_unavailable_until_it_starts_and_after_it_stops(

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from raftmeta.config import parse_config
 from raftmeta.quorum import NodeSettings, Peers, RaftClient, RaftNode
-from tests.quorum.harness import Changes, Cluster, Recorder, poll, run
+from tests.quorum.harness import Changes, NodeCluster, Recorder
+from tests.support.scenario import run_scenario
+from tests.support.waiting import wait_until_async
 
 
 def test_snapshot_is_taken_after_the_interval_even_below_the_byte_threshold(
@@ -15,16 +17,17 @@ def test_snapshot_is_taken_after_the_interval_even_below_the_byte_threshold(
     """With a byte threshold no test reaches, only the interval can have caused the snapshot;
     each node's log start then moves past what it committed, and a restart loads it."""
 
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         for i in range(5):
             await cluster.append([f"record-{i}".encode()])
         target = max(m.recorder.committed_offset for m in cluster.members.values())
         await cluster.wait_for_commit(target)
-        await poll(
+        await wait_until_async(
             lambda: all(
                 m.node.running and m.node.core.log.start_offset >= target
                 for m in cluster.members.values()
-            )
+            ),
+            f"every node to snapshot and trim its log to offset {target}",
         )
         for node_id in cluster.ids:
             assert list(cluster.data_dir(node_id).rglob("*.checkpoint"))
@@ -33,12 +36,15 @@ def test_snapshot_is_taken_after_the_interval_even_below_the_byte_threshold(
         )
         await cluster.stop(follower_id)
         restarted = await cluster.restart(follower_id)
-        await cluster.changes.wait_for(lambda: restarted.recorder.snapshots_loaded >= 1)
+        await cluster.wait_until(
+            lambda: restarted.recorder.snapshots_loaded >= 1,
+            "the restarted node to load a snapshot",
+        )
         assert restarted.recorder.values[:5] == [f"record-{i}".encode() for i in range(5)]
 
-    run(
+    run_scenario(
         scenario,
-        Cluster(tmp_path, max_bytes_between_snapshots=1 << 40, max_snapshot_interval_ms=200),
+        NodeCluster(tmp_path, max_bytes_between_snapshots=1 << 40, max_snapshot_interval_ms=200),
     )
 
 

@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from raftmeta.storage import MetadataDir, SnapshotReader
-from tests.quorum.harness import Cluster, Member, poll, run
+from tests.quorum.harness import Member, NodeCluster
+from tests.support.scenario import run_scenario
+from tests.support.waiting import wait_until_async
 
 
 def held_snapshots(
@@ -47,12 +49,12 @@ def test_commits_go_on_while_the_leader_serializes_a_snapshot(tmp_path: Path) ->
     release = threading.Event()
     started = threading.Event()
 
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
         epoch = leader.node.core.epoch
         captures = held_snapshots(leader, release, started)
         await cluster.append([b"before-0", b"before-1"])
-        await poll(started.is_set)
+        await wait_until_async(started.is_set, "the snapshot worker to start")
         log_start = leader.node.core.log.start_offset
         # The worker is held: everything below happens while the snapshot is being "encoded".
         for index in range(20):
@@ -62,7 +64,10 @@ def test_commits_go_on_while_the_leader_serializes_a_snapshot(tmp_path: Path) ->
         assert leader.node.core.epoch == epoch
         assert leader.node.core.log.start_offset == log_start, "the held snapshot is not in place"
         release.set()
-        await poll(lambda: leader.node.core.log.start_offset > log_start)
+        await wait_until_async(
+            lambda: leader.node.core.log.start_offset > log_start,
+            f"the leader's log start to pass {log_start}",
+        )
         # The node holds its directory's lock, so open the newest snapshot file alone (names
         # are zero-padded offsets; the older one may not be deleted yet).
         path = max(cluster.data_dir(leader.node.node_id).rglob("*.checkpoint"))
@@ -71,19 +76,19 @@ def test_commits_go_on_while_the_leader_serializes_a_snapshot(tmp_path: Path) ->
         assert snapshot.snapshot_id.end_offset == leader.node.core.log.start_offset
         assert b"during-19" not in captures[0]
 
-    run(scenario, Cluster(tmp_path, max_bytes_between_snapshots=1))
+    run_scenario(scenario, NodeCluster(tmp_path, max_bytes_between_snapshots=1))
 
 
 def test_a_node_stopping_waits_for_its_snapshot_to_be_written(tmp_path: Path) -> None:
     release = threading.Event()
     started = threading.Event()
 
-    async def scenario(cluster: Cluster) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
         node_id, epoch = leader.node.node_id, leader.node.core.epoch
         captures = held_snapshots(leader, release, started)
         await cluster.append([b"value"])
-        await poll(started.is_set)
+        await wait_until_async(started.is_set, "the snapshot worker to start")
         before = set(cluster.data_dir(node_id).rglob("*.checkpoint"))
         stopping = asyncio.create_task(cluster.stop(node_id))
         # The leader resigns first; by the time the others have elected a successor, a stop
@@ -100,4 +105,4 @@ def test_a_node_stopping_waits_for_its_snapshot_to_be_written(tmp_path: Path) ->
         finally:
             directory.close()
 
-    run(scenario, Cluster(tmp_path, max_bytes_between_snapshots=1))
+    run_scenario(scenario, NodeCluster(tmp_path, max_bytes_between_snapshots=1))

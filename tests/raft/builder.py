@@ -1,7 +1,8 @@
 """Builders that put a core into a named situation, so each role test reads as one claim.
 
-``Cluster`` runs a few cores with instant, lossless delivery and instant persistence; tests
-then poke single cores with hand-made messages and look at what comes out.
+``CoreCluster``, the consensus layer's fixture, runs a few cores with instant, lossless
+delivery and instant persistence; tests then poke single cores with hand-made messages and
+look at what comes out.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def drain(core: RaftCore, now_ms: int = 0) -> Drained:
     return out
 
 
-class Cluster:
+class CoreCluster:
     """Cores wired together with instant delivery, for reaching a state quickly."""
 
     def __init__(self, voters: int = 3, observers: int = 0, seed: int = 1) -> None:
@@ -143,13 +144,13 @@ class Cluster:
         raise AssertionError("no leader was elected")
 
 
-def with_elected_leader(seed: int = 1) -> Cluster:
-    cluster = Cluster(seed=seed)
+def with_elected_leader(seed: int = 1) -> CoreCluster:
+    cluster = CoreCluster(seed=seed)
     cluster.elect()
     return cluster
 
 
-def with_snapshot(records: int = 20) -> tuple[Cluster, SnapshotId]:
+def with_snapshot(records: int = 20) -> tuple[CoreCluster, SnapshotId]:
     """A leader that has committed records and compacted its log behind a snapshot."""
     cluster = with_elected_leader()
     leader = cluster.leader()

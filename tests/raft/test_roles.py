@@ -25,7 +25,7 @@ from raftmeta.raft.roles import Role
 from raftmeta.raft.state import ElectionState
 from tests.raft.builder import (
     CONFIG,
-    Cluster,
+    CoreCluster,
     drain,
     new_core,
     with_elected_leader,
@@ -220,7 +220,7 @@ def test_leader_commits_only_once_a_majority_holds_an_entry_of_its_epoch() -> No
 
 
 def test_leader_high_watermark_ignores_observers() -> None:
-    cluster = Cluster(voters=3, observers=1)
+    cluster = CoreCluster(voters=3, observers=1)
     cluster.elect()
     leader = cluster.leader()
     cluster.down = {i for i in (1, 2, 3) if i != leader.node_id}

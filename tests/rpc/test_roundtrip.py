@@ -3,7 +3,6 @@ imports and each message's fields are exercised the way the runtime uses them.""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from tests.support.scenario import run_with_deadline
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qk"
 # A payload that is not text and is larger than gRPC's default 4 MiB message limit, so the test
@@ -137,9 +137,9 @@ async def raft_stub() -> AsyncIterator[pb_grpc.RaftStub]:
 def run(scenario: Callable[[pb_grpc.RaftStub], Awaitable[None]]) -> None:
     async def main() -> None:
         async with raft_stub() as stub:
-            await asyncio.wait_for(scenario(stub), timeout=10)
+            await scenario(stub)
 
-    asyncio.run(main())
+    run_with_deadline(main(), 10)
 
 
 def test_vote_and_pre_vote() -> None:

@@ -31,7 +31,9 @@ from raftmeta.image import MetadataImage, PartitionRegistration
 from raftmeta.raft.config import RaftConfig
 from raftmeta.records import NO_LEADER, LeaderRecoveryState
 from raftmeta.rpc import admin_pb2
-from tests.broker.harness import Quorum, Timings, poll
+from tests.support.broker_quorum import BrokerQuorum, Timings
+from tests.support.scenario import run_scenario
+from tests.support.waiting import wait_until_async
 
 RACKS = {1: "r0", 2: "r1", 3: "r2", 4: "r0", 5: "r1", 6: "r2"}
 GUEST_TOKEN = "guest-token"
@@ -45,7 +47,7 @@ machine must not make the quorum change leaders in the middle of a scenario."""
 CALL_TIMEOUT_MS = 10_000
 
 
-class ElectionQuorum(Quorum):
+class ElectionQuorum(BrokerQuorum):
     """The broker tests' quorum with slower timeouts and extra controller settings."""
 
     def __init__(self, root: Path, settings: dict[str, Any]) -> None:
@@ -84,13 +86,15 @@ class ElectionQuorum(Quorum):
         assert topic_image is not None
         return topic_image.topic_id
 
-    async def wait(self, predicate: Callable[[], bool], timeout_s: float = 15.0) -> None:
-        await poll(predicate, timeout_s)
+    async def wait(self, predicate: Callable[[], bool], what: str, timeout_s: float = 15.0) -> None:
+        await wait_until_async(predicate, what, timeout_s)
 
     async def start_brokers(self, ids: Iterable[int]) -> None:
         for broker_id in ids:
             await self.start_broker(broker_id, RACKS[broker_id])
-        await self.wait(lambda: all(self.running(b) for b in self.brokers))
+        await self.wait(
+            lambda: all(self.running(b) for b in self.brokers), "every broker to be running"
+        )
 
     def running(self, broker_id: int) -> bool:
         broker = self.brokers.get(broker_id)
@@ -119,7 +123,9 @@ class ElectionQuorum(Quorum):
                 and image.leader_count(broker_id) == 0
             )
 
-        await self.wait(fenced_and_leading_nothing)
+        await self.wait(
+            fenced_and_leading_nothing, f"broker {broker_id} to be fenced and lead nothing"
+        )
 
     async def catch_up(self, broker_id: int, topic: str, partition_ids: Iterable[int]) -> None:
         """What a partition leader does once a follower has caught up: add it to the ISR."""
@@ -197,18 +203,6 @@ def preferred_of(quorum: ElectionQuorum, topic: str, broker_id: int) -> list[int
         for partition_id, partition in quorum.partitions(topic).items()
         if partition.replicas[0] == broker_id
     )
-
-
-def run_quorum(root: Path, settings: dict[str, Any], scenario: Any, timeout_s: float) -> None:
-    async def body() -> None:
-        quorum = ElectionQuorum(root, settings)
-        await quorum.start()
-        try:
-            await asyncio.wait_for(scenario(quorum), timeout_s)
-        finally:
-            await quorum.stop()
-
-    asyncio.run(body())
 
 
 def test_leader_election_tool_end_to_end(tmp_path: Path) -> None:
@@ -289,7 +283,9 @@ def test_leader_election_tool_end_to_end(tmp_path: Path) -> None:
         # 4. Every ISR member of a partition is down and one out-of-sync replica lives:
         #    UNCLEAN elects it alone, RECOVERING, with the leader epoch one up.
         await quorum.create_assigned("fragile", (4, 5, 6))
-        await quorum.wait(lambda: quorum.partition("fragile", 0).leader == 4)
+        await quorum.wait(
+            lambda: quorum.partition("fragile", 0).leader == 4, "broker 4 to lead fragile-0"
+        )
         leader_4 = quorum.brokers[4]
         start = quorum.partition("fragile", 0)
         [shrunk] = await leader_4.alter_partition(
@@ -341,7 +337,7 @@ def test_leader_election_tool_end_to_end(tmp_path: Path) -> None:
         )
         assert (status, lines) == (1, ["Timeout waiting for election results"])
 
-    run_quorum(tmp_path, settings, scenario, timeout_s=90)
+    run_scenario(scenario, ElectionQuorum(tmp_path, settings), timeout_s=90)
 
 
 def test_auto_rebalance_honours_threshold_and_catch_up_gate(tmp_path: Path) -> None:
@@ -369,7 +365,10 @@ def test_auto_rebalance_honours_threshold_and_catch_up_gate(tmp_path: Path) -> N
             assert quorum.partition("orders", first).leader != 1, "moved inside the gate"
             await asyncio.sleep(0.05)
         # After the gate, the next run moves it.
-        await quorum.wait(lambda: quorum.partition("orders", first).leader == 1)
+        await quorum.wait(
+            lambda: quorum.partition("orders", first).leader == 1,
+            f"broker 1 to lead orders-{first} again",
+        )
 
         # Now 1 of 2 (50%) is not led by broker 1: below the 60% threshold, so the second
         # partition stays where it is over several runs even with broker 1 in its ISR.
@@ -384,4 +383,4 @@ def test_auto_rebalance_honours_threshold_and_catch_up_gate(tmp_path: Path) -> N
             if part.leader == part.replicas[0]
         }
 
-    run_quorum(tmp_path, settings, scenario, timeout_s=60)
+    run_scenario(scenario, ElectionQuorum(tmp_path, settings), timeout_s=60)

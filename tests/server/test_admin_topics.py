@@ -7,7 +7,8 @@ from pathlib import Path
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import raft_pb2 as rpb
-from tests.server.controller_harness import CLUSTER_ID, ControllerCluster, run
+from tests.support.controller_quorum import CLUSTER_ID, ControllerQuorum
+from tests.support.scenario import run_scenario
 
 
 def new_topic(name: str, partitions: int = 1, rf: int = 1, **kwargs: object) -> apb.NewTopic:
@@ -24,7 +25,7 @@ def codes(results: object) -> list[int]:
 
 
 def test_topics_are_created_described_and_deleted_with_kafka_errors(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         for broker_id, rack in ((1, "a"), (2, "b"), (3, "c")):
             await cluster.register(broker_id, rack)
         admin = await cluster.active_admin()
@@ -164,11 +165,11 @@ def test_topics_are_created_described_and_deleted_with_kafka_errors(tmp_path: Pa
         after = await admin.DescribeTopics(apb.DescribeTopicsRequest(topic_names=["orders"]))
         assert after.topics[0].configs["retention.ms"] == "1000"
 
-    run(scenario, ControllerCluster(tmp_path))
+    run_scenario(scenario, ControllerQuorum(tmp_path))
 
 
 def test_followers_answer_not_controller_with_the_leaders_endpoint(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         active = await cluster.wait_for_active()
         follower = await cluster.follower()
         admin = cluster.admin(follower.node_id)
@@ -203,11 +204,11 @@ def test_followers_answer_not_controller_with_the_leaders_endpoint(tmp_path: Pat
         assert leader_view.error_code == 0
         assert sorted(v.replica_id for v in leader_view.voters) == cluster.ids
 
-    run(scenario, ControllerCluster(tmp_path))
+    run_scenario(scenario, ControllerQuorum(tmp_path))
 
 
 def test_the_configured_placer_refusing_is_replica_placement_failed(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         await cluster.register(1)
         await cluster.register(2)
         admin = await cluster.active_admin()
@@ -219,9 +220,9 @@ def test_the_configured_placer_refusing_is_replica_placement_failed(tmp_path: Pa
         described = await admin.DescribeTopics(apb.DescribeTopicsRequest(topic_names=["u"]))
         assert list(described.topics[0].partitions[0].replicas) == [1]
 
-    run(
+    run_scenario(
         scenario,
-        ControllerCluster(
+        ControllerQuorum(
             tmp_path,
             {
                 "replica.placer.class.name": "placement.cordon.CordonedBrokerPlacer",

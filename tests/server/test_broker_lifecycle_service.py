@@ -8,7 +8,8 @@ from pathlib import Path
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import broker_pb2 as bpb
-from tests.server.controller_harness import CLUSTER_ID, ControllerCluster, run
+from tests.support.controller_quorum import CLUSTER_ID, ControllerQuorum
+from tests.support.scenario import run_scenario
 
 
 def registration(broker_id: int, cluster_id: str = CLUSTER_ID) -> bpb.RegisterBrokerRequest:
@@ -21,7 +22,7 @@ def registration(broker_id: int, cluster_id: str = CLUSTER_ID) -> bpb.RegisterBr
 
 
 def test_broker_lifecycle_errors_and_alter_partition(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         stub = await cluster.active_lifecycle()
 
         wrong = await stub.RegisterBroker(registration(1, "another-cluster"))
@@ -153,4 +154,4 @@ def test_broker_lifecycle_errors_and_alter_partition(tmp_path: Path) -> None:
         assert redirected.header.error_code == ErrorCode.NOT_CONTROLLER
         assert redirected.header.controller_endpoint == active.address
 
-    run(scenario, ControllerCluster(tmp_path))
+    run_scenario(scenario, ControllerQuorum(tmp_path))

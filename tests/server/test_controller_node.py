@@ -17,11 +17,13 @@ from raftmeta.rpc import admin_pb2_grpc as apb_grpc
 from raftmeta.server.controller_node import ControllerNode
 from raftmeta.storage import MetadataDir
 from tests.process.helpers import free_base_port, raftmeta
-from tests.server.controller_harness import ControllerCluster, poll, run
+from tests.support.controller_quorum import ControllerQuorum
+from tests.support.scenario import run_scenario, run_with_deadline
+from tests.support.waiting import wait_until_async
 
 
 def test_a_stopped_leader_is_replaced_and_survivors_serve(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         await cluster.register(1)
         first = await cluster.wait_for_active()
         await cluster.create_topic("before")
@@ -43,18 +45,18 @@ def test_a_stopped_leader_is_replaced_and_survivors_serve(tmp_path: Path) -> Non
         )
         assert [t.name for t in listed.topics] == ["after", "before"]
 
-    run(scenario, ControllerCluster(tmp_path))
+    run_scenario(scenario, ControllerQuorum(tmp_path))
 
 
 def test_snapshots_are_the_image_and_a_restart_recovers_it(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         await cluster.register(1)
         for index in range(6):
             await cluster.create_topic(f"topic-{index}", partitions=4)
         active = await cluster.wait_for_active()
         follower = next(m for m in cluster.members.values() if m is not active)
         target = active.controller.committed_image.offset
-        await poll(
+        await wait_until_async(
             lambda: follower.node.running and follower.node.core.log.start_offset > target,
             "a follower snapshot past the topics",
         )
@@ -66,7 +68,7 @@ def test_snapshots_are_the_image_and_a_restart_recovers_it(tmp_path: Path) -> No
         info = await (await cluster.active_admin()).DescribeCluster(
             apb.DescribeClusterRequest(include_image_digest=True)
         )
-        await poll(
+        await wait_until_async(
             lambda: restarted.controller.committed_image.offset >= info.metadata_offset,
             "the restarted node to catch up",
         )
@@ -77,9 +79,9 @@ def test_snapshots_are_the_image_and_a_restart_recovers_it(tmp_path: Path) -> No
         leader_image = (await cluster.wait_for_active()).controller.committed_image
         assert image.digest() == leader_image.digest()
 
-    run(
+    run_scenario(
         scenario,
-        ControllerCluster(
+        ControllerQuorum(
             tmp_path,
             {
                 "metadata.log.max.snapshot.interval.ms": 100,
@@ -90,7 +92,7 @@ def test_snapshots_are_the_image_and_a_restart_recovers_it(tmp_path: Path) -> No
 
 
 def test_metrics_are_served_when_configured(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         await cluster.wait_for_active()
         member = cluster.members[1]
         assert member._metrics is not None
@@ -98,11 +100,11 @@ def test_metrics_are_served_when_configured(tmp_path: Path) -> None:
         body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())
         assert b"raftmeta_" in body
 
-    run(scenario, ControllerCluster(tmp_path, {"metrics.port": 0}))
+    run_scenario(scenario, ControllerQuorum(tmp_path, {"metrics.port": 0}))
 
 
 def test_a_bad_placer_or_authorizer_is_a_one_line_config_error(tmp_path: Path) -> None:
-    cluster = ControllerCluster(tmp_path)
+    cluster = ControllerQuorum(tmp_path)
     with pytest.raises(ConfigError, match=r"replica\.placer\.class\.name"):
         ControllerNode(cluster.config(1, **{"replica.placer.class.name": "no.such.Placer"}))
     with pytest.raises(ConfigError, match=r"authorizer\.class\.name.*not an authorizer"):
@@ -150,7 +152,7 @@ def test_a_single_voter_started_from_its_configuration_serves(tmp_path: Path) ->
     async def main() -> None:
         member = await ControllerNode.start(config)
         try:
-            await poll(lambda: member.controller.is_active, "the single voter to lead")
+            await wait_until_async(lambda: member.controller.is_active, "the single voter to lead")
             assert member.address.startswith("127.0.0.1:") and not member.address.endswith(":0")
             async with grpc.aio.insecure_channel(member.address) as channel:
                 admin = apb_grpc.AdminStub(channel)
@@ -163,4 +165,4 @@ def test_a_single_voter_started_from_its_configuration_serves(tmp_path: Path) ->
         finally:
             await member.stop()
 
-    asyncio.run(main())
+    run_with_deadline(main(), 30)

@@ -12,7 +12,8 @@ from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import admin_pb2_grpc as apb_grpc
 from raftmeta.rpc import broker_pb2 as bpb
-from tests.server.controller_harness import ControllerCluster, run
+from tests.support.controller_quorum import ControllerQuorum
+from tests.support.scenario import run_scenario
 
 PREFERRED, UNCLEAN = 0, 1
 
@@ -51,7 +52,7 @@ async def create(admin: apb_grpc.AdminStub, name: str, assignment: dict[int, lis
 
 
 def test_elect_leaders_outcomes_per_partition(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         epochs = {b: await cluster.register(b) for b in (1, 2)}
         admin = await cluster.active_admin()
         lifecycle = await cluster.active_lifecycle()
@@ -153,14 +154,14 @@ def test_elect_leaders_outcomes_per_partition(tmp_path: Path) -> None:
         )
         assert empty.header.error_code == 0 and outcome(empty) == {}
 
-    run(scenario, ControllerCluster(tmp_path))
+    run_scenario(scenario, ControllerQuorum(tmp_path))
 
 
 def test_requests_that_cannot_commit_time_out(tmp_path: Path) -> None:
     """With both followers gone the leader cannot commit; a long fetch timeout keeps it
     leading while the requests' own deadlines pass."""
 
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         await cluster.register(1)
         admin = await cluster.active_admin()
         await create(admin, "t", {0: [1]})
@@ -188,9 +189,9 @@ def test_requests_that_cannot_commit_time_out(tmp_path: Path) -> None:
             ("u", 1): ErrorCode.REQUEST_TIMED_OUT,
         }
 
-    run(
+    run_scenario(
         scenario,
-        ControllerCluster(
+        ControllerQuorum(
             tmp_path,
             {"controller.quorum.fetch.timeout.ms": 5000, "metadata.max.idle.interval.ms": 100},
         ),
@@ -204,7 +205,7 @@ def test_authorization_and_authentication(tmp_path: Path) -> None:
     def call(token: str | None) -> tuple[tuple[str, str], ...]:
         return () if token is None else (("authorization", f"Bearer {token}"),)
 
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         await cluster.register(1)
         admin = await cluster.active_admin()
         tp = partitions(("t", 0), ("t", 1))
@@ -297,9 +298,9 @@ def test_authorization_and_authentication(tmp_path: Path) -> None:
         )
         assert heartbeat.header.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
-    run(
+    run_scenario(
         scenario,
-        ControllerCluster(
+        ControllerQuorum(
             tmp_path,
             {
                 "authorizer.class.name": "raftmeta.auth.AclAuthorizer",
@@ -316,11 +317,11 @@ def test_authorization_and_authentication(tmp_path: Path) -> None:
 def test_grpc_status_is_ok_for_kafka_errors(tmp_path: Path) -> None:
     """A Kafka-level failure is an answer, not a gRPC error: the call itself succeeds."""
 
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         admin = await cluster.active_admin()
         call: Any = admin.ElectLeaders(apb.ElectLeadersRequest(election_type=9))
         reply = await call
         assert await call.code() is grpc.StatusCode.OK
         assert reply.header.error_code == ErrorCode.INVALID_REQUEST
 
-    run(scenario, ControllerCluster(tmp_path))
+    run_scenario(scenario, ControllerQuorum(tmp_path))

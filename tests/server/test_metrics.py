@@ -24,7 +24,9 @@ from raftmeta.server.controller_node import ControllerNode
 from raftmeta.server.metrics import MetricsServer, start_metrics
 from tests.controller.harness import Harness, run_async
 from tests.controller.test_periodic import moved_to_second_replica
-from tests.server.controller_harness import ControllerCluster, poll, run
+from tests.support.controller_quorum import ControllerQuorum
+from tests.support.scenario import run_scenario
+from tests.support.waiting import wait_until_async
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -58,7 +60,7 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 
 
 def test_a_quorum_reports_roles_commits_elections_and_cluster_health(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         servers: dict[int, MetricsServer] = {}
         try:
             for node_id, member in cluster.members.items():
@@ -129,7 +131,7 @@ def test_a_quorum_reports_roles_commits_elections_and_cluster_health(tmp_path: P
 
             # Every node replays the same image: a standby reports the same health.
             standby = next(n for n in servers if n != active.node_id)
-            await poll(
+            await wait_until_async(
                 lambda: (
                     cluster.members[standby].controller.committed_image.offset
                     >= controller.committed_image.offset
@@ -143,7 +145,7 @@ def test_a_quorum_reports_roles_commits_elections_and_cluster_health(tmp_path: P
             for server in servers.values():
                 server.close()
 
-    run(scenario, ControllerCluster(tmp_path, STEADY))
+    run_scenario(scenario, ControllerQuorum(tmp_path, STEADY))
 
 
 @run_async
@@ -203,14 +205,14 @@ def test_only_metrics_is_served(tmp_path: Path) -> None:
 
 
 def test_metrics_port_in_the_config_serves_metrics(tmp_path: Path) -> None:
-    async def scenario(cluster: ControllerCluster) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
         member: ControllerNode = await cluster.wait_for_active()
         server = getattr(member, "_metrics", None)
         assert isinstance(server, MetricsServer)
         samples = await scrape(server)
         assert value(samples, "raftmeta_controller_active") == 1
 
-    run(scenario, ControllerCluster(tmp_path, {**STEADY, "metrics.port": 0}))
+    run_scenario(scenario, ControllerQuorum(tmp_path, {**STEADY, "metrics.port": 0}))
 
 
 @run_async

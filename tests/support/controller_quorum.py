@@ -1,16 +1,15 @@
-"""A quorum of real ``ControllerNode``s on loopback gRPC, in one event loop, with stubs.
+"""A controller quorum: real ``ControllerNode``s on loopback gRPC, in one event loop, with stubs.
 
 Nodes bind ports the OS chooses, then start with each other's real addresses. Waits poll a
-condition against a deadline; nothing sleeps to let something happen.
+condition against a deadline; nothing sleeps to let something happen. Used by the server,
+admin-client and command-line tests.
 """
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import grpc
 
@@ -21,6 +20,7 @@ from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.rpc import broker_pb2_grpc as bpb_grpc
 from raftmeta.server.controller_node import ControllerNode
 from raftmeta.storage import MetadataDir
+from tests.support.waiting import wait_until_async
 
 CLUSTER_ID = "raftmeta-controller-test"
 DEADLINE_S = 10.0
@@ -33,17 +33,12 @@ start-up stay as fast as the defaults make them), and the tests' brokers, which 
 only when a test says so, are never fenced behind a test's back."""
 
 
-async def poll(predicate: Callable[[], bool], what: str, timeout: float = DEADLINE_S) -> None:
-    """Wait for a condition spread over several nodes, checking it often, with a deadline."""
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + timeout
-    while not predicate():
-        if loop.time() >= give_up:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        await asyncio.sleep(0.01)
+class ControllerQuorum:
+    """Voters as ``ControllerNode``s, each serving Admin and BrokerLifecycle, with stubs to
+    call them as a client or a broker would."""
 
+    scenario_timeout_s = 30.0
 
-class ControllerCluster:
     def __init__(
         self, root: Path, overrides: Mapping[str, ConfigValue] | None = None, size: int = 3
     ) -> None:
@@ -113,7 +108,7 @@ class ControllerCluster:
             member = self.active()
             return member is not None and member.node_id != not_node
 
-        await poll(found, "an active controller")
+        await wait_until_async(found, "an active controller", DEADLINE_S)
         member = self.active()
         assert member is not None
         return member
@@ -128,7 +123,7 @@ class ControllerCluster:
                 for m in self.members.values()
             )
 
-        await poll(knows, "a follower that knows the leader")
+        await wait_until_async(knows, "a follower that knows the leader", DEADLINE_S)
         return next(
             m
             for m in self.members.values()
@@ -199,17 +194,3 @@ class ControllerCluster:
         assert reply.header.error_code == 0, reply.header
         result: apb.CreatableTopicResult = reply.topics[0]
         return result
-
-
-Scenario = Callable[[ControllerCluster], Coroutine[Any, Any, None]]
-
-
-def run(scenario: Scenario, cluster: ControllerCluster, timeout: float = 30.0) -> None:
-    async def main() -> None:
-        try:
-            await cluster.start()
-            await asyncio.wait_for(scenario(cluster), timeout)
-        finally:
-            await cluster.close()
-
-    asyncio.run(main())

@@ -1,4 +1,5 @@
-"""Three in-process ``ControllerNode``s on loopback gRPC and embedded ``Broker``s beside them.
+"""A broker quorum: three in-process ``ControllerNode``s on loopback gRPC and embedded
+``Broker``s beside them, for the broker and the end-to-end scenario tests.
 
 Controllers take ids 3000..3002 and brokers 1..N, as in ``raftmeta dev``: a broker fetches the
 log under its own id, which must never be a voter's. Everything waits on conditions with a
@@ -7,10 +8,7 @@ deadline, never on sleeps.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import time
-from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from raftmeta.raft.config import RaftConfig
 from raftmeta.rpc import admin_pb2
 from raftmeta.server.controller_node import ControllerNode
 from raftmeta.storage import MetadataDir
+from tests.support.waiting import wait_until_async
 
 CLUSTER_ID = "raftmeta-broker-test"
 CONTROLLER_IDS = (3000, 3001, 3002)
@@ -30,23 +29,6 @@ DEADLINE_S = 15.0
 HEARTBEAT_MS = 200
 SESSION_TIMEOUT_MS = 2000
 RAFT = RaftConfig(election_timeout_ms=150, fetch_timeout_ms=300, fetch_max_wait_ms=100)
-
-
-async def poll(predicate: Callable[[], bool], timeout_s: float = DEADLINE_S) -> None:
-    """For conditions only another process or a remote node changes (no event to wait on)."""
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met within the deadline")
-        await asyncio.sleep(0.01)
-
-
-async def poll_async(probe: Callable[[], Awaitable[bool]], timeout_s: float = DEADLINE_S) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not await probe():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met within the deadline")
-        await asyncio.sleep(0.02)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +41,11 @@ class Timings:
     session_timeout_ms: int = SESSION_TIMEOUT_MS
 
 
-class Quorum:
+class BrokerQuorum:
+    """Controllers started together; brokers started one by one as a test asks."""
+
+    scenario_timeout_s = 60.0
+
     def __init__(
         self,
         root: Path,
@@ -186,27 +172,19 @@ class Quorum:
             and broker.image_digest() == described.image_digest
         )
 
-    async def stop(self) -> None:
+    async def wait_for_image(self, broker: Broker) -> None:
+        """Wait until the broker's image matches the controller's (see ``image_matches``)."""
+        await wait_until_async(
+            lambda: self.image_matches(broker),
+            f"broker {broker.broker_id}'s image to match the controller's",
+            DEADLINE_S,
+            pause_s=0.02,
+        )
+
+    async def close(self) -> None:
         for broker in self.brokers.values():
             await broker.stop()
         if self._channel is not None:
             await self._channel.close()
         for node in self.controllers.values():
             await node.stop(graceful=False)
-
-
-def run(
-    scenario: Callable[[Quorum], Coroutine[Any, Any, None]],
-    root: Path,
-    *,
-    snapshot_bytes: int | None = None,
-) -> None:
-    async def main() -> None:
-        quorum = Quorum(root, snapshot_bytes=snapshot_bytes)
-        await quorum.start()
-        try:
-            await asyncio.wait_for(scenario(quorum), 60)
-        finally:
-            await quorum.stop()
-
-    asyncio.run(main())
