@@ -22,6 +22,7 @@ from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.control import leader_change_batch
 from raftmeta.raft.fetch_position import check_fetch_position
 from raftmeta.raft.log import LogInvariantError, RaftLog
+from raftmeta.raft.majority import majority_size
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -35,6 +36,7 @@ from raftmeta.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
+from raftmeta.raft.progress import ProgressTracker
 from raftmeta.raft.ready import (
     AdvanceLogStart,
     AppendBatches,
@@ -52,7 +54,6 @@ from raftmeta.raft.roles import (
     Leader,
     ParkedFetch,
     Prospective,
-    ReplicaProgress,
     Resigned,
     Role,
     RoleState,
@@ -190,11 +191,7 @@ class RaftCore:
 
     @property
     def majority(self) -> int:
-        return len(self.voters) // 2 + 1
-
-    @property
-    def durable_end_offset(self) -> int:
-        return self._durable_end
+        return majority_size(len(self.voters))
 
     @property
     def latest_snapshot(self) -> SnapshotId | None:
@@ -225,7 +222,7 @@ class RaftCore:
         voters: list[ReplicaState] = []
         observers: list[ReplicaState] = []
         if isinstance(state, Leader):
-            for replica_id in sorted(state.progress):
+            for replica_id in state.progress:
                 progress = state.progress[replica_id]
                 end = progress.end_offset
                 last_fetch = progress.last_fetch_ms
@@ -317,15 +314,12 @@ class RaftCore:
         state = self.state
         if not isinstance(state, Leader):
             return
-        ranked = sorted(
-            (v for v in self.voters if v != self.node_id),
-            key=lambda v: (-(state.progress[v].end_offset or -1), v),
-        )
+        ranked = state.progress.successors()
         self._leave_leadership(state, now_ms)
         deadline = now_ms + self._election_timeout()
         if shutting_down:
             deadline += 2 * self.config.fetch_timeout_ms
-        resigned = Resigned(deadline, tuple(ranked))
+        resigned = Resigned(deadline, ranked)
         self.state = resigned
         for voter in ranked:
             self._send_end_quorum_epoch(voter, resigned, now_ms)
@@ -558,11 +552,10 @@ class RaftCore:
         granting = frozenset(state.granted)
         self._reset_role(now_ms)
         self._set_election(ElectionState(self.epoch, self.node_id, self.node_id))
-        progress = {voter: ReplicaProgress(last_contact_ms=now_ms) for voter in self.voters}
         leader = Leader(
             epoch_start_offset=self.log.end_offset,
             granting_voters=granting,
-            progress=progress,
+            progress=ProgressTracker(self.node_id, self.voters, now_ms),
             begin_epoch_due_ms={v: now_ms for v in self.voters if v != self.node_id},
         )
         self.state = leader
@@ -717,14 +710,7 @@ class RaftCore:
     # ----------------------------------------------------------------- leader
 
     def _check_quorum_deadline(self, state: Leader) -> int:
-        contacts = sorted(
-            (
-                NO_DEADLINE if voter == self.node_id else state.progress[voter].last_contact_ms
-                for voter in self.voters
-            ),
-            reverse=True,
-        )
-        return contacts[self.majority - 1] + self.config.check_quorum_timeout_ms
+        return state.progress.check_quorum_deadline(self.config.check_quorum_timeout_ms)
 
     def _leader_tick(self, state: Leader, now_ms: int) -> None:
         if len(self.voters) > 1 and now_ms >= self._check_quorum_deadline(state):
@@ -750,18 +736,8 @@ class RaftCore:
             self._log_ops.append(AppendBatches((batch,)))
 
     def _majority_durable_offset(self, state: Leader) -> int:
-        """The largest log end a majority of voters has made durable (our own counts only
-        once fsynced; a follower's fetch offset is durable by the Ready contract)."""
-        offsets = sorted(
-            (
-                min(self._durable_end, self.log.end_offset)
-                if voter == self.node_id
-                else (state.progress[voter].end_offset or 0)
-                for voter in self.voters
-            ),
-            reverse=True,
-        )
-        return offsets[self.majority - 1]
+        """The largest log end a majority of voters has made durable."""
+        return state.progress.majority_end_offset(min(self._durable_end, self.log.end_offset))
 
     def _maybe_advance_high_watermark(self, state: Leader, now_ms: int) -> None:
         candidate = self._majority_durable_offset(state)
@@ -792,17 +768,13 @@ class RaftCore:
         if request.current_leader_epoch > self.epoch:
             self._reply(sender, self._fetch_error(ErrorCode.UNKNOWN_LEADER_EPOCH, request))
             return
-        progress = state.progress.setdefault(sender, ReplicaProgress())
-        progress.last_contact_ms = now_ms
+        state.progress.contact(sender, now_ms)
         state.begin_epoch_due_ms.pop(sender, None)
         problem = self._fetch_position_problem(request)
         if problem is not None:
             self._reply(sender, problem)
             return
-        progress.end_offset = request.fetch_offset
-        progress.last_fetch_ms = now_ms
-        if request.fetch_offset >= self.log.end_offset:
-            progress.last_caught_up_ms = now_ms
+        state.progress.fetched(sender, request.fetch_offset, self.log.end_offset, now_ms)
         old_high_watermark = self.high_watermark
         if sender in self.voters:
             self._maybe_advance_high_watermark(state, now_ms)
@@ -870,7 +842,7 @@ class RaftCore:
                 else ErrorCode.UNKNOWN_LEADER_EPOCH
             )
             return
-        state.progress.setdefault(sender, ReplicaProgress()).last_contact_ms = now_ms
+        state.progress.contact(sender, now_ms)
         state.begin_epoch_due_ms.pop(sender, None)
         if request.snapshot_id != self._latest_snapshot:
             fail(ErrorCode.SNAPSHOT_NOT_FOUND)

@@ -25,10 +25,6 @@ class EpochCache:
     def entries(self) -> list[tuple[int, int]]:
         return list(zip(self._epochs, self._starts, strict=True))
 
-    @property
-    def latest_epoch(self) -> int | None:
-        return self._epochs[-1] if self._epochs else None
-
     def assign(self, epoch: int, start_offset: int) -> None:
         """Note that ``epoch`` writes from ``start_offset`` on; repeated calls are no-ops."""
         if self._epochs:
