@@ -6,7 +6,13 @@ monotonic clock moved), ``propose`` (the application wants records appended), ``
 done leaves through ``ready()``. It does no I/O, reads no clock and draws randomness only
 from the ``random.Random`` it is handed, so a simulator can replay any run from its seed.
 
-Epoch comparison happens once, at the top of ``step``; role handlers then only deal with
+Every message is checked once, at the top of ``step``, before it can change anything: its
+fields must be in range, it must come from a voter (only fetches may come from anyone), and it
+must not contradict what this node knows (another leader for an epoch whose leader it knows).
+A refused message is answered with a Kafka error if it is a request, reported in the next
+Ready's ``rejected`` and otherwise ignored; assertions are kept for the core's own invariants.
+
+Epoch comparison happens once, also at the top of ``step``; role handlers then only deal with
 messages of their own epoch.
 """
 
@@ -21,6 +27,7 @@ from raftmeta.raft.batch import Batch, SnapshotId, make_batch
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.control import leader_change_batch
 from raftmeta.raft.fetch_position import check_fetch_position
+from raftmeta.raft.limits import epoch_in_range, node_id_in_range
 from raftmeta.raft.log import LogInvariantError, RaftLog
 from raftmeta.raft.majority import majority_size
 from raftmeta.raft.messages import (
@@ -33,6 +40,7 @@ from raftmeta.raft.messages import (
     FetchSnapshotRequest,
     FetchSnapshotResponse,
     Message,
+    Request,
     VoteRequest,
     VoteResponse,
 )
@@ -45,6 +53,7 @@ from raftmeta.raft.ready import (
     LogOp,
     Outbound,
     Ready,
+    RejectedInput,
     TruncateLog,
     WriteSnapshotChunk,
 )
@@ -60,6 +69,7 @@ from raftmeta.raft.roles import (
     Unattached,
 )
 from raftmeta.raft.state import ElectionState
+from raftmeta.raft.validation import Refusal, message_problem, refusal_response
 
 NO_DEADLINE = 1 << 62
 
@@ -142,6 +152,7 @@ class RaftCore:
         self._loaded_snapshot: SnapshotId | None = None
         self._hw_changed = False
         self._leader_change: LeaderAndEpoch | None = None
+        self._rejected: list[RejectedInput] = []
         self._ready_in_flight: Ready | None = None
 
         self._fetch_in_flight: tuple[int, int] | None = None
@@ -264,6 +275,10 @@ class RaftCore:
             self._leader_tick(state, now_ms)
 
     def step(self, sender: int, message: Message, now_ms: int) -> None:
+        refusal = self._input_problem(sender, message)
+        if refusal is not None:
+            self._refuse(sender, message, refusal)
+            return
         if not self._observe_epoch(sender, message, now_ms):
             return
         if isinstance(message, FetchRequest):
@@ -353,6 +368,7 @@ class RaftCore:
             or self._hw_changed
             or self._leader_change is not None
             or self._loaded_snapshot is not None
+            or self._rejected
         )
 
     def ready(self) -> Ready | None:
@@ -374,6 +390,7 @@ class RaftCore:
             leader_change=self._leader_change,
             log_end_offset=self.log.end_offset,
             next_deadline_ms=self.next_deadline_ms(),
+            rejected=self._rejected,
         )
         self._election_dirty = False
         self._log_ops = []
@@ -382,6 +399,7 @@ class RaftCore:
         self._loaded_snapshot = None
         self._hw_changed = False
         self._leader_change = None
+        self._rejected = []
         self._truncated_since_ready = None
         self._ready_in_flight = ready
         return ready
@@ -399,6 +417,64 @@ class RaftCore:
         if isinstance(state, Leader):
             self._maybe_advance_high_watermark(state, now_ms)
 
+    # ----------------------------------------------------------------- input checks
+
+    def _input_problem(self, sender: int, message: Message) -> Refusal | None:
+        """Why ``message`` from ``sender`` must not be acted on, or None.
+
+        Only fetches may come from anyone (observers are not known in advance); everything
+        else is part of the voters' protocol, so its sender and every id it names must be
+        voters, and a request that names its sender must name the node it came from.
+        """
+        problem = message_problem(message)
+        if problem is not None:
+            return problem
+        if sender == self.node_id or not node_id_in_range(sender):
+            return Refusal(ErrorCode.INVALID_REQUEST, f"sender {sender} cannot send to this node")
+        if isinstance(message, FetchRequest | FetchSnapshotRequest):
+            return None
+        if sender not in self.voters:
+            return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"node {sender} is not a voter")
+        named: int | None
+        if isinstance(message, VoteRequest):
+            named = message.candidate_id
+        elif isinstance(message, BeginQuorumEpochRequest | EndQuorumEpochRequest):
+            named = message.leader_id
+        else:
+            named = None
+        if named is not None and named != sender:
+            return Refusal(ErrorCode.INVALID_REQUEST, f"node {sender} speaks for node {named}")
+        if isinstance(message, EndQuorumEpochRequest):
+            strangers = set(message.preferred_successors) - self.voters
+            if strangers:
+                return Refusal(
+                    ErrorCode.INCONSISTENT_VOTER_SET,
+                    f"successors {sorted(strangers)} are not voters",
+                )
+        leader = getattr(message, "leader_id", None)
+        if leader is not None and leader not in self.voters:
+            return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"leader {leader} is not a voter")
+        return None
+
+    def _contradiction(self, epoch: int, leader: int) -> Refusal | None:
+        """A message names ``leader`` as the leader of our epoch: refuse it if we know the
+        epoch's leader is someone else (ourselves included). One epoch has one leader, so such
+        a message is forged or from a node whose state is broken; either way it is not acted
+        on, and the node goes on."""
+        known = self._election.leader_id
+        if known is None or known == leader:
+            return None
+        return Refusal(
+            ErrorCode.INVALID_REQUEST,
+            f"node {leader} named as leader of epoch {epoch}, which node {known} leads",
+        )
+
+    def _refuse(self, sender: int, message: Message, refusal: Refusal) -> None:
+        self._rejected.append(RejectedInput(sender, message, refusal.error, refusal.reason))
+        if isinstance(message, Request):
+            answer = refusal_response(message, refusal.error, self.epoch, self.leader_id)
+            self._reply(sender, answer)
+
     # ----------------------------------------------------------------- epochs
 
     def _observe_epoch(self, sender: int, message: Message, now_ms: int) -> bool:
@@ -406,10 +482,9 @@ class RaftCore:
         if isinstance(message, VoteRequest):
             if message.pre_vote or message.candidate_epoch <= self.epoch:
                 return True
-            if not self.is_voter or sender not in self.voters:
-                return True  # answered with a rejection; strangers do not move our epoch
-            if self._valid_vote_request(message):
-                self._become_unattached(message.candidate_epoch, now_ms)
+            if not self.is_voter:
+                return True  # answered with a rejection; an observer has no say in epochs
+            self._become_unattached(message.candidate_epoch, now_ms)
             return True
         if isinstance(message, FetchRequest | FetchSnapshotRequest):
             return True  # a fetcher's epoch is checked against ours when answering
@@ -428,11 +503,11 @@ class RaftCore:
             else:
                 self._become_unattached(epoch, now_ms)
         elif epoch == self.epoch and leader is not None and leader != self.node_id:
+            contradiction = self._contradiction(epoch, leader)
+            if contradiction is not None:
+                self._refuse(sender, message, contradiction)
+                return False
             state = self.state
-            if isinstance(state, Leader | Resigned):
-                raise AssertionError(
-                    f"node {self.node_id} led epoch {epoch}, yet {sender} names {leader}"
-                )
             if not (isinstance(state, Follower) and state.leader_id == leader):
                 self._become_follower(epoch, leader, now_ms, heard_from_leader=sender == leader)
         # Requests are always answered (with our epoch, so a stale sender learns of it);
@@ -508,6 +583,11 @@ class RaftCore:
     def _become_prospective(self, now_ms: int) -> None:
         if not self.is_voter:
             raise AssertionError("observers never campaign")
+        if not epoch_in_range(self.epoch + 1):
+            # The epochs are used up (only a forged message could have brought us here, and
+            # those are refused): an election could never finish, so wait instead.
+            self._become_unattached(self.epoch, now_ms)
+            return
         previous = self.state
         retained: int | None = None
         resigned = False
@@ -579,13 +659,6 @@ class RaftCore:
 
     # ----------------------------------------------------------------- votes
 
-    def _valid_vote_request(self, request: VoteRequest) -> bool:
-        return (
-            request.last_offset >= 0
-            and request.last_offset_epoch >= 0
-            and request.last_offset_epoch < request.candidate_epoch
-        )
-
     def _candidate_log_is_current(self, request: VoteRequest) -> bool:
         mine = (self.log.last_epoch, self.log.end_offset)
         return (request.last_offset_epoch, request.last_offset) >= mine
@@ -613,11 +686,8 @@ class RaftCore:
             )
             self._send(sender, response, after_persist=True)
 
-        if not self.is_voter or sender not in self.voters:
+        if not self.is_voter:
             answer(False, ErrorCode.INCONSISTENT_VOTER_SET)
-            return
-        if not self._valid_vote_request(request):
-            answer(False, ErrorCode.INVALID_REQUEST)
             return
         if request.pre_vote:
             answer(
@@ -927,6 +997,11 @@ class RaftCore:
             return
         if not isinstance(state, Follower) or state.leader_id != sender:
             return
+        if response.diverging is None and response.snapshot_id is None:
+            problem = self._fetched_batches_problem(response.batches)
+            if problem is not None:
+                self._refuse(sender, response, problem)
+                return
         state.fetch_deadline_ms = self._fetch_deadline(now_ms)
         state.last_heard_ms = now_ms
         self._fetch_in_flight = None
@@ -936,13 +1011,26 @@ class RaftCore:
             self._download = _Download(response.snapshot_id)
         else:
             for batch in response.batches:
-                if batch.base_offset < self.log.end_offset:
-                    continue
-                if batch.epoch > self.epoch:
-                    raise AssertionError("a leader sent a batch from a future epoch")
-                self._append_local(batch)
+                if batch.base_offset >= self.log.end_offset:
+                    self._append_local(batch)
             self._update_follower_high_watermark(response.high_watermark)
         self._send_fetch(now_ms)
+
+    def _fetched_batches_problem(self, batches: Sequence[Batch]) -> Refusal | None:
+        """Why fetched batches cannot extend our log: each new one must follow the last, from
+        an epoch no later than ours and no earlier than the log's last."""
+        end, last_epoch = self.log.end_offset, self.log.last_epoch
+        for batch in batches:
+            if batch.base_offset < self.log.end_offset:
+                continue
+            if batch.base_offset != end or not last_epoch <= batch.epoch <= self.epoch:
+                return Refusal(
+                    ErrorCode.INVALID_REQUEST,
+                    f"batch at {batch.base_offset} of epoch {batch.epoch} cannot follow log end "
+                    f"{end} of epoch {last_epoch} in epoch {self.epoch}",
+                )
+            end, last_epoch = batch.next_offset, batch.epoch
+        return None
 
     def _update_follower_high_watermark(self, leader_high_watermark: int) -> None:
         new_high_watermark = min(leader_high_watermark, self.log.end_offset)
