@@ -8,7 +8,7 @@ from the ``random.Random`` it is handed, so a simulator can replay any run from 
 
 Every message is checked once, at the top of ``step``, before it can change anything: its
 fields must be in range, it must come from a voter (only fetches may come from anyone), and it
-must not contradict what this node knows (another leader for an epoch whose leader it knows).
+must not contradict what this node knows (another leader for an epoch this node led).
 A refused message is answered with a Kafka error if it is a request, reported in the next
 Ready's ``rejected`` and otherwise ignored; assertions are kept for the core's own invariants.
 
@@ -457,16 +457,19 @@ class RaftCore:
         return None
 
     def _contradiction(self, epoch: int, leader: int) -> Refusal | None:
-        """A message names ``leader`` as the leader of our epoch: refuse it if we know the
-        epoch's leader is someone else (ourselves included). One epoch has one leader, so such
-        a message is forged or from a node whose state is broken; either way it is not acted
-        on, and the node goes on."""
-        known = self._election.leader_id
-        if known is None or known == leader:
+        """A message names ``leader`` (not us) as the leader of our epoch: refuse it if we led
+        this epoch ourselves. One epoch has one leader, so such a message is forged or comes
+        from a node whose state is broken; it is not acted on, and the node goes on.
+
+        A follower only knows its leader second-hand; it takes the latest leader named, as it
+        always has, so that a wrong name is corrected by the next answer that names the right
+        one rather than leaving it outside the epoch until the next election.
+        """
+        if self._election.leader_id != self.node_id:
             return None
         return Refusal(
             ErrorCode.INVALID_REQUEST,
-            f"node {leader} named as leader of epoch {epoch}, which node {known} leads",
+            f"node {leader} named as leader of epoch {epoch}, which this node led",
         )
 
     def _refuse(self, sender: int, message: Message, refusal: Refusal) -> None:

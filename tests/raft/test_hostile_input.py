@@ -121,10 +121,14 @@ def test_restarted_leader_refuses_a_claim_on_the_epoch_it_led() -> None:
     refused(core, 2, BeginQuorumEpochRequest(2, 5), 10, ErrorCode.INVALID_REQUEST)
 
 
-def test_follower_refuses_a_second_leader_for_its_epoch() -> None:
+def test_follower_follows_the_latest_leader_named_for_its_epoch() -> None:
+    """A follower knows its leader second-hand: a later name replaces an earlier one, so a
+    wrong name is put right by the next answer naming the real leader."""
     core = new_core(election=ElectionState(4, None, 2))
-    refused(core, 3, BeginQuorumEpochRequest(3, 4), 10, ErrorCode.INVALID_REQUEST)
-    assert core.leader_id == 2
+    core.step(3, BeginQuorumEpochRequest(3, 4), 10)
+    assert core.leader_id == 3 and core.epoch == 4
+    core.step(3, BeginQuorumEpochResponse(ErrorCode.NONE, 4, 2), 11)
+    assert core.leader_id == 2 and core.epoch == 4
 
 
 def test_response_naming_another_leader_of_our_epoch_is_dropped_and_reported() -> None:
