@@ -2,7 +2,11 @@
 
 Drive a ``RaftCore`` with ``step``/``tick``/``propose`` and execute each ``Ready`` it returns
 (persist, send, apply, ``advance``); ``raftmeta.sim`` and ``raftmeta.quorum`` are the two
-runtimes that do so.
+runtimes that do so. ``core`` holds the roles' transitions; the leader's bookkeeping of its
+replicas lives in ``progress`` and the majority arithmetic in ``majority``.
+
+This is the bottom layer: it imports only the standard library, msgpack and the shared
+``raftmeta.errors`` codes, never storage, the runtime or anything above.
 """
 
 from raftmeta.raft.batch import Batch, OffsetAndEpoch, SnapshotId, decode_records, make_batch

@@ -6,7 +6,13 @@ monotonic clock moved), ``propose`` (the application wants records appended), ``
 done leaves through ``ready()``. It does no I/O, reads no clock and draws randomness only
 from the ``random.Random`` it is handed, so a simulator can replay any run from its seed.
 
-Epoch comparison happens once, at the top of ``step``; role handlers then only deal with
+Every message is checked once, at the top of ``step``, before it can change anything: its
+fields must be in range, it must come from a voter (only fetches may come from anyone), and it
+must not contradict what this node knows (another leader for an epoch this node led).
+A refused message is answered with a Kafka error if it is a request, reported in the next
+Ready's ``rejected`` and otherwise ignored; assertions are kept for the core's own invariants.
+
+Epoch comparison happens once, also at the top of ``step``; role handlers then only deal with
 messages of their own epoch.
 """
 
@@ -21,7 +27,9 @@ from raftmeta.raft.batch import Batch, SnapshotId, make_batch
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.control import leader_change_batch
 from raftmeta.raft.fetch_position import check_fetch_position
+from raftmeta.raft.limits import epoch_in_range, node_id_in_range
 from raftmeta.raft.log import LogInvariantError, RaftLog
+from raftmeta.raft.majority import majority_size
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -32,9 +40,11 @@ from raftmeta.raft.messages import (
     FetchSnapshotRequest,
     FetchSnapshotResponse,
     Message,
+    Request,
     VoteRequest,
     VoteResponse,
 )
+from raftmeta.raft.progress import ProgressTracker
 from raftmeta.raft.ready import (
     AdvanceLogStart,
     AppendBatches,
@@ -43,6 +53,7 @@ from raftmeta.raft.ready import (
     LogOp,
     Outbound,
     Ready,
+    RejectedInput,
     TruncateLog,
     WriteSnapshotChunk,
 )
@@ -52,13 +63,13 @@ from raftmeta.raft.roles import (
     Leader,
     ParkedFetch,
     Prospective,
-    ReplicaProgress,
     Resigned,
     Role,
     RoleState,
     Unattached,
 )
 from raftmeta.raft.state import ElectionState
+from raftmeta.raft.validation import Refusal, message_problem, refusal_response
 
 NO_DEADLINE = 1 << 62
 
@@ -141,6 +152,7 @@ class RaftCore:
         self._loaded_snapshot: SnapshotId | None = None
         self._hw_changed = False
         self._leader_change: LeaderAndEpoch | None = None
+        self._rejected: list[RejectedInput] = []
         self._ready_in_flight: Ready | None = None
 
         self._fetch_in_flight: tuple[int, int] | None = None
@@ -190,11 +202,7 @@ class RaftCore:
 
     @property
     def majority(self) -> int:
-        return len(self.voters) // 2 + 1
-
-    @property
-    def durable_end_offset(self) -> int:
-        return self._durable_end
+        return majority_size(len(self.voters))
 
     @property
     def latest_snapshot(self) -> SnapshotId | None:
@@ -225,7 +233,7 @@ class RaftCore:
         voters: list[ReplicaState] = []
         observers: list[ReplicaState] = []
         if isinstance(state, Leader):
-            for replica_id in sorted(state.progress):
+            for replica_id in state.progress:
                 progress = state.progress[replica_id]
                 end = progress.end_offset
                 last_fetch = progress.last_fetch_ms
@@ -267,6 +275,10 @@ class RaftCore:
             self._leader_tick(state, now_ms)
 
     def step(self, sender: int, message: Message, now_ms: int) -> None:
+        refusal = self._input_problem(sender, message)
+        if refusal is not None:
+            self._refuse(sender, message, refusal)
+            return
         if not self._observe_epoch(sender, message, now_ms):
             return
         if isinstance(message, FetchRequest):
@@ -317,15 +329,12 @@ class RaftCore:
         state = self.state
         if not isinstance(state, Leader):
             return
-        ranked = sorted(
-            (v for v in self.voters if v != self.node_id),
-            key=lambda v: (-(state.progress[v].end_offset or -1), v),
-        )
+        ranked = state.progress.successors()
         self._leave_leadership(state, now_ms)
         deadline = now_ms + self._election_timeout()
         if shutting_down:
             deadline += 2 * self.config.fetch_timeout_ms
-        resigned = Resigned(deadline, tuple(ranked))
+        resigned = Resigned(deadline, ranked)
         self.state = resigned
         for voter in ranked:
             self._send_end_quorum_epoch(voter, resigned, now_ms)
@@ -359,6 +368,7 @@ class RaftCore:
             or self._hw_changed
             or self._leader_change is not None
             or self._loaded_snapshot is not None
+            or self._rejected
         )
 
     def ready(self) -> Ready | None:
@@ -380,6 +390,7 @@ class RaftCore:
             leader_change=self._leader_change,
             log_end_offset=self.log.end_offset,
             next_deadline_ms=self.next_deadline_ms(),
+            rejected=self._rejected,
         )
         self._election_dirty = False
         self._log_ops = []
@@ -388,6 +399,7 @@ class RaftCore:
         self._loaded_snapshot = None
         self._hw_changed = False
         self._leader_change = None
+        self._rejected = []
         self._truncated_since_ready = None
         self._ready_in_flight = ready
         return ready
@@ -405,6 +417,67 @@ class RaftCore:
         if isinstance(state, Leader):
             self._maybe_advance_high_watermark(state, now_ms)
 
+    # ----------------------------------------------------------------- input checks
+
+    def _input_problem(self, sender: int, message: Message) -> Refusal | None:
+        """Why ``message`` from ``sender`` must not be acted on, or None.
+
+        Only fetches may come from anyone (observers are not known in advance); everything
+        else is part of the voters' protocol, so its sender and every id it names must be
+        voters, and a request that names its sender must name the node it came from.
+        """
+        problem = message_problem(message)
+        if problem is not None:
+            return problem
+        if sender == self.node_id or not node_id_in_range(sender):
+            return Refusal(ErrorCode.INVALID_REQUEST, f"sender {sender} cannot send to this node")
+        if isinstance(message, FetchRequest | FetchSnapshotRequest):
+            return None
+        if sender not in self.voters:
+            return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"node {sender} is not a voter")
+        named: int | None
+        if isinstance(message, VoteRequest):
+            named = message.candidate_id
+        elif isinstance(message, BeginQuorumEpochRequest | EndQuorumEpochRequest):
+            named = message.leader_id
+        else:
+            named = None
+        if named is not None and named != sender:
+            return Refusal(ErrorCode.INVALID_REQUEST, f"node {sender} speaks for node {named}")
+        if isinstance(message, EndQuorumEpochRequest):
+            strangers = set(message.preferred_successors) - self.voters
+            if strangers:
+                return Refusal(
+                    ErrorCode.INCONSISTENT_VOTER_SET,
+                    f"successors {sorted(strangers)} are not voters",
+                )
+        leader = getattr(message, "leader_id", None)
+        if leader is not None and leader not in self.voters:
+            return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"leader {leader} is not a voter")
+        return None
+
+    def _contradiction(self, epoch: int, leader: int) -> Refusal | None:
+        """A message names ``leader`` (not us) as the leader of our epoch: refuse it if we led
+        this epoch ourselves. One epoch has one leader, so such a message is forged or comes
+        from a node whose state is broken; it is not acted on, and the node goes on.
+
+        A follower only knows its leader second-hand; it takes the latest leader named, as it
+        always has, so that a wrong name is corrected by the next answer that names the right
+        one rather than leaving it outside the epoch until the next election.
+        """
+        if self._election.leader_id != self.node_id:
+            return None
+        return Refusal(
+            ErrorCode.INVALID_REQUEST,
+            f"node {leader} named as leader of epoch {epoch}, which this node led",
+        )
+
+    def _refuse(self, sender: int, message: Message, refusal: Refusal) -> None:
+        self._rejected.append(RejectedInput(sender, message, refusal.error, refusal.reason))
+        if isinstance(message, Request):
+            answer = refusal_response(message, refusal.error, self.epoch, self.leader_id)
+            self._reply(sender, answer)
+
     # ----------------------------------------------------------------- epochs
 
     def _observe_epoch(self, sender: int, message: Message, now_ms: int) -> bool:
@@ -412,10 +485,9 @@ class RaftCore:
         if isinstance(message, VoteRequest):
             if message.pre_vote or message.candidate_epoch <= self.epoch:
                 return True
-            if not self.is_voter or sender not in self.voters:
-                return True  # answered with a rejection; strangers do not move our epoch
-            if self._valid_vote_request(message):
-                self._become_unattached(message.candidate_epoch, now_ms)
+            if not self.is_voter:
+                return True  # answered with a rejection; an observer has no say in epochs
+            self._become_unattached(message.candidate_epoch, now_ms)
             return True
         if isinstance(message, FetchRequest | FetchSnapshotRequest):
             return True  # a fetcher's epoch is checked against ours when answering
@@ -434,11 +506,11 @@ class RaftCore:
             else:
                 self._become_unattached(epoch, now_ms)
         elif epoch == self.epoch and leader is not None and leader != self.node_id:
+            contradiction = self._contradiction(epoch, leader)
+            if contradiction is not None:
+                self._refuse(sender, message, contradiction)
+                return False
             state = self.state
-            if isinstance(state, Leader | Resigned):
-                raise AssertionError(
-                    f"node {self.node_id} led epoch {epoch}, yet {sender} names {leader}"
-                )
             if not (isinstance(state, Follower) and state.leader_id == leader):
                 self._become_follower(epoch, leader, now_ms, heard_from_leader=sender == leader)
         # Requests are always answered (with our epoch, so a stale sender learns of it);
@@ -514,6 +586,11 @@ class RaftCore:
     def _become_prospective(self, now_ms: int) -> None:
         if not self.is_voter:
             raise AssertionError("observers never campaign")
+        if not epoch_in_range(self.epoch + 1):
+            # The epochs are used up (only a forged message could have brought us here, and
+            # those are refused): an election could never finish, so wait instead.
+            self._become_unattached(self.epoch, now_ms)
+            return
         previous = self.state
         retained: int | None = None
         resigned = False
@@ -558,11 +635,10 @@ class RaftCore:
         granting = frozenset(state.granted)
         self._reset_role(now_ms)
         self._set_election(ElectionState(self.epoch, self.node_id, self.node_id))
-        progress = {voter: ReplicaProgress(last_contact_ms=now_ms) for voter in self.voters}
         leader = Leader(
             epoch_start_offset=self.log.end_offset,
             granting_voters=granting,
-            progress=progress,
+            progress=ProgressTracker(self.node_id, self.voters, now_ms),
             begin_epoch_due_ms={v: now_ms for v in self.voters if v != self.node_id},
         )
         self.state = leader
@@ -585,13 +661,6 @@ class RaftCore:
         self._leader_change = LeaderAndEpoch(self.leader_id, self.epoch)
 
     # ----------------------------------------------------------------- votes
-
-    def _valid_vote_request(self, request: VoteRequest) -> bool:
-        return (
-            request.last_offset >= 0
-            and request.last_offset_epoch >= 0
-            and request.last_offset_epoch < request.candidate_epoch
-        )
 
     def _candidate_log_is_current(self, request: VoteRequest) -> bool:
         mine = (self.log.last_epoch, self.log.end_offset)
@@ -620,11 +689,8 @@ class RaftCore:
             )
             self._send(sender, response, after_persist=True)
 
-        if not self.is_voter or sender not in self.voters:
+        if not self.is_voter:
             answer(False, ErrorCode.INCONSISTENT_VOTER_SET)
-            return
-        if not self._valid_vote_request(request):
-            answer(False, ErrorCode.INVALID_REQUEST)
             return
         if request.pre_vote:
             answer(
@@ -717,14 +783,7 @@ class RaftCore:
     # ----------------------------------------------------------------- leader
 
     def _check_quorum_deadline(self, state: Leader) -> int:
-        contacts = sorted(
-            (
-                NO_DEADLINE if voter == self.node_id else state.progress[voter].last_contact_ms
-                for voter in self.voters
-            ),
-            reverse=True,
-        )
-        return contacts[self.majority - 1] + self.config.check_quorum_timeout_ms
+        return state.progress.check_quorum_deadline(self.config.check_quorum_timeout_ms)
 
     def _leader_tick(self, state: Leader, now_ms: int) -> None:
         if len(self.voters) > 1 and now_ms >= self._check_quorum_deadline(state):
@@ -750,18 +809,8 @@ class RaftCore:
             self._log_ops.append(AppendBatches((batch,)))
 
     def _majority_durable_offset(self, state: Leader) -> int:
-        """The largest log end a majority of voters has made durable (our own counts only
-        once fsynced; a follower's fetch offset is durable by the Ready contract)."""
-        offsets = sorted(
-            (
-                min(self._durable_end, self.log.end_offset)
-                if voter == self.node_id
-                else (state.progress[voter].end_offset or 0)
-                for voter in self.voters
-            ),
-            reverse=True,
-        )
-        return offsets[self.majority - 1]
+        """The largest log end a majority of voters has made durable."""
+        return state.progress.majority_end_offset(min(self._durable_end, self.log.end_offset))
 
     def _maybe_advance_high_watermark(self, state: Leader, now_ms: int) -> None:
         candidate = self._majority_durable_offset(state)
@@ -792,17 +841,13 @@ class RaftCore:
         if request.current_leader_epoch > self.epoch:
             self._reply(sender, self._fetch_error(ErrorCode.UNKNOWN_LEADER_EPOCH, request))
             return
-        progress = state.progress.setdefault(sender, ReplicaProgress())
-        progress.last_contact_ms = now_ms
+        state.progress.contact(sender, now_ms)
         state.begin_epoch_due_ms.pop(sender, None)
         problem = self._fetch_position_problem(request)
         if problem is not None:
             self._reply(sender, problem)
             return
-        progress.end_offset = request.fetch_offset
-        progress.last_fetch_ms = now_ms
-        if request.fetch_offset >= self.log.end_offset:
-            progress.last_caught_up_ms = now_ms
+        state.progress.fetched(sender, request.fetch_offset, self.log.end_offset, now_ms)
         old_high_watermark = self.high_watermark
         if sender in self.voters:
             self._maybe_advance_high_watermark(state, now_ms)
@@ -870,7 +915,7 @@ class RaftCore:
                 else ErrorCode.UNKNOWN_LEADER_EPOCH
             )
             return
-        state.progress.setdefault(sender, ReplicaProgress()).last_contact_ms = now_ms
+        state.progress.contact(sender, now_ms)
         state.begin_epoch_due_ms.pop(sender, None)
         if request.snapshot_id != self._latest_snapshot:
             fail(ErrorCode.SNAPSHOT_NOT_FOUND)
@@ -955,6 +1000,11 @@ class RaftCore:
             return
         if not isinstance(state, Follower) or state.leader_id != sender:
             return
+        if response.diverging is None and response.snapshot_id is None:
+            problem = self._fetched_batches_problem(response.batches)
+            if problem is not None:
+                self._refuse(sender, response, problem)
+                return
         state.fetch_deadline_ms = self._fetch_deadline(now_ms)
         state.last_heard_ms = now_ms
         self._fetch_in_flight = None
@@ -964,13 +1014,26 @@ class RaftCore:
             self._download = _Download(response.snapshot_id)
         else:
             for batch in response.batches:
-                if batch.base_offset < self.log.end_offset:
-                    continue
-                if batch.epoch > self.epoch:
-                    raise AssertionError("a leader sent a batch from a future epoch")
-                self._append_local(batch)
+                if batch.base_offset >= self.log.end_offset:
+                    self._append_local(batch)
             self._update_follower_high_watermark(response.high_watermark)
         self._send_fetch(now_ms)
+
+    def _fetched_batches_problem(self, batches: Sequence[Batch]) -> Refusal | None:
+        """Why fetched batches cannot extend our log: each new one must follow the last, from
+        an epoch no later than ours and no earlier than the log's last."""
+        end, last_epoch = self.log.end_offset, self.log.last_epoch
+        for batch in batches:
+            if batch.base_offset < self.log.end_offset:
+                continue
+            if batch.base_offset != end or not last_epoch <= batch.epoch <= self.epoch:
+                return Refusal(
+                    ErrorCode.INVALID_REQUEST,
+                    f"batch at {batch.base_offset} of epoch {batch.epoch} cannot follow log end "
+                    f"{end} of epoch {last_epoch} in epoch {self.epoch}",
+                )
+            end, last_epoch = batch.next_offset, batch.epoch
+        return None
 
     def _update_follower_high_watermark(self, leader_high_watermark: int) -> None:
         new_high_watermark = min(leader_high_watermark, self.log.end_offset)

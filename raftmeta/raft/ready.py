@@ -4,12 +4,14 @@ The runtime must, in this order: apply ``log_ops`` and persist ``election_state`
 send ``messages_after_persist``; deliver ``loaded_snapshot``, ``committed`` and
 ``leader_change`` to the state machine; then call ``core.advance(ready)``. Messages in
 ``messages`` depend on nothing this Ready persists and may be sent at once, before the fsync.
+``rejected`` lists the peer messages the core refused, for the runtime to log.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.raft.messages import Message
 from raftmeta.raft.state import ElectionState
@@ -58,6 +60,19 @@ LogOp = AppendBatches | TruncateLog | WriteSnapshotChunk | InstallSnapshot | Adv
 
 
 @dataclass(frozen=True, slots=True)
+class RejectedInput:
+    """A peer message the core refused and left without effect; the runtime logs it.
+
+    A refused request was also answered with ``error``; a refused response was dropped.
+    """
+
+    sender: int
+    message: Message
+    error: ErrorCode
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class LeaderAndEpoch:
     leader_id: int | None
     epoch: int
@@ -78,6 +93,9 @@ class Ready:
     """The log end this Ready makes durable; the core counts it once ``advance`` is called."""
     next_deadline_ms: int = 0
     """When the core next wants ``tick``, as of this Ready; ask again after ``advance``."""
+    rejected: list[RejectedInput] = field(default_factory=list)
+    """Peer messages refused since the last Ready (out of range, from a non-voter, or
+    contradicting what this node knows), for the runtime to log; nothing else to do."""
 
     def needs_persist(self) -> bool:
         return self.election_state is not None or bool(self.log_ops)

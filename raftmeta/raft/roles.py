@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass, field
 
 from raftmeta.raft.messages import FetchRequest
+from raftmeta.raft.progress import ProgressTracker
 
 
 class Role(enum.Enum):
@@ -53,17 +54,6 @@ class Candidate:
 
 
 @dataclass(slots=True)
-class ReplicaProgress:
-    """What the leader knows of one replica's log, from its last valid fetch in this epoch."""
-
-    end_offset: int | None = None
-    last_fetch_ms: int | None = None
-    last_caught_up_ms: int | None = None
-    last_contact_ms: int = 0
-    """Fetch or FetchSnapshot seen; check-quorum counts this, not replication progress."""
-
-
-@dataclass(slots=True)
 class ParkedFetch:
     request: FetchRequest
     deadline_ms: int
@@ -73,7 +63,7 @@ class ParkedFetch:
 class Leader:
     epoch_start_offset: int
     granting_voters: frozenset[int]
-    progress: dict[int, ReplicaProgress]
+    progress: ProgressTracker
     parked: dict[int, ParkedFetch] = field(default_factory=dict)
     begin_epoch_due_ms: dict[int, int] = field(default_factory=dict)
     """Voters not yet fetching in this epoch, and when to announce the epoch to them again."""

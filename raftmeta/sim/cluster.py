@@ -41,8 +41,10 @@ from raftmeta.sim.faults import (
     Pause,
     random_fault_plan,
 )
+from raftmeta.sim.hostile import HostileNode, HostilePlan, Target
 from raftmeta.sim.invariants import (
     LIVENESS,
+    NO_NODE_STOPS,
     RELAXED_BY_WIPE,
     InvariantChecker,
     InvariantViolation,
@@ -55,7 +57,19 @@ from raftmeta.sim.invariants import (
 CoreFactory = Callable[..., RaftCore]
 NEVER = 1 << 62
 
-_DELIVER, _TICK, _FSYNC, _FAULT, _RESTART, _RESUME, _PROPOSE, _FLAP, _HEAL_ALL, _STOP = range(10)
+(
+    _DELIVER,
+    _TICK,
+    _FSYNC,
+    _FAULT,
+    _RESTART,
+    _RESUME,
+    _PROPOSE,
+    _FLAP,
+    _HEAL_ALL,
+    _STOP,
+    _HOSTILE,
+) = range(11)
 
 
 class SimStateMachine:
@@ -110,6 +124,8 @@ class SimulationResult:
     acknowledged: int
     epochs: int
     liveness_ms: int | None
+    rejected: int = 0
+    """Peer messages the cores refused (forged ones, in a run with a hostile node)."""
 
 
 @dataclass(slots=True)
@@ -147,6 +163,7 @@ class Simulation:
         core_factory: CoreFactory = RaftCore,
         config: RaftConfig | None = None,
         trace_size: int = 300,
+        hostile: HostilePlan | None = None,
     ) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
@@ -174,6 +191,9 @@ class Simulation:
         self._epochs_seen: set[int] = set()
         self._pending_restarts: dict[int, bool] = {}
         """Crashed nodes waiting to restart, and whether they come back with a wiped disk."""
+        self.hostile_plan = hostile
+        self.hostile = HostileNode(random.Random(seed ^ 0xBAD), node_ids, self.voter_ids)
+        self.rejected = 0
 
     # ------------------------------------------------------------------ running
 
@@ -184,6 +204,8 @@ class Simulation:
             self._push(at_ms * 1000, _FAULT, fault)
         self._push(self.plan.fault_phase_ms * 1000, _HEAL_ALL)
         self._push(self._proposal_gap(), _PROPOSE)
+        if self.hostile_plan is not None:
+            self._push(self.hostile_plan.start_ms * 1000, _HOSTILE)
         end_us = self.plan.min_run_ms * 1000
         deadline_us = (self.plan.fault_phase_ms + self.plan.liveness_bound_ms) * 1000
         try:
@@ -201,7 +223,7 @@ class Simulation:
         except InvariantViolation:
             raise
         except Exception as error:  # a crash inside a core is a finding too
-            raise InvariantViolation("no exception escapes a core", repr(error)) from error
+            raise InvariantViolation(NO_NODE_STOPS, repr(error)) from error
         liveness_ms = None
         if self._liveness_us is not None and self._healed_at_us is not None:
             liveness_ms = (self._liveness_us - self._healed_at_us) // 1000
@@ -212,6 +234,7 @@ class Simulation:
             len(self.checker.acked),
             len(self._epochs_seen),
             liveness_ms,
+            self.rejected,
         )
 
     def format_trace(self) -> str:
@@ -251,6 +274,8 @@ class Simulation:
             self._heal_all()
         elif kind == _STOP:
             self._graceful_stop(a, b, c)
+        elif kind == _HOSTILE:
+            self._hostile_send()
 
     @property
     def now_ms(self) -> int:
@@ -360,6 +385,7 @@ class Simulation:
             if ready is None:
                 break
             node.in_flight = ready
+            self.rejected += len(ready.rejected)
             if ready.election_state is not None:
                 node.disk.write(ready.election_state)
             for op in ready.log_ops:
@@ -506,6 +532,8 @@ class Simulation:
                     chunk,
                 )
         self.checker.sent(node.node_id, destination, message, node.disk.durable.election)
+        if destination not in self.nodes:
+            return  # an answer to a forged message, addressed to a node that does not exist
         links = self.links
         if links.blocked(node.node_id, destination):
             return
@@ -517,6 +545,26 @@ class Simulation:
             if links.max_extra_delay_us:
                 delay += self.rng.randint(0, links.max_extra_delay_us)
             self._push(self.now_us + delay, _DELIVER, destination, node.node_id, message)
+
+    # ------------------------------------------------------------------ hostile node
+
+    def _hostile_send(self) -> None:
+        """Forge one message for a random running node, then schedule the next, until the
+        faults stop (liveness after them is measured without the attacker)."""
+        plan = self.hostile_plan
+        if plan is None or self.now_us >= self.plan.fault_phase_ms * 1000:
+            return
+        self._push(self.now_us + plan.interval_ms * 1000, _HOSTILE)
+        hostile = self.hostile
+        running = [n for n in self.nodes.values() if n.core is not None]
+        if not running:
+            return
+        node = hostile.rng.choice(running)
+        core = node.core
+        assert core is not None
+        sender, message = hostile.forge(Target(node.node_id, core.epoch, core.leader_id))
+        delay = hostile.rng.randint(100, 600)
+        self._push(self.now_us + delay, _DELIVER, node.node_id, sender, message)
 
     # ------------------------------------------------------------------ clients
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from raftmeta.raft.batch import Batch, SnapshotId
+from raftmeta.raft.limits import election_state_problem
 from raftmeta.raft.messages import Message, VoteResponse
 from raftmeta.raft.state import ElectionState
 
@@ -30,6 +31,8 @@ SNAPSHOT_AT_LOG_START = "a snapshot sits at the log start"
 LEADER_NEVER_LOADS_SNAPSHOT = "a leader never loads a snapshot"
 ACKED_EXACTLY_ONCE_IN_ORDER = "every acknowledged append is committed exactly once, in order"
 LIVENESS = "after faults stop, a leader commits new appends within the bound"
+NO_NODE_STOPS = "no exception escapes a core"
+PERSISTED_IN_RANGE = "a node persists only epochs in range and ids of voters"
 
 RELAXED_BY_WIPE = frozenset(
     {
@@ -137,6 +140,13 @@ class InvariantChecker:
         start_snapshot: SnapshotId | None,
         snapshots: Iterable[SnapshotId],
     ) -> None:
+        problem = election_state_problem(election)
+        strangers = {election.voted_id, election.leader_id} - {None} - self.voters
+        if problem is not None or strangers:
+            self.fail(
+                PERSISTED_IN_RANGE,
+                f"node {node_id} persisted {election}: {problem or f'{strangers} not voters'}",
+            )
         previous = self.durable_epochs.get(node_id, -1)
         if election.epoch < previous:
             self.fail(

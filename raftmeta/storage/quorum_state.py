@@ -10,6 +10,8 @@ The JSON mirrors Kafka's file at ``data_version`` 1, with -1 for "none"::
     {"leaderId": 2, "leaderEpoch": 7, "votedId": -1, "data_version": 1}
 
 Unknown keys are ignored so a later version can add fields a reader of this version skips.
+Values outside Kafka's ranges (an epoch that leaves no room for another election, an id that is
+not an int32) are refused both ways: never written, and a file holding one is unreadable.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import os
 from pathlib import Path
 
+from raftmeta.raft.limits import election_state_problem
 from raftmeta.raft.state import ElectionState
 from raftmeta.storage.errors import QuorumStateError
 from raftmeta.storage.fsutil import write_file_atomically
@@ -57,19 +60,21 @@ class QuorumStateStore:
             raise self._corrupt(f"leaderEpoch {epoch} is negative")
         voted_id = self._field(data, "votedId")
         leader_id = self._field(data, "leaderId")
-        return ElectionState(
+        state = ElectionState(
             epoch=epoch,
             voted_id=None if voted_id == _NONE else voted_id,
             leader_id=None if leader_id == _NONE else leader_id,
         )
+        problem = election_state_problem(state)
+        if problem is not None:
+            raise self._corrupt(problem)
+        return state
 
     def write(self, state: ElectionState) -> None:
         """Replace the file; when this returns, the state survives a power loss."""
-        if state.epoch < 0:
-            raise ValueError(f"epoch {state.epoch} is negative")
-        for name, node in (("voted_id", state.voted_id), ("leader_id", state.leader_id)):
-            if node is not None and node < 0:
-                raise ValueError(f"{name} {node} is negative")
+        problem = election_state_problem(state)
+        if problem is not None:
+            raise ValueError(f"refusing to persist {state}: {problem}")
         body = {
             "leaderId": _NONE if state.leader_id is None else state.leader_id,
             "leaderEpoch": state.epoch,

@@ -11,6 +11,7 @@ from raftmeta.raft.messages import FetchRequest, FetchResponse, Message, VoteRes
 from raftmeta.raft.ready import AdvanceLogStart, Outbound
 from raftmeta.raft.roles import Leader
 from raftmeta.raft.state import ElectionState
+from raftmeta.raft.validation import Refusal
 
 
 class SelfElectingCore(RaftCore):
@@ -127,3 +128,20 @@ class NeverCampaignsCore(RaftCore):
 
         self._reset_role(now_ms)
         self.state = Unattached(now_ms + self._election_timeout())
+
+
+class UncheckedCore(RaftCore):
+    """Takes every peer message as it comes: no range or membership checks at all."""
+
+    def _input_problem(self, sender: int, message: Message) -> Refusal | None:
+        return None
+
+
+class AssertingCore(RaftCore):
+    """Stops, as the core once did, when a message names another leader for an epoch it led."""
+
+    def _contradiction(self, epoch: int, leader: int) -> Refusal | None:
+        refusal = super()._contradiction(epoch, leader)
+        if refusal is not None:
+            raise AssertionError(refusal.reason)
+        return None

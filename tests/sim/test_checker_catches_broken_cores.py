@@ -11,6 +11,7 @@ import pytest
 from raftmeta.sim import invariants as inv
 from raftmeta.sim.cluster import CoreFactory, Simulation
 from raftmeta.sim.faults import FaultPlan, Heal, IsolateLeader
+from raftmeta.sim.hostile import HostilePlan
 from raftmeta.sim.invariants import InvariantViolation
 from tests.sim import broken_cores as broken
 
@@ -26,6 +27,8 @@ CASES: list[tuple[str, CoreFactory]] = [
     (inv.LEADER_NEVER_LOADS_SNAPSHOT, broken.SnapshotReloadingLeaderCore),
     (inv.ACKED_EXACTLY_ONCE_IN_ORDER, broken.DoubleAppendCore),
     (inv.LIVENESS, broken.NeverCampaignsCore),
+    (inv.NO_NODE_STOPS, broken.AssertingCore),
+    (inv.PERSISTED_IN_RANGE, broken.UncheckedCore),
 ]
 SEED_BUDGET = 60
 ISOLATED_LEADER_REJOINS = FaultPlan(
@@ -35,6 +38,11 @@ ISOLATED_LEADER_REJOINS = FaultPlan(
 TARGETED_PLANS: dict[CoreFactory, FaultPlan] = {
     broken.EpochBlindLeaderCore: ISOLATED_LEADER_REJOINS
 }
+UNDER_ATTACK: dict[CoreFactory, HostilePlan] = {
+    broken.AssertingCore: HostilePlan(),
+    broken.UncheckedCore: HostilePlan(),
+}
+"""Bugs in the handling of forged messages show only when someone forges them."""
 
 
 @pytest.mark.parametrize(("invariant", "core_factory"), CASES, ids=[c.__name__ for _, c in CASES])
@@ -43,7 +51,8 @@ def test_simulator_catches_planted_bug(invariant: str, core_factory: CoreFactory
     for seed in range(SEED_BUDGET):
         try:
             plan = TARGETED_PLANS.get(core_factory)
-            Simulation(seed, core_factory=core_factory, plan=plan).run()
+            hostile = UNDER_ATTACK.get(core_factory)
+            Simulation(seed, core_factory=core_factory, plan=plan, hostile=hostile).run()
         except InvariantViolation as violation:
             seen[violation.invariant] = seen.get(violation.invariant, 0) + 1
             if violation.invariant == invariant:

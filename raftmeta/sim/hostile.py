@@ -1,0 +1,187 @@
+"""A hostile process on the quorum's network: forged, well-formed messages of every kind.
+
+It models what issue 12 found an unauthenticated client could do over a plaintext listener,
+short of impersonating a member's answers (that needs the authenticated transport to stop, and
+would break safety by design). It sends:
+
+- any message, with fields in or out of range, under ids that are not members;
+- under a member's id, only messages with an out-of-range field, or a ``BeginQuorumEpoch`` /
+  ``EndQuorumEpoch`` in which that member claims the target's current epoch: the claim that
+  used to stop a leader with an assertion.
+
+The invariants must hold through all of it and no node may stop. The attacker may read each
+node's epoch and leader (``DescribeQuorum`` gives them away).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from raftmeta.errors import ErrorCode
+from raftmeta.raft.batch import Batch, OffsetAndEpoch, SnapshotId, make_batch
+from raftmeta.raft.limits import EPOCH_LIMIT, INT32_MAX, INT64_MAX
+from raftmeta.raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    Message,
+    VoteRequest,
+    VoteResponse,
+)
+
+STRANGER_IDS = (-(2**31), -5, -1, 66, 4242, INT32_MAX)
+"""Ids no simulated quorum uses (members are numbered from 1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostilePlan:
+    """How hard the hostile process works: one forged message every ``interval_ms``, from
+    ``start_ms`` to the end of the fault phase."""
+
+    interval_ms: int = 4
+    start_ms: int = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What the attacker knows of the node it writes to."""
+
+    node_id: int
+    epoch: int
+    leader_id: int | None
+
+
+class HostileNode:
+    def __init__(self, rng: random.Random, members: Sequence[int], voters: Sequence[int]) -> None:
+        self.rng = rng
+        self.members = tuple(members)
+        self.voters = tuple(voters)
+
+    # ------------------------------------------------------------------ values
+
+    def _epoch(self, target: Target) -> int:
+        return self.rng.choice((0, 1, target.epoch, target.epoch + 1, target.epoch + 50))
+
+    def _bad_epoch(self) -> int:
+        return self.rng.choice((EPOCH_LIMIT, EPOCH_LIMIT + 1, 2**40, -1, -(2**31)))
+
+    def _offset(self) -> int:
+        return self.rng.choice((0, 1, 7, 1000))
+
+    def _bad_offset(self) -> int:
+        return self.rng.choice((-1, -(2**63), INT64_MAX + 1))
+
+    def _node(self) -> int | None:
+        return self.rng.choice((None, *self.voters, *STRANGER_IDS[2:4]))
+
+    def _bad_node(self) -> int:
+        return self.rng.choice((-5, -(2**31), INT32_MAX + 1))
+
+    # ------------------------------------------------------------------ messages
+
+    def forge(self, target: Target) -> tuple[int, Message]:
+        """One message for ``target``, with the id it claims to come from."""
+        roll = self.rng.random()
+        if roll < (0.3 if target.leader_id == target.node_id else 0.1):
+            return self._claim(target)  # most often at a leader: the claim that stopped one
+        if roll < 0.6:
+            sender = self.rng.choice((*self.members, *STRANGER_IDS))
+            return sender, self._out_of_range(target)
+        return self.rng.choice(STRANGER_IDS), self._any(target)
+
+    def _claim(self, target: Target) -> tuple[int, Message]:
+        """A member claims to lead (or to stop leading) the target's current epoch."""
+        claimant = self.rng.choice([v for v in self.voters if v != target.node_id] or [0])
+        if self.rng.random() < 0.5:
+            return claimant, BeginQuorumEpochRequest(claimant, target.epoch)
+        successors = tuple(self.rng.sample(self.voters, len(self.voters)))
+        return claimant, EndQuorumEpochRequest(claimant, target.epoch, successors)
+
+    def _any(self, target: Target) -> Message:
+        """A message whose fields may or may not be in range."""
+        if self.rng.random() < 0.5:
+            return self._out_of_range(target)
+        return self._in_range(target)
+
+    def _in_range(self, target: Target) -> Message:
+        rng = self.rng
+        epoch = self._epoch(target)
+        leader = rng.choice(self.voters)
+        kind = rng.randrange(10)
+        if kind == 0:
+            return VoteRequest(epoch + 1, leader, epoch, self._offset(), rng.random() < 0.5)
+        if kind == 1:
+            granted = rng.random() < 0.5
+            return VoteResponse(ErrorCode.NONE, epoch, self._node(), granted, epoch + 1)
+        if kind == 2:
+            return BeginQuorumEpochRequest(leader, epoch)
+        if kind == 3:
+            return BeginQuorumEpochResponse(ErrorCode.NONE, epoch, self._node())
+        if kind == 4:
+            return EndQuorumEpochRequest(leader, epoch, tuple(self.voters))
+        if kind == 5:
+            return EndQuorumEpochResponse(ErrorCode.NONE, epoch, self._node())
+        if kind == 6:
+            return FetchRequest(epoch, self._offset(), epoch, rng.choice((0, 50)), 1024)
+        if kind == 7:
+            return FetchResponse(
+                ErrorCode.NONE,
+                epoch,
+                self._node(),
+                self._offset(),
+                self._offset(),
+                0,
+                self._batches(epoch),
+            )
+        if kind == 8:
+            return FetchSnapshotRequest(epoch, SnapshotId(self._offset(), epoch), 0, 1024)
+        return FetchSnapshotResponse(
+            ErrorCode.NONE, epoch, self._node(), SnapshotId(self._offset(), epoch), 0, 3, 3, b"abc"
+        )
+
+    def _batches(self, epoch: int) -> tuple[Batch, ...]:
+        if self.rng.random() < 0.5:
+            return ()
+        return (make_batch(self._offset(), epoch, [b"forged"]),)
+
+    def _out_of_range(self, target: Target) -> Message:
+        """A message with at least one field no node may accept."""
+        rng = self.rng
+        good = self._epoch(target)
+        bad = self._bad_epoch()
+        leader = rng.choice(self.voters)
+        kind = rng.randrange(12)
+        if kind == 0:
+            return VoteRequest(bad, leader, 0, self._offset(), rng.random() < 0.5)
+        if kind == 1:
+            return VoteRequest(good + 1, leader, good, self._bad_offset())
+        if kind == 2:
+            return VoteResponse(ErrorCode.NONE, bad, None, True, bad)
+        if kind == 3:
+            return BeginQuorumEpochRequest(self._bad_node(), good)
+        if kind == 4:
+            return BeginQuorumEpochRequest(leader, bad)
+        if kind == 5:
+            return BeginQuorumEpochResponse(ErrorCode.NONE, bad, self._bad_node())
+        if kind == 6:
+            return EndQuorumEpochRequest(leader, bad, (self._bad_node(),))
+        if kind == 7:
+            return FetchRequest(good, self._bad_offset(), good)
+        if kind == 8:
+            return FetchRequest(good, 0, 0, 0, rng.choice((0, -1, -(2**31))))
+        if kind == 9:
+            return FetchResponse(
+                ErrorCode.NONE, good, leader, 0, 5, 0, diverging=OffsetAndEpoch(0, bad)
+            )
+        if kind == 10:
+            return FetchSnapshotRequest(good, SnapshotId(0, good), self._bad_offset(), -1)
+        return FetchSnapshotResponse(
+            ErrorCode.NONE, bad, leader, SnapshotId(self._bad_offset(), good), -1
+        )
