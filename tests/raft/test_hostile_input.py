@@ -33,7 +33,7 @@ from raftmeta.raft.roles import Role
 from raftmeta.raft.state import ElectionState
 from raftmeta.storage.errors import QuorumStateError
 from raftmeta.storage.quorum_state import QuorumStateStore
-from tests.raft.builder import CONFIG, Cluster, drain, new_core, with_elected_leader
+from tests.raft.builder import CONFIG, CoreCluster, drain, new_core, with_elected_leader
 
 RESPONSES = (
     VoteResponse,
@@ -286,7 +286,7 @@ def test_refusals_are_reported_once() -> None:
 
 
 def test_a_quorum_keeps_working_after_every_refusal() -> None:
-    cluster = Cluster()
+    cluster = CoreCluster()
     leader = cluster.elect()
     for core in cluster.cores.values():
         core.step(2 if core.node_id != 2 else 3, VoteRequest(TOO_LATE, 2, 0, 0), cluster.now_ms)
