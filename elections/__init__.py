@@ -35,14 +35,7 @@ from elections.elect import (
 )
 from elections.leader_choice import LeaderChange, PartitionState, choose_leader
 from elections.messages import EXCESSIVE_BATCH_MESSAGE
-from elections.types import (
-    ElectionOutcome,
-    ElectionType,
-    PartitionResult,
-    TopicPartition,
-    TopicResults,
-    split_into_batches,
-)
+from elections.types import ElectionOutcome, split_into_batches
 
 __all__ = [
     "EXCESSIVE_BATCH_MESSAGE",
@@ -50,13 +43,9 @@ __all__ = [
     "MAX_RECORDS_PER_BATCH",
     "UNCLEAN_LEADER_ELECTION_ENABLE",
     "ElectionOutcome",
-    "ElectionType",
     "LeaderChange",
-    "PartitionResult",
     "PartitionState",
     "PeriodicElections",
-    "TopicPartition",
-    "TopicResults",
     "active_brokers",
     "choose_leader",
     "elect_leaders",

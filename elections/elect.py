@@ -29,9 +29,9 @@ from elections.messages import (
     no_such_partition,
     no_such_topic,
 )
-from elections.types import (
+from elections.types import ElectionOutcome
+from raftmeta.common.elections import (
     SUCCESS,
-    ElectionOutcome,
     ElectionType,
     PartitionResult,
     TopicPartition,

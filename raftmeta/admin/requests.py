@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from elections.types import ElectionType, TopicPartition
 from raftmeta.admin.types import (
     BrokerDescription,
     ClusterDescription,
@@ -24,7 +23,8 @@ from raftmeta.admin.types import (
     PartitionDescription,
     TopicDescription,
 )
-from raftmeta.controller.types import ConfigSource
+from raftmeta.common.configs import ConfigSource
+from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import uuid_to_str

@@ -48,15 +48,28 @@ from typing import TypeVar, cast
 
 from elections import (
     EXCESSIVE_BATCH_MESSAGE,
-    ElectionType,
-    TopicPartition,
-    TopicResults,
     elect_leaders,
     online_elections_for_broker_removal,
     preferred_rebalance,
     unclean_elections_for_leaderless,
 )
 from placement import ReplicaPlacer, StripedReplicaPlacer
+from raftmeta.common.brokers import (
+    AlterPartitionRequest,
+    AlterPartitionResult,
+    BrokerHeartbeatReply,
+    BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
+)
+from raftmeta.common.configs import (
+    AlterConfig,
+    AlterConfigsResult,
+    ConfigResourceRef,
+    DescribeConfigsResult,
+)
+from raftmeta.common.elections import ElectionType, TopicPartition, TopicResults
+from raftmeta.common.items import OK, ItemError
+from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
 from raftmeta.config import RaftmetaConfig
 from raftmeta.controller import brokers as lifecycle
 from raftmeta.controller.alter_partition import check_isr_change
@@ -73,23 +86,6 @@ from raftmeta.controller.topics import (
     create_partitions_records,
     create_topic_records,
     delete_topic_records,
-)
-from raftmeta.controller.types import (
-    OK,
-    AlterConfig,
-    AlterConfigsResult,
-    AlterPartitionRequest,
-    AlterPartitionResult,
-    BrokerHeartbeatReply,
-    BrokerHeartbeatRequest,
-    BrokerRegistrationRequest,
-    ConfigResourceRef,
-    CreateTopicResult,
-    DescribeConfigsResult,
-    ItemError,
-    NewPartitions,
-    NewTopic,
-    TopicResult,
 )
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage, PartitionKey, ReplayError

@@ -17,18 +17,12 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from elections import ElectionType, TopicPartition
 from raftmeta.auth import CLUSTER_NAME, Operation, ResourceType
-from raftmeta.controller import (
-    AlterConfig,
-    ConfigResourceRef,
-    CreateTopicResult,
-    DescribeConfigsResult,
-    ItemError,
-    NotControllerError,
-    QuorumController,
-    TopicResult,
-)
+from raftmeta.common.configs import AlterConfig, ConfigResourceRef, DescribeConfigsResult
+from raftmeta.common.elections import ElectionType, TopicPartition
+from raftmeta.common.items import ItemError
+from raftmeta.common.topics import CreateTopicResult, TopicResult
+from raftmeta.controller import NotControllerError, QuorumController
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.quorum.raft_service import RaftService
 from raftmeta.records import ConfigResourceType

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from raftmeta.auth import Operation
-from raftmeta.controller import BrokerHeartbeatRequest, QuorumController
+from raftmeta.common.brokers import BrokerHeartbeatRequest
+from raftmeta.controller import QuorumController
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.rpc import broker_pb2_grpc as bpb_grpc

@@ -8,15 +8,13 @@ from typing import Any, cast
 
 import pytest
 
-from elections import ElectionType, TopicPartition
+from raftmeta.common.brokers import AlterPartitionRequest, IsrMember, PartitionIsrChange
+from raftmeta.common.elections import ElectionType, TopicPartition
+from raftmeta.common.topics import NewTopic
 from raftmeta.config import parse_config
 from raftmeta.controller import (
-    AlterPartitionRequest,
     ControllerSettings,
-    IsrMember,
-    NewTopic,
     NotControllerError,
-    PartitionIsrChange,
     QuorumController,
     RaftClientLog,
 )

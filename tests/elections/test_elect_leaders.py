@@ -5,16 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from elections import (
-    EXCESSIVE_BATCH_MESSAGE,
-    ElectionOutcome,
-    ElectionType,
-    PartitionResult,
-    TopicPartition,
-    TopicResults,
-    elect_leaders,
-    split_into_batches,
-)
+from elections import EXCESSIVE_BATCH_MESSAGE, ElectionOutcome, elect_leaders, split_into_batches
+from raftmeta.common.elections import ElectionType, PartitionResult, TopicPartition, TopicResults
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import NO_LEADER, LeaderRecoveryState, PartitionChangeRecord
