@@ -15,8 +15,10 @@ appends them; nothing here does I/O, reads a clock, or changes the image.
   :func:`unclean_elections_for_leaderless` is the periodic config-driven unclean election.
 * :func:`choose_leader` holds the leader-choice rules every path shares.
 
-Top-level request errors (an unknown election type, or too many records when Kafka's limit is
-asked for) are raised as :class:`raftmeta.errors.KafkaError`; per-partition errors are values.
+The election type arrives parsed (:class:`raftmeta.common.elections.ElectionType`): the gRPC
+service refuses an unknown one before the controller sees it. The one top-level request error
+left here (too many records, when Kafka's limit is asked for) is raised as
+:class:`raftmeta.errors.KafkaError`; per-partition errors are values.
 """
 
 from elections.elect import (

@@ -872,7 +872,7 @@ class QuorumController:
 
     async def elect_leaders(
         self,
-        election_type: ElectionType | int,
+        election_type: ElectionType,
         partitions: Sequence[TopicPartition] | None,
         *,
         timeout_ms: int | None = None,
@@ -891,11 +891,11 @@ class QuorumController:
         )
 
     def _elect_leaders(
-        self, election_type: ElectionType | int, partitions: list[TopicPartition] | None
+        self, election_type: ElectionType, partitions: list[TopicPartition] | None
     ) -> tuple[TopicResults, ...]:
         outcome = elect_leaders(self._latest, election_type, partitions)
         self._stage(outcome.records)
-        type_name = ElectionType.from_request(election_type).name
+        type_name = election_type.name
         counts = self.election_counts
         for topic_results in outcome.results:
             for _partition, result in topic_results.partitions:
