@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
+import raftmeta.controller.brokers as lifecycle
 from elections import (
     EXCESSIVE_BATCH_MESSAGE,
     elect_leaders,
@@ -73,7 +74,6 @@ from raftmeta.common.elections import ElectionType, TopicPartition, TopicResults
 from raftmeta.common.items import OK, ItemError
 from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
 from raftmeta.config import RaftmetaConfig
-from raftmeta.controller import brokers as lifecycle
 from raftmeta.controller.alter_partition import check_isr_change
 from raftmeta.controller.brokers import BrokerSession, BrokerState
 from raftmeta.controller.configs import (
