@@ -15,8 +15,10 @@ appends them; nothing here does I/O, reads a clock, or changes the image.
   :func:`unclean_elections_for_leaderless` is the periodic config-driven unclean election.
 * :func:`choose_leader` holds the leader-choice rules every path shares.
 
-Top-level request errors (an unknown election type, or too many records when Kafka's limit is
-asked for) are raised as :class:`raftmeta.errors.KafkaError`; per-partition errors are values.
+The election type arrives parsed (:class:`raftmeta.common.elections.ElectionType`): the gRPC
+service refuses an unknown one before the controller sees it. The one top-level request error
+left here (too many records, when Kafka's limit is asked for) is raised as
+:class:`raftmeta.errors.KafkaError`; per-partition errors are values.
 """
 
 from elections.elect import (
@@ -35,14 +37,7 @@ from elections.elect import (
 )
 from elections.leader_choice import LeaderChange, PartitionState, choose_leader
 from elections.messages import EXCESSIVE_BATCH_MESSAGE
-from elections.types import (
-    ElectionOutcome,
-    ElectionType,
-    PartitionResult,
-    TopicPartition,
-    TopicResults,
-    split_into_batches,
-)
+from elections.types import ElectionOutcome, split_into_batches
 
 __all__ = [
     "EXCESSIVE_BATCH_MESSAGE",
@@ -50,13 +45,9 @@ __all__ = [
     "MAX_RECORDS_PER_BATCH",
     "UNCLEAN_LEADER_ELECTION_ENABLE",
     "ElectionOutcome",
-    "ElectionType",
     "LeaderChange",
-    "PartitionResult",
     "PartitionState",
     "PeriodicElections",
-    "TopicPartition",
-    "TopicResults",
     "active_brokers",
     "choose_leader",
     "elect_leaders",

@@ -29,9 +29,9 @@ from elections.messages import (
     no_such_partition,
     no_such_topic,
 )
-from elections.types import (
+from elections.types import ElectionOutcome
+from raftmeta.common.elections import (
     SUCCESS,
-    ElectionOutcome,
     ElectionType,
     PartitionResult,
     TopicPartition,
@@ -97,7 +97,7 @@ def unclean_election_enabled(image: MetadataImage, topic: str, default: bool) ->
 
 def elect_leaders(
     image: MetadataImage,
-    election_type: ElectionType | int,
+    election_type: ElectionType,
     partitions: Iterable[TopicPartition] | None,
     *,
     max_records: int = MAX_RECORDS_PER_BATCH,
@@ -115,8 +115,9 @@ def elect_leaders(
     write the same record twice and bump the leader epoch twice for nothing.
 
     An empty (not ``None``) list gives an empty outcome before anything is checked, as in
-    Kafka. An election type other than PREFERRED or UNCLEAN raises :class:`KafkaError`
-    INVALID_REQUEST, a top-level error.
+    Kafka. ``election_type`` is PREFERRED or UNCLEAN, already parsed from the request at the
+    service's edge (:meth:`ElectionType.from_request`); ONLINE is the controller's own
+    election, never requested, and raises ``ValueError``.
 
     More than ``max_records`` records: the outcome is still whole, and its
     :attr:`~ElectionOutcome.batches` cut the records into appends of at most ``max_records``.
@@ -133,16 +134,17 @@ def elect_leaders(
         requested = list(partitions)
         if not requested:
             return ElectionOutcome((), (), max_records)
-    election = ElectionType.from_request(election_type)
+    if election_type is ElectionType.ONLINE:
+        raise ValueError("ElectLeaders elects PREFERRED or UNCLEAN leaders, not ONLINE ones")
     if max_records < 1:
         raise ValueError(f"max_records must be at least 1, got {max_records}")
 
     is_acceptable = active_brokers(image)
     records: list[PartitionChangeRecord] = []
     if requested is None:
-        results = _elect_all(image, election, is_acceptable, records)
+        results = _elect_all(image, election_type, is_acceptable, records)
     else:
-        results = _elect_listed(image, election, requested, is_acceptable, records)
+        results = _elect_listed(image, election_type, requested, is_acceptable, records)
     if reject_oversized and len(records) > max_records:
         raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH_MESSAGE)
     return ElectionOutcome(results, tuple(records), max_records)

@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from elections.types import ElectionType
+from raftmeta.common.elections import ElectionType
 from raftmeta.records import (
     LEADER_RECOVERY_UNCHANGED,
     LEADER_UNCHANGED,

@@ -15,7 +15,7 @@ worded after the messages Kafka's older ZooKeeper controller used for the same o
 
 from __future__ import annotations
 
-from elections.types import ElectionType, PartitionResult
+from raftmeta.common.elections import ElectionType, PartitionResult
 from raftmeta.errors import ErrorCode
 
 EXCESSIVE_BATCH_MESSAGE = "Unable to perform excessively large batch operation."

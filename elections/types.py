@@ -1,80 +1,18 @@
-"""Values that go into and come out of an election: the type, the partitions, the results.
+"""What an ElectLeaders request produces: the replies and the records, cut into batches.
 
-They are frozen values so a controller can hold an outcome while its records wait for commit
-and hand the same object to the reply, knowing nothing changed it in between.
+The request's own values (the election type, the partitions, each partition's result) live in
+:mod:`raftmeta.common.elections`, shared with the clients; this outcome is the policy's own,
+since it carries the records only the controller appends. It is frozen so a controller can hold
+it while its records wait for commit and hand the same object to the reply.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.common.elections import PartitionResult, TopicPartition, TopicResults
 from raftmeta.records import PartitionChangeRecord
-
-
-class ElectionType(enum.IntEnum):
-    """How a new leader may be chosen.
-
-    PREFERRED and UNCLEAN are ElectLeaders' wire values (KIP-460). ONLINE is the controller's
-    own election after a broker is fenced, shut down or unregistered: it only replaces a leader
-    that can no longer lead, and only with an ISR member. It has no wire value in Kafka; -1 is
-    used so it cannot collide with a type Kafka adds later, and :meth:`from_request` refuses it.
-    """
-
-    ONLINE = -1
-    PREFERRED = 0
-    UNCLEAN = 1
-
-    @classmethod
-    def from_request(cls, value: int) -> ElectionType:
-        """The type an ElectLeaders request asked for; anything else is INVALID_REQUEST.
-
-        Kafka answers an unknown type with a top-level INVALID_REQUEST, so this raises rather
-        than giving each partition an error.
-        """
-        if isinstance(value, cls):
-            if value is not cls.ONLINE:
-                return value
-        elif type(value) is int and value in (cls.PREFERRED.value, cls.UNCLEAN.value):
-            return cls(value)
-        shown = value.value if isinstance(value, enum.Enum) else value
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown election type {shown}")
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class TopicPartition:
-    """A partition named the way requests name it: by topic name, not topic id."""
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionResult:
-    """One partition's answer: Kafka's code and message (``None`` on success, as on the wire)."""
-
-    error: ErrorCode
-    message: str | None = None
-
-    @property
-    def succeeded(self) -> bool:
-        return self.error is ErrorCode.NONE
-
-
-SUCCESS = PartitionResult(ErrorCode.NONE)
-
-
-@dataclass(frozen=True, slots=True)
-class TopicResults:
-    """The results for one topic, in the order the request named its partitions."""
-
-    topic: str
-    partitions: tuple[tuple[int, PartitionResult], ...]
 
 
 @dataclass(frozen=True, slots=True)

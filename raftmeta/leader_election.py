@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from elections import ElectionType, TopicPartition
+from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.config import ConfigError, parse_properties
 from raftmeta.errors import ErrorCode, KafkaError
 

@@ -7,7 +7,6 @@ like confluent-kafka's AdminClient: a config dict (``bootstrap.servers``,
 futures that raise :class:`KafkaException` carrying Kafka's code, its name and a message.
 """
 
-from elections.types import ElectionType, TopicPartition
 from raftmeta.admin.clients import (
     CONFIG_KEYS,
     AdminClient,
@@ -32,6 +31,7 @@ from raftmeta.admin.types import (
     ResourceType,
     TopicDescription,
 )
+from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.errors import ErrorCode
 
 __all__ = [

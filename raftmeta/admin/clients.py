@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterable, 
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
-from elections.types import ElectionType, TopicPartition
 from raftmeta.admin.requests import AdminRequests
 from raftmeta.admin.types import (
     ClusterDescription,
@@ -34,6 +33,7 @@ from raftmeta.admin.types import (
     NewTopic,
     TopicDescription,
 )
+from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.controller_channel import (
     DEFAULT_REQUEST_TIMEOUT_MS,
     ControllerChannel,

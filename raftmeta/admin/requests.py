@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from elections.types import ElectionType, TopicPartition
 from raftmeta.admin.types import (
     BrokerDescription,
     ClusterDescription,
@@ -24,7 +23,8 @@ from raftmeta.admin.types import (
     PartitionDescription,
     TopicDescription,
 )
-from raftmeta.controller.types import ConfigSource
+from raftmeta.common.configs import ConfigSource
+from raftmeta.common.elections import TopicPartition
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import uuid_to_str
@@ -200,15 +200,19 @@ class AdminRequests:
 
     async def elect_leaders(
         self,
-        election_type: ElectionType | int,
+        election_type: int,
         partitions: Sequence[TopicPartition] | None,
         timeout_ms: int | None,
     ) -> dict[TopicPartition, KafkaException | None]:
         """Each partition's outcome: None when a leader was elected, else the error (including
         ELECTION_NOT_NEEDED). With ``partitions=None`` (every partition) only those where an
-        election happened or failed are reported, as Kafka does."""
+        election happened or failed are reported, as Kafka does.
+
+        ``election_type`` is the wire value the client's edge already made of the caller's
+        argument; an unknown one goes out as it is and the controller answers INVALID_REQUEST.
+        """
         budget = _timeout_ms(self.channel, timeout_ms)
-        request = pb.ElectLeadersRequest(election_type=int(election_type), timeout_ms=budget)
+        request = pb.ElectLeadersRequest(election_type=election_type, timeout_ms=budget)
         if partitions is not None:
             by_topic: dict[str, list[int]] = {}
             for tp in partitions:

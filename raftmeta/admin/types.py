@@ -11,8 +11,8 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from elections.types import ElectionType, TopicPartition
-from raftmeta.controller.types import AlterConfigOp, ConfigSource
+from raftmeta.common.configs import AlterConfigOp, ConfigSource
+from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.errors import ErrorCode, KafkaError
 
 __all__ = [

@@ -35,11 +35,8 @@ from raftmeta.broker.replica import (
 )
 from raftmeta.broker.settings import BrokerSettings
 from raftmeta.broker.status import StatusFile
-from raftmeta.controller.types import (
-    AlterPartitionResult,
-    ItemError,
-    PartitionIsrChange,
-)
+from raftmeta.common.brokers import AlterPartitionResult, PartitionIsrChange
+from raftmeta.common.items import ItemError
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.quorum.client import RaftClient

@@ -12,7 +12,7 @@ Pure: reads the image, returns the changes to propose.
 
 from __future__ import annotations
 
-from raftmeta.controller.types import IsrMember, PartitionIsrChange
+from raftmeta.common.brokers import IsrMember, PartitionIsrChange
 from raftmeta.image import MetadataImage
 from raftmeta.records import LeaderRecoveryState, TopicId
 

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from elections import TopicPartition
 from raftmeta import leader_election as le
+from raftmeta.common.elections import TopicPartition
 
 DESCRIPTION = """\
 Move partition leadership to the preferred replica, or, in an emergency, elect an out-of-sync

@@ -3,7 +3,13 @@
 :class:`QuorumController` is the Raft ``Listener`` of a controller node and the one place
 requests become metadata records. It owns no sockets: the gRPC services call its coroutine
 methods, and it reaches Raft through the two-method :class:`MetadataLog`
-(:class:`RaftClientLog` in production).
+(:class:`RaftClientLog` in production). Its handlers return their records and reply as a
+:class:`ControllerResult`, which the event queue appends and answers at commit.
+
+Holds the controller's logic only; the values its requests and replies carry are in
+:mod:`raftmeta.common`. May import ``common/``, the policy packages (``elections/``,
+``placement/``), records, the image, storage and the Raft core; never ``quorum/``,
+``server/`` or the clients.
 """
 
 from raftmeta.controller.brokers import BrokerSession, BrokerState
@@ -15,57 +21,17 @@ from raftmeta.controller.controller import (
     not_controller,
 )
 from raftmeta.controller.log import MetadataLog, RaftClientLog
-from raftmeta.controller.types import (
-    OK,
-    AlterConfig,
-    AlterConfigOp,
-    AlterConfigsResult,
-    AlterPartitionRequest,
-    AlterPartitionResult,
-    BrokerHeartbeatReply,
-    BrokerHeartbeatRequest,
-    BrokerRegistrationRequest,
-    ConfigEntry,
-    ConfigResourceRef,
-    ConfigSource,
-    CreateTopicResult,
-    DescribeConfigsResult,
-    IsrMember,
-    ItemError,
-    NewPartitions,
-    NewTopic,
-    PartitionIsrChange,
-    TopicResult,
-)
+from raftmeta.controller.result import ControllerResult
 
 __all__ = [
     "MAX_RECORDS_PER_USER_OP",
-    "OK",
-    "AlterConfig",
-    "AlterConfigOp",
-    "AlterConfigsResult",
-    "AlterPartitionRequest",
-    "AlterPartitionResult",
-    "BrokerHeartbeatReply",
-    "BrokerHeartbeatRequest",
-    "BrokerRegistrationRequest",
     "BrokerSession",
     "BrokerState",
-    "ConfigEntry",
-    "ConfigResourceRef",
-    "ConfigSource",
+    "ControllerResult",
     "ControllerSettings",
-    "CreateTopicResult",
-    "DescribeConfigsResult",
-    "IsrMember",
-    "ItemError",
     "MetadataLog",
-    "NewPartitions",
-    "NewTopic",
     "NotControllerError",
-    "PartitionIsrChange",
     "QuorumController",
     "RaftClientLog",
-    "TopicResult",
     "not_controller",
 ]

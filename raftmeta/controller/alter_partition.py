@@ -8,7 +8,8 @@ replica from its proposal.
 
 from __future__ import annotations
 
-from raftmeta.controller.types import ItemError, PartitionIsrChange
+from raftmeta.common.brokers import PartitionIsrChange
+from raftmeta.common.items import ItemError
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage, PartitionRegistration
 from raftmeta.records import (

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from raftmeta.controller.types import (
-    OK,
+from raftmeta.common.configs import (
     AlterConfig,
     AlterConfigOp,
     ConfigEntry,
     ConfigResourceRef,
     ConfigSource,
     DescribeConfigsResult,
-    ItemError,
 )
+from raftmeta.common.items import OK, ItemError
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import ConfigRecord, ConfigResourceType, Record

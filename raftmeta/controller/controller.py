@@ -1,10 +1,12 @@
 """The active controller: one event queue turning requests into records, replying at commit.
 
-Every operation takes the same path. It is queued; the single consumer checks it against the
-*latest* image (committed records plus this controller's own pending ones), produces records
-with ``placement/`` and ``elections/``, applies them to the latest image at the offsets they
-will take, appends them to Raft as one batch, and parks the reply in a purgatory keyed by the
-last offset. ``handle_commit`` releases replies as the high watermark passes them.
+Every operation takes the same path. It is queued; when the single consumer reaches it, its
+handler checks it against the *latest* image (committed records plus this controller's own
+pending ones) and returns a :class:`~raftmeta.controller.result.ControllerResult`: the records
+``placement/`` and ``elections/`` produced, and the reply. Handlers leave no records behind on
+the controller; the consumer applies the returned records to the latest image at the offsets
+they will take, appends them to Raft as one batch, and parks the reply in a purgatory keyed by
+the last offset. ``handle_commit`` releases replies as the high watermark passes them.
 
 Pending state. A standby (or a controller that lost its epoch) holds one image, the committed
 one. On becoming active it forks a second image from it (a snapshot round trip through
@@ -42,23 +44,36 @@ import logging
 import time
 import uuid
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
+import raftmeta.controller.brokers as lifecycle
 from elections import (
     EXCESSIVE_BATCH_MESSAGE,
-    ElectionType,
-    TopicPartition,
-    TopicResults,
     elect_leaders,
     online_elections_for_broker_removal,
     preferred_rebalance,
     unclean_elections_for_leaderless,
 )
 from placement import ReplicaPlacer, StripedReplicaPlacer
+from raftmeta.common.brokers import (
+    AlterPartitionRequest,
+    AlterPartitionResult,
+    BrokerHeartbeatReply,
+    BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
+)
+from raftmeta.common.configs import (
+    AlterConfig,
+    AlterConfigsResult,
+    ConfigResourceRef,
+    DescribeConfigsResult,
+)
+from raftmeta.common.elections import ElectionType, TopicPartition, TopicResults
+from raftmeta.common.items import OK, ItemError
+from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
 from raftmeta.config import RaftmetaConfig
-from raftmeta.controller import brokers as lifecycle
 from raftmeta.controller.alter_partition import check_isr_change
 from raftmeta.controller.brokers import BrokerSession, BrokerState
 from raftmeta.controller.configs import (
@@ -68,28 +83,12 @@ from raftmeta.controller.configs import (
     describe_config,
 )
 from raftmeta.controller.log import MetadataLog
+from raftmeta.controller.result import ControllerResult
 from raftmeta.controller.topics import (
     check_topic_name,
     create_partitions_records,
     create_topic_records,
     delete_topic_records,
-)
-from raftmeta.controller.types import (
-    OK,
-    AlterConfig,
-    AlterConfigsResult,
-    AlterPartitionRequest,
-    AlterPartitionResult,
-    BrokerHeartbeatReply,
-    BrokerHeartbeatRequest,
-    BrokerRegistrationRequest,
-    ConfigResourceRef,
-    CreateTopicResult,
-    DescribeConfigsResult,
-    ItemError,
-    NewPartitions,
-    NewTopic,
-    TopicResult,
 )
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage, PartitionKey, ReplayError
@@ -114,6 +113,9 @@ RERUN_CAPPED_MS = 10
 """How soon a periodic election run that stopped at its cap runs again, as in Kafka."""
 
 _T = TypeVar("_T")
+
+NOTHING: ControllerResult[None] = ControllerResult((), None)
+"""A handler's result when it writes nothing and answers nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,11 +189,11 @@ def fork(image: MetadataImage) -> MetadataImage:
 @dataclass(slots=True)
 class _Event:
     name: str
-    handler: Callable[[], object]
+    handler: Callable[[], ControllerResult[Any] | Iterator[ControllerResult[Any]]]
+    """One result, or one per item of a request (see :mod:`raftmeta.controller.result`)."""
     future: asyncio.Future[object]
     deadline_ms: int | None
     needs_leadership: bool = True
-    atomic: bool = True
     wait_for_commit: bool = True
     on_expired: Callable[[], None] | None = None
     """Runs instead of the handler when the deadline passed while the event was queued."""
@@ -249,9 +251,6 @@ class QuorumController:
         self._queue: asyncio.Queue[_Event] = asyncio.Queue()
         self._consumer: asyncio.Task[None] | None = None
         self._ticker: asyncio.Task[None] | None = None
-        # Set while a handler runs: records staged so far and the offset of the first.
-        self._staged: list[Record] | None = None
-        self._stage_base = 0
         # Metrics (raftmeta.server.metrics reads these; nothing here depends on them).
         self.election_counts: Counter[tuple[str, str]] = Counter()
         """Elections written, by (election type, outcome code name): requested ones per
@@ -336,7 +335,7 @@ class QuorumController:
         """Returns once every event queued before this call has run."""
         await self._submit(
             "flush",
-            lambda: None,
+            lambda: NOTHING,
             needs_leadership=False,
             wait_for_commit=False,
             deadline=False,
@@ -349,7 +348,7 @@ class QuorumController:
         Reads that must show a client its own earlier writes (DescribeTopics, DescribeCluster)
         call this, then read :attr:`committed_image`. NOT_CONTROLLER on a standby.
         """
-        await self._submit("sync", lambda: None, timeout_ms=timeout_ms)
+        await self._submit("sync", lambda: NOTHING, timeout_ms=timeout_ms)
 
     async def write_records(
         self, records: Sequence[Record], *, timeout_ms: int | None = None
@@ -362,24 +361,57 @@ class QuorumController:
         written.
         """
 
-        def handler() -> int:
-            self._stage(records)
-            return self._next_offset() - 1
+        def handler() -> ControllerResult[int]:
+            return ControllerResult(tuple(records), self._next_write_offset() + len(records) - 1)
 
         return await self._submit("writeRecords", handler, timeout_ms=timeout_ms)
 
     async def _submit(
         self,
         name: str,
-        handler: Callable[[], _T],
+        handler: Callable[[], ControllerResult[_T]],
         *,
         timeout_ms: int | None,
         needs_leadership: bool = True,
-        atomic: bool = True,
         wait_for_commit: bool = True,
         deadline: bool = True,
         on_expired: Callable[[], None] | None = None,
     ) -> _T:
+        """Queues ``handler``; its response once its records commit (see :meth:`_run`)."""
+        return cast(
+            _T,
+            await self._enqueue(
+                name,
+                handler,
+                timeout_ms=timeout_ms,
+                needs_leadership=needs_leadership,
+                wait_for_commit=wait_for_commit,
+                deadline=deadline,
+                on_expired=on_expired,
+            ),
+        )
+
+    async def _submit_each(
+        self,
+        name: str,
+        handler: Callable[[], Iterator[ControllerResult[_T]]],
+        *,
+        timeout_ms: int | None,
+    ) -> list[_T]:
+        """Queues a handler of one result per item; the items' responses, in order."""
+        return cast(list[_T], await self._enqueue(name, handler, timeout_ms=timeout_ms))
+
+    async def _enqueue(
+        self,
+        name: str,
+        handler: Callable[[], ControllerResult[Any] | Iterator[ControllerResult[Any]]],
+        *,
+        timeout_ms: int | None,
+        needs_leadership: bool = True,
+        wait_for_commit: bool = True,
+        deadline: bool = True,
+        on_expired: Callable[[], None] | None = None,
+    ) -> object:
         future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         deadline_ms: int | None = None
         if deadline:
@@ -392,12 +424,11 @@ class QuorumController:
                 future,
                 deadline_ms,
                 needs_leadership,
-                atomic,
                 wait_for_commit,
                 on_expired,
             )
         )
-        return cast(_T, await future)
+        return await future
 
     def _run(self, event: _Event) -> None:
         future = event.future
@@ -411,29 +442,26 @@ class QuorumController:
         if event.needs_leadership and not self._active:
             future.set_exception(not_controller(self._leader_id))
             return
-        self._staged = []
-        self._stage_base = self._log.next_offset() if self._active else 0
+        staged: list[Record] = []
+        base = self._log.next_offset() if self._active else 0
         try:
-            response = event.handler()
-            staged = self._staged
-            if event.atomic and len(staged) > MAX_RECORDS_PER_USER_OP:
+            response, atomic = self._produce(event.handler(), staged, base)
+            if atomic and len(staged) > MAX_RECORDS_PER_USER_OP:
                 raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH_MESSAGE)
         except KafkaError as error:
-            self._discard_staged()
+            self._discard_staged(staged)
             future.set_exception(error)
             return
         except Exception as error:
             log.exception("controller event %s failed", event.name)
-            self._discard_staged()
+            self._discard_staged(staged)
             future.set_exception(
                 KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
             )
             return
-        finally:
-            self._staged = None
         if staged:
             try:
-                last_offset = self._append(staged)
+                last_offset = self._append(staged, base)
             except KafkaError as error:
                 future.set_exception(error)
                 return
@@ -452,19 +480,38 @@ class QuorumController:
 
     # --- staging and appending ----------------------------------------------------------
 
-    def _next_offset(self) -> int:
-        """The offset the next staged record will take."""
-        assert self._staged is not None, "records are only staged by a running handler"
-        return self._stage_base + len(self._staged)
+    def _produce(
+        self,
+        produced: ControllerResult[Any] | Iterator[ControllerResult[Any]],
+        staged: list[Record],
+        base: int,
+    ) -> tuple[object, bool]:
+        """Stages what a handler returned; its response and whether the event is atomic.
 
-    def _stage(self, records: Iterable[Record]) -> None:
+        A handler of one result per item is run item by item, each item's records staged
+        before the next item is asked for, so later items see the earlier ones.
+        """
+        if isinstance(produced, ControllerResult):
+            self._stage(produced.records, staged, base)
+            return produced.response, produced.atomic
+        responses: list[object] = []
+        atomic = True
+        for item in produced:
+            self._stage(item.records, staged, base)
+            responses.append(item.response)
+            atomic = atomic and item.atomic
+        return responses, atomic
+
+    def _next_write_offset(self) -> int:
+        """The offset a running handler's first record will take (it runs only when active)."""
+        return self._log.next_offset()
+
+    def _stage(self, records: Iterable[Record], staged: list[Record], base: int) -> None:
         """Applies records to the latest image at the offsets they will be appended at."""
-        staged = self._staged
-        assert staged is not None, "records are only staged by a running handler"
-        assert self._latest is not self._committed, "only the active controller stages"
         for record in records:
+            assert self._latest is not self._committed, "only the active controller stages"
             try:
-                self._latest.apply(record, self._stage_base + len(staged))
+                self._latest.apply(record, base + len(staged))
             except ReplayError as error:
                 # The failed record may have been half applied: start again from the truth.
                 staged.clear()
@@ -474,10 +521,9 @@ class QuorumController:
                 ) from None
             staged.append(record)
 
-    def _discard_staged(self) -> None:
-        if self._staged and self._active:
+    def _discard_staged(self, staged: list[Record]) -> None:
+        if staged and self._active:
             self._rebuild_latest()
-        self._staged = None
 
     def _rebuild_latest(self) -> None:
         latest = fork(self._committed)
@@ -485,9 +531,9 @@ class QuorumController:
             latest.apply(record, offset)
         self._latest = latest
 
-    def _append(self, records: list[Record]) -> int:
-        """Appends staged records as one batch; the offset of the last."""
-        base = self._stage_base
+    def _append(self, records: list[Record], base: int) -> int:
+        """Appends staged records, staged from ``base`` on, as one batch; the offset of the
+        last."""
         try:
             last_offset, raft_future = self._log.append(encode_each(records))
         except NotLeaderError as error:
@@ -636,7 +682,6 @@ class QuorumController:
                 "fenceStaleBroker",
                 self._fence_one_stale_broker,
                 timeout_ms=None,
-                atomic=False,
                 wait_for_commit=False,
                 deadline=False,
             ):
@@ -647,7 +692,6 @@ class QuorumController:
                     "preferredRebalance",
                     self._rebalance,
                     timeout_ms=None,
-                    atomic=False,
                     wait_for_commit=False,
                     deadline=False,
                 )
@@ -658,7 +702,6 @@ class QuorumController:
                     "uncleanElections",
                     self._unclean_elections,
                     timeout_ms=None,
-                    atomic=False,
                     wait_for_commit=False,
                     deadline=False,
                 )
@@ -687,7 +730,7 @@ class QuorumController:
         while self._purgatory and self._purgatory[0].future.done():
             self._purgatory.popleft()
 
-    def _rebalance(self) -> bool:
+    def _rebalance(self) -> ControllerResult[bool]:
         """Preferred leaders back, for brokers over the imbalance threshold; True if capped."""
         now = self._clock()
         catch_up = self.settings.leader_imbalance_catch_up_ms
@@ -706,22 +749,21 @@ class QuorumController:
             threshold_percent=self.settings.leader_imbalance_per_broker_percentage,
             eligible=caught_up,
         )
-        self._stage(run.records)
         self.election_counts[(ElectionType.PREFERRED.name, ErrorCode.NONE.name)] += len(run.records)
-        return run.capped
+        return ControllerResult(run.records, run.capped, atomic=False)
 
-    def _unclean_elections(self) -> bool:
+    def _unclean_elections(self) -> ControllerResult[bool]:
         """Leaders for leaderless partitions of topics allowing it; True if capped."""
         run = unclean_elections_for_leaderless(self._latest, unclean_default=self._unclean_default)
-        self._stage(run.records)
         self.election_counts[(ElectionType.UNCLEAN.name, ErrorCode.NONE.name)] += len(run.records)
-        return run.capped
+        return ControllerResult(run.records, run.capped, atomic=False)
 
-    def _maybe_write_noop(self) -> None:
+    def _maybe_write_noop(self) -> ControllerResult[None]:
         if self._clock() - self._last_write_ms >= self.settings.metadata_max_idle_interval_ms:
-            self._stage([NoOpRecord()])
+            return ControllerResult((NoOpRecord(),), None)
+        return NOTHING
 
-    def _fence_one_stale_broker(self) -> bool:
+    def _fence_one_stale_broker(self) -> ControllerResult[bool]:
         """Fences the unfenced broker whose last contact is oldest, if its session expired.
 
         One broker per event, as in Kafka: each fencing is its own append, and the caller
@@ -739,13 +781,13 @@ class QuorumController:
                 if stale is None or candidate < stale:
                     stale = candidate
         if stale is None:
-            return False
+            return ControllerResult((), False, atomic=False)
         broker_id = stale[1]
         log.info("fencing broker %d: no heartbeat for %d ms", broker_id, now - stale[0])
-        self._stage(
-            lifecycle.fence_records(self._latest, broker_id, unclean_default=self._unclean_default)
+        records = lifecycle.fence_records(
+            self._latest, broker_id, unclean_default=self._unclean_default
         )
-        return True
+        return ControllerResult(tuple(records), True, atomic=False)
 
     @property
     def _unclean_default(self) -> bool:
@@ -761,7 +803,7 @@ class QuorumController:
         timeout_ms: int | None = None,
     ) -> list[CreateTopicResult]:
         """CreateTopics: one result per requested topic, in request order; atomic append."""
-        return await self._submit(
+        return await self._submit_each(
             "createTopics",
             lambda: self._create_topics(list(topics), validate_only),
             timeout_ms=timeout_ms,
@@ -769,17 +811,19 @@ class QuorumController:
 
     def _create_topics(
         self, topics: list[NewTopic], validate_only: bool
-    ) -> list[CreateTopicResult]:
+    ) -> Iterator[ControllerResult[CreateTopicResult]]:
+        """One result per topic; each is staged before the next is placed, so topics created
+        together see each other's replicas."""
         counts: dict[str, int] = {}
         for topic in topics:
             counts[topic.name] = counts.get(topic.name, 0) + 1
-        results: list[CreateTopicResult] = []
         for topic in topics:
             if counts[topic.name] > 1:
-                results.append(
+                yield ControllerResult(
+                    (),
                     CreateTopicResult(
                         topic.name, ItemError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
-                    )
+                    ),
                 )
                 continue
             try:
@@ -794,11 +838,12 @@ class QuorumController:
                     default_replication_factor=self.settings.default_replication_factor,
                 )
             except KafkaError as error:
-                results.append(CreateTopicResult(topic.name, ItemError(error.code, error.message)))
+                yield ControllerResult(
+                    (), CreateTopicResult(topic.name, ItemError(error.code, error.message))
+                )
                 continue
-            if not validate_only:
-                self._stage(records)
-            results.append(
+            yield ControllerResult(
+                () if validate_only else tuple(records),
                 CreateTopicResult(
                     topic.name,
                     OK,
@@ -806,9 +851,8 @@ class QuorumController:
                     partitions,
                     replication_factor,
                     dict(topic.configs),
-                )
+                ),
             )
-        return results
 
     async def create_partitions(
         self,
@@ -817,7 +861,7 @@ class QuorumController:
         validate_only: bool = False,
         timeout_ms: int | None = None,
     ) -> list[TopicResult]:
-        return await self._submit(
+        return await self._submit_each(
             "createPartitions",
             lambda: self._create_partitions(list(requests), validate_only),
             timeout_ms=timeout_ms,
@@ -825,58 +869,59 @@ class QuorumController:
 
     def _create_partitions(
         self, requests: list[NewPartitions], validate_only: bool
-    ) -> list[TopicResult]:
-        results: list[TopicResult] = []
+    ) -> Iterator[ControllerResult[TopicResult]]:
         seen: set[str] = set()
         for request in requests:
             if request.topic in seen:
-                results.append(
+                yield ControllerResult(
+                    (),
                     TopicResult(
                         request.topic,
                         ItemError(ErrorCode.INVALID_REQUEST, "Duplicate topic in request."),
-                    )
+                    ),
                 )
                 continue
             seen.add(request.topic)
             try:
                 records = create_partitions_records(self._latest, request, self._placer)
             except KafkaError as error:
-                results.append(TopicResult(request.topic, ItemError(error.code, error.message)))
+                yield ControllerResult(
+                    (), TopicResult(request.topic, ItemError(error.code, error.message))
+                )
                 continue
-            if not validate_only:
-                self._stage(records)
-            results.append(TopicResult(request.topic))
-        return results
+            yield ControllerResult(
+                () if validate_only else tuple(records), TopicResult(request.topic)
+            )
 
     async def delete_topics(
         self, names: Sequence[str], *, timeout_ms: int | None = None
     ) -> list[TopicResult]:
-        return await self._submit(
+        return await self._submit_each(
             "deleteTopics", lambda: self._delete_topics(list(names)), timeout_ms=timeout_ms
         )
 
-    def _delete_topics(self, names: list[str]) -> list[TopicResult]:
-        results: list[TopicResult] = []
+    def _delete_topics(self, names: list[str]) -> Iterator[ControllerResult[TopicResult]]:
         seen: set[str] = set()
         for name in names:
             if name in seen:
-                results.append(
-                    TopicResult(name, ItemError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+                yield ControllerResult(
+                    (),
+                    TopicResult(
+                        name, ItemError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+                    ),
                 )
                 continue
             seen.add(name)
             try:
                 records = delete_topic_records(self._latest, name)
             except KafkaError as error:
-                results.append(TopicResult(name, ItemError(error.code, error.message)))
+                yield ControllerResult((), TopicResult(name, ItemError(error.code, error.message)))
                 continue
-            self._stage(records)
-            results.append(TopicResult(name))
-        return results
+            yield ControllerResult(tuple(records), TopicResult(name))
 
     async def elect_leaders(
         self,
-        election_type: ElectionType | int,
+        election_type: ElectionType,
         partitions: Sequence[TopicPartition] | None,
         *,
         timeout_ms: int | None = None,
@@ -891,20 +936,18 @@ class QuorumController:
             "electLeaders",
             lambda: self._elect_leaders(election_type, requested),
             timeout_ms=timeout_ms,
-            atomic=False,
         )
 
     def _elect_leaders(
-        self, election_type: ElectionType | int, partitions: list[TopicPartition] | None
-    ) -> tuple[TopicResults, ...]:
+        self, election_type: ElectionType, partitions: list[TopicPartition] | None
+    ) -> ControllerResult[tuple[TopicResults, ...]]:
         outcome = elect_leaders(self._latest, election_type, partitions)
-        self._stage(outcome.records)
-        type_name = ElectionType.from_request(election_type).name
+        type_name = election_type.name
         counts = self.election_counts
         for topic_results in outcome.results:
             for _partition, result in topic_results.partitions:
                 counts[(type_name, result.error.name)] += 1
-        return outcome.results
+        return ControllerResult(outcome.records, outcome.results, atomic=False)
 
     # --- configs ------------------------------------------------------------------------
 
@@ -914,10 +957,13 @@ class QuorumController:
         """Reads the committed image, so any controller (active or not) can answer."""
         return await self._submit(
             "describeConfigs",
-            lambda: [
-                describe_config(self._committed, resource, self._static_defaults())
-                for resource in resources
-            ],
+            lambda: ControllerResult(
+                (),
+                [
+                    describe_config(self._committed, resource, self._static_defaults())
+                    for resource in resources
+                ],
+            ),
             timeout_ms=timeout_ms,
             needs_leadership=False,
             wait_for_commit=False,
@@ -936,25 +982,27 @@ class QuorumController:
         validate_only: bool = False,
         timeout_ms: int | None = None,
     ) -> list[AlterConfigsResult]:
-        return await self._submit(
+        return await self._submit_each(
             "incrementalAlterConfigs",
-            lambda: [
+            lambda: (
                 self._alter_configs(resource, list(ops), validate_only)
                 for resource, ops in changes.items()
-            ],
+            ),
             timeout_ms=timeout_ms,
         )
 
     def _alter_configs(
         self, resource: ConfigResourceRef, ops: list[AlterConfig], validate_only: bool
-    ) -> AlterConfigsResult:
+    ) -> ControllerResult[AlterConfigsResult]:
         try:
             records = alter_config_records(self._latest, resource, ops)
         except KafkaError as error:
-            return AlterConfigsResult(resource, ItemError(error.code, error.message))
-        if not validate_only:
-            self._stage(records)
-        return AlterConfigsResult(resource)
+            return ControllerResult(
+                (), AlterConfigsResult(resource, ItemError(error.code, error.message))
+            )
+        return ControllerResult(
+            () if validate_only else tuple(records), AlterConfigsResult(resource)
+        )
 
     # --- brokers ------------------------------------------------------------------------
 
@@ -966,7 +1014,7 @@ class QuorumController:
             "registerBroker", lambda: self._register_broker(request), timeout_ms=timeout_ms
         )
 
-    def _register_broker(self, request: BrokerRegistrationRequest) -> int:
+    def _register_broker(self, request: BrokerRegistrationRequest) -> ControllerResult[int]:
         if request.cluster_id != self.settings.cluster_id:
             raise KafkaError(
                 ErrorCode.INCONSISTENT_CLUSTER_ID,
@@ -979,25 +1027,22 @@ class QuorumController:
         session = self._sessions.get(broker_id)
         if existing is not None and existing.incarnation_id == request.incarnation_id:
             # The same process registering again: amend, keeping epoch and fencing state.
-            self._stage(
-                [
-                    RegisterBrokerRecord(
-                        broker_id,
-                        request.incarnation_id,
-                        existing.broker_epoch,
-                        request.endpoints,
-                        request.features,
-                        request.rack,
-                        existing.fenced,
-                        existing.in_controlled_shutdown,
-                    )
-                ]
+            amended = RegisterBrokerRecord(
+                broker_id,
+                request.incarnation_id,
+                existing.broker_epoch,
+                request.endpoints,
+                request.features,
+                request.rack,
+                existing.fenced,
+                existing.in_controlled_shutdown,
             )
             if session is None:
                 self._sessions[broker_id] = BrokerSession(now)
             else:
                 session.last_contact_ms = now
-            return existing.broker_epoch
+            return ControllerResult((amended,), existing.broker_epoch)
+        records: list[Record] = []
         if existing is not None:
             timeout = self.settings.broker_session_timeout_ms
             # A fenced broker holds no live session (it shut down, or its session expired),
@@ -1010,27 +1055,26 @@ class QuorumController:
                 )
             if not existing.fenced:
                 # The old incarnation is gone: take it out of ISRs before replacing it.
-                self._stage(
+                records.extend(
                     online_elections_for_broker_removal(
                         self._latest, broker_id, unclean_default=self._unclean_default
                     )
                 )
-        broker_epoch = self._next_offset()
-        self._stage(
-            [
-                RegisterBrokerRecord(
-                    broker_id,
-                    request.incarnation_id,
-                    broker_epoch,
-                    request.endpoints,
-                    request.features,
-                    request.rack,
-                    fenced=True,
-                )
-            ]
+        # The broker epoch is the offset its registration record will take.
+        broker_epoch = self._next_write_offset() + len(records)
+        records.append(
+            RegisterBrokerRecord(
+                broker_id,
+                request.incarnation_id,
+                broker_epoch,
+                request.endpoints,
+                request.features,
+                request.rack,
+                fenced=True,
+            )
         )
         self._sessions[broker_id] = BrokerSession(now)
-        return broker_epoch
+        return ControllerResult(tuple(records), broker_epoch)
 
     async def broker_heartbeat(
         self, request: BrokerHeartbeatRequest, *, timeout_ms: int | None = None
@@ -1065,7 +1109,7 @@ class QuorumController:
                 f"{broker_epoch}.",
             )
 
-    def _heartbeat(self, request: BrokerHeartbeatRequest) -> BrokerHeartbeatReply:
+    def _heartbeat(self, request: BrokerHeartbeatRequest) -> ControllerResult[BrokerHeartbeatReply]:
         broker_id = request.broker_id
         self._registration_at(broker_id, request.broker_epoch)
         registration = self._latest.broker(broker_id)
@@ -1085,73 +1129,76 @@ class QuorumController:
             sessions=self._sessions,
         )
         unclean = self._unclean_default
+        records: list[Record] = []
         if target is not current:
             if target is BrokerState.UNFENCED:
-                self._stage(
-                    lifecycle.unfence_records(self._latest, broker_id, unclean_default=unclean)
+                records = lifecycle.unfence_records(
+                    self._latest, broker_id, unclean_default=unclean
                 )
                 session.unfenced_at_ms = self._clock()
             elif target is BrokerState.CONTROLLED_SHUTDOWN:
-                self._stage(
-                    lifecycle.controlled_shutdown_records(
-                        self._latest, broker_id, unclean_default=unclean
-                    )
+                records = lifecycle.controlled_shutdown_records(
+                    self._latest, broker_id, unclean_default=unclean
                 )
-                session.controlled_shutdown_offset = self._next_offset() - 1
+                # The shutdown counts from the offset of its last record.
+                session.controlled_shutdown_offset = self._next_write_offset() + len(records) - 1
             elif current is not BrokerState.FENCED:
-                self._stage(
-                    lifecycle.fence_records(self._latest, broker_id, unclean_default=unclean)
-                )
-        return BrokerHeartbeatReply(
+                records = lifecycle.fence_records(self._latest, broker_id, unclean_default=unclean)
+        reply = BrokerHeartbeatReply(
             is_caught_up=request.current_metadata_offset >= registration.broker_epoch,
             is_fenced=target in (BrokerState.FENCED, BrokerState.SHUTDOWN_NOW),
             should_shut_down=target is BrokerState.SHUTDOWN_NOW,
         )
+        return ControllerResult(tuple(records), reply)
 
     async def unregister_broker(self, broker_id: int, *, timeout_ms: int | None = None) -> None:
         await self._submit(
             "unregisterBroker", lambda: self._unregister_broker(broker_id), timeout_ms=timeout_ms
         )
 
-    def _unregister_broker(self, broker_id: int) -> None:
+    def _unregister_broker(self, broker_id: int) -> ControllerResult[None]:
         registration = self._latest.broker(broker_id)
         if registration is None:
             raise KafkaError(
                 ErrorCode.BROKER_ID_NOT_REGISTERED,
                 f"Broker ID {broker_id} is not currently registered",
             )
-        self._stage(
-            online_elections_for_broker_removal(
-                self._latest, broker_id, unclean_default=self._unclean_default
-            )
+        elections = online_elections_for_broker_removal(
+            self._latest, broker_id, unclean_default=self._unclean_default
         )
-        self._stage([UnregisterBrokerRecord(broker_id, registration.broker_epoch)])
         self._sessions.pop(broker_id, None)
+        return ControllerResult(
+            (*elections, UnregisterBrokerRecord(broker_id, registration.broker_epoch)), None
+        )
 
     # --- AlterPartition -----------------------------------------------------------------
 
     async def alter_partition(
         self, request: AlterPartitionRequest, *, timeout_ms: int | None = None
     ) -> list[AlterPartitionResult]:
-        return await self._submit(
+        return await self._submit_each(
             "alterPartition", lambda: self._alter_partition(request), timeout_ms=timeout_ms
         )
 
-    def _alter_partition(self, request: AlterPartitionRequest) -> list[AlterPartitionResult]:
+    def _alter_partition(
+        self, request: AlterPartitionRequest
+    ) -> Iterator[ControllerResult[AlterPartitionResult]]:
+        """One result per partition, reporting the state its record makes (the image's own
+        :meth:`~raftmeta.image.PartitionRegistration.merge`); a partition named twice is
+        checked the second time against the first change."""
         self._registration_at(request.broker_id, request.broker_epoch)
-        results: list[AlterPartitionResult] = []
         for change in request.partitions:
             error, record = check_isr_change(
                 self._latest, request.broker_id, request.topic_id, change
             )
             if not error.ok:
-                results.append(AlterPartitionResult(change.partition_id, error))
+                yield ControllerResult((), AlterPartitionResult(change.partition_id, error))
                 continue
-            if record is not None:
-                self._stage([record])
-            state = self._latest.partition(request.topic_id, change.partition_id)
-            assert state is not None
-            results.append(
+            current = self._latest.partition(request.topic_id, change.partition_id)
+            assert current is not None
+            state = current if record is None else current.merge(record)
+            yield ControllerResult(
+                () if record is None else (record,),
                 AlterPartitionResult(
                     change.partition_id,
                     OK,
@@ -1160,6 +1207,5 @@ class QuorumController:
                     state.isr,
                     state.partition_epoch,
                     state.leader_recovery_state,
-                )
+                ),
             )
-        return results

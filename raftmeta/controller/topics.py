@@ -21,8 +21,8 @@ from placement import (
     UsableBroker,
     check_assignment,
 )
+from raftmeta.common.topics import NewPartitions, NewTopic
 from raftmeta.controller.configs import TOPIC_CONFIGS, check_config
-from raftmeta.controller.types import NewPartitions, NewTopic
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage, TopicImage
 from raftmeta.records import (

@@ -15,20 +15,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-from elections import ElectionType, TopicPartition
 from raftmeta.auth import CLUSTER_NAME, Operation, ResourceType
-from raftmeta.controller import (
-    AlterConfig,
-    ConfigResourceRef,
-    CreateTopicResult,
-    DescribeConfigsResult,
-    ItemError,
-    NotControllerError,
-    QuorumController,
-    TopicResult,
-)
+from raftmeta.common.configs import AlterConfig, ConfigResourceRef, DescribeConfigsResult
+from raftmeta.common.elections import ElectionType, TopicPartition
+from raftmeta.common.items import ItemError
+from raftmeta.common.topics import CreateTopicResult, TopicResult
+from raftmeta.controller import QuorumController
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.quorum.raft_service import RaftService
 from raftmeta.records import ConfigResourceType
@@ -36,79 +30,18 @@ from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import admin_pb2_grpc as apb_grpc
 from raftmeta.rpc import raft_pb2 as rpb
 from raftmeta.server import convert
-
-if TYPE_CHECKING:
-    from raftmeta.server.controller_node import ControllerNode
+from raftmeta.server.service_base import (
+    AUTHORIZATION_FAILED,
+    CLUSTER_DENIED,
+    ServiceBase,
+    call_metadata,
+    timeout_of,
+)
 
 log = logging.getLogger(__name__)
 
-_Reply = TypeVar("_Reply")
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
-
-AUTHORIZATION_FAILED = "Authorization failed."
-CLUSTER_DENIED = "Cluster authorization failed."
-
-
-def timeout_of(timeout_ms: int) -> int | None:
-    """``timeout_ms <= 0`` asks for the server's default."""
-    return timeout_ms if timeout_ms > 0 else None
-
-
-class ServiceBase:
-    """What every controller-backed service does around its handlers."""
-
-    def __init__(self, owner: ControllerNode) -> None:
-        self._owner = owner
-
-    def not_controller(self, leader_id: int | None) -> Any:
-        owner = self._owner
-        if leader_id is None:
-            message = "No controller appears to be active."
-        else:
-            message = f"The active controller appears to be node {leader_id}."
-        return convert.header(
-            ErrorCode.NOT_CONTROLLER,
-            message,
-            controller_id=leader_id,
-            controller_endpoint=owner.endpoint_of(leader_id),
-        )
-
-    async def serve(
-        self,
-        context: Any,
-        fail: Callable[[Any], _Reply],
-        body: Callable[[QuorumController, str], Awaitable[_Reply]],
-    ) -> _Reply:
-        """Run ``body(controller, principal)`` on the active controller; every failure becomes
-        ``fail(header)``."""
-        owner = self._owner
-        controller = owner.maybe_controller
-        try:
-            principal = owner.access.principal(_metadata(context))
-            if controller is None or not controller.is_active:
-                leader = None if controller is None else controller.leader_id
-                if leader == owner.node_id:
-                    leader = None
-                return fail(self.not_controller(leader))
-            return await body(controller, principal)
-        except NotControllerError as error:
-            leader = error.leader_id if error.leader_id != owner.node_id else None
-            return fail(self.not_controller(leader))
-        except KafkaError as error:
-            return fail(convert.header(error.code, error.message))
-        except Exception as error:
-            log.exception("node %d: request failed", owner.node_id)
-            return fail(
-                convert.header(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
-            )
-
-    def allowed(self, principal: str, operation: Operation, kind: ResourceType, name: str) -> bool:
-        return self._owner.access.allowed(principal, operation, kind, name)
-
-    def require_cluster(self, principal: str, operation: Operation) -> None:
-        if not self.allowed(principal, operation, ResourceType.CLUSTER, CLUSTER_NAME):
-            raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED)
 
 
 async def for_permitted(
@@ -123,11 +56,6 @@ async def for_permitted(
     chosen = [item for item, ok in zip(items, allowed, strict=True) if ok]
     results = iter(await run(chosen) if chosen else [])
     return [next(results) if ok else refused(item) for item, ok in zip(items, allowed, strict=True)]
-
-
-def _metadata(context: Any) -> tuple[tuple[str, str | bytes], ...]:
-    metadata = context.invocation_metadata() if context is not None else None
-    return tuple((item[0], item[1]) for item in metadata or ())
 
 
 DENIED = ItemError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, AUTHORIZATION_FAILED)
@@ -286,7 +214,7 @@ class AdminService(ServiceBase, apb_grpc.AdminServicer):
         follower, naming the leader)."""
         owner = self._owner
         try:
-            principal = owner.access.principal(_metadata(context))
+            principal = owner.access.principal(call_metadata(context))
         except KafkaError as error:
             return rpb.DescribeQuorumResponse(
                 error_code=int(error.code), leader_id=-1, leader_epoch=-1, high_watermark=-1

@@ -1,9 +1,10 @@
 """The gRPC ``BrokerLifecycle`` service of proto/raftmeta/broker.proto, over the controller.
 
-Same conventions as the Admin service (:mod:`raftmeta.server.admin_service`): a header first,
-NOT_CONTROLLER with the controller's id and endpoint from a node that is not the active
-controller, Kafka error codes with messages, never a raw gRPC error. With an authorizer on,
-every call needs CLUSTER_ACTION on the cluster, as Kafka's broker-to-controller calls do.
+Same conventions as the Admin service, from the same base
+(:mod:`raftmeta.server.service_base`): a header first, NOT_CONTROLLER with the controller's id
+and endpoint from a node that is not the active controller, Kafka error codes with messages,
+never a raw gRPC error. With an authorizer on, every call needs CLUSTER_ACTION on the cluster,
+as Kafka's broker-to-controller calls do.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from raftmeta.auth import Operation
-from raftmeta.controller import BrokerHeartbeatRequest, QuorumController
+from raftmeta.common.brokers import BrokerHeartbeatRequest
+from raftmeta.controller import QuorumController
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.rpc import broker_pb2_grpc as bpb_grpc
 from raftmeta.server import convert
-from raftmeta.server.admin_service import ServiceBase, timeout_of
+from raftmeta.server.service_base import ServiceBase, timeout_of
 
 
 class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):

@@ -9,23 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from elections import TopicPartition, TopicResults
-from raftmeta.controller import (
-    AlterConfig,
-    AlterConfigOp,
+from raftmeta.common.brokers import (
     AlterPartitionRequest,
     AlterPartitionResult,
     BrokerRegistrationRequest,
-    ConfigResourceRef,
-    CreateTopicResult,
-    DescribeConfigsResult,
     IsrMember,
-    ItemError,
-    NewPartitions,
-    NewTopic,
     PartitionIsrChange,
-    TopicResult,
 )
+from raftmeta.common.configs import (
+    AlterConfig,
+    AlterConfigOp,
+    ConfigResourceRef,
+    DescribeConfigsResult,
+)
+from raftmeta.common.elections import TopicPartition, TopicResults
+from raftmeta.common.items import ItemError
+from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage, TopicImage
 from raftmeta.records import BrokerEndpoint, BrokerFeature, Uuid

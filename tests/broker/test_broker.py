@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta.broker import Broker, BrokerState, LeadershipChange, PartitionChange
-from raftmeta.controller.types import IsrMember, PartitionIsrChange
+from raftmeta.common.brokers import IsrMember, PartitionIsrChange
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import broker_pb2

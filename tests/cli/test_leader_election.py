@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from elections import ElectionType, TopicPartition
 from raftmeta import leader_election as le
 from raftmeta.cli import main
+from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.errors import ErrorCode, KafkaError
 
 BOOTSTRAP = ("--bootstrap-server", "127.0.0.1:1")

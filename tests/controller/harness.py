@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from placement import ReplicaPlacer
-from raftmeta.controller import (
+from raftmeta.common.brokers import (
     BrokerHeartbeatReply,
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
-    ControllerSettings,
-    QuorumController,
 )
+from raftmeta.controller import ControllerSettings, QuorumController
 from raftmeta.image import MetadataImage
 from raftmeta.raft.batch import Batch, encode_records
 from raftmeta.raft.core import NotLeaderError

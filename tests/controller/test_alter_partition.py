@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from raftmeta.controller import (
+from raftmeta.common.brokers import (
     AlterPartitionRequest,
     AlterPartitionResult,
     IsrMember,
-    NewTopic,
     PartitionIsrChange,
 )
+from raftmeta.common.topics import NewTopic
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import LeaderRecoveryState, PartitionChangeRecord, TopicId
 from tests.controller.harness import Harness, run_async

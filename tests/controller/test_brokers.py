@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from raftmeta.controller import (
+from raftmeta.common.brokers import (
     BrokerHeartbeatReply,
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
-    NewTopic,
 )
+from raftmeta.common.topics import NewTopic
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import (

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from raftmeta.controller import (
+from raftmeta.common.brokers import AlterPartitionRequest, IsrMember, PartitionIsrChange
+from raftmeta.common.configs import (
     AlterConfig,
     AlterConfigOp,
-    AlterPartitionRequest,
     ConfigEntry,
     ConfigResourceRef,
     ConfigSource,
-    IsrMember,
-    NewTopic,
-    PartitionIsrChange,
 )
+from raftmeta.common.topics import NewTopic
 from raftmeta.errors import ErrorCode
 from raftmeta.records import (
     ConfigRecord,

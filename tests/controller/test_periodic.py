@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from raftmeta.controller import (
-    AlterConfig,
-    AlterConfigOp,
-    AlterPartitionRequest,
-    ConfigResourceRef,
-    IsrMember,
-    NewTopic,
-    PartitionIsrChange,
-)
+from raftmeta.common.brokers import AlterPartitionRequest, IsrMember, PartitionIsrChange
+from raftmeta.common.configs import AlterConfig, AlterConfigOp, ConfigResourceRef
+from raftmeta.common.topics import NewTopic
 from raftmeta.records import ConfigResourceType, LeaderRecoveryState, PartitionChangeRecord, TopicId
 from tests.controller.harness import Harness, run_async
 

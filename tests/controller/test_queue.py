@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from raftmeta.controller import ConfigResourceRef, NewTopic
+from raftmeta.common.configs import ConfigResourceRef
+from raftmeta.common.topics import NewTopic
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.raft.batch import Batch, encode_records
 from raftmeta.records import NoOpRecord, TopicRecord, encode_record

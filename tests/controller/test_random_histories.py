@@ -13,7 +13,8 @@ from collections.abc import Awaitable
 
 import pytest
 
-from raftmeta.controller import BrokerHeartbeatRequest, NewPartitions, NewTopic
+from raftmeta.common.brokers import BrokerHeartbeatRequest
+from raftmeta.common.topics import NewPartitions, NewTopic
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from tests.controller.harness import Harness, run_async

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from placement import ClusterView, PlacementError, PlacementSpec
-from raftmeta.controller import NewPartitions, NewTopic
+from raftmeta.common.topics import NewPartitions, NewTopic
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import (
     ConfigRecord,

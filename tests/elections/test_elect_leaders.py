@@ -5,16 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from elections import (
-    EXCESSIVE_BATCH_MESSAGE,
-    ElectionOutcome,
-    ElectionType,
-    PartitionResult,
-    TopicPartition,
-    TopicResults,
-    elect_leaders,
-    split_into_batches,
-)
+from elections import EXCESSIVE_BATCH_MESSAGE, ElectionOutcome, elect_leaders, split_into_batches
+from raftmeta.common.elections import ElectionType, PartitionResult, TopicPartition, TopicResults
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import NO_LEADER, LeaderRecoveryState, PartitionChangeRecord
@@ -282,23 +274,19 @@ def test_the_image_is_not_changed_by_an_election(image: MetadataImage) -> None:
 # --- request-level errors and limits ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("election_type", [2, -1, 7, ElectionType.ONLINE, True])
-def test_an_unknown_election_type_is_an_invalid_request(
-    image: MetadataImage, election_type: int
-) -> None:
-    with pytest.raises(KafkaError) as caught:
-        elect_leaders(image, election_type, None)
-    assert caught.value.code is ErrorCode.INVALID_REQUEST
-    assert caught.value.message.startswith("Unknown election type ")
+def test_wire_values_parsed_at_the_edge_elect_as_the_enum_does(image: MetadataImage) -> None:
+    from_wire = ElectionType.from_request
+    assert elect_leaders(image, from_wire(0), None) == elect_leaders(image, PREFERRED, None)
+    assert elect_leaders(image, from_wire(1), None) == elect_leaders(image, UNCLEAN, None)
 
 
-def test_wire_values_are_accepted_as_plain_ints(image: MetadataImage) -> None:
-    assert elect_leaders(image, 0, None) == elect_leaders(image, PREFERRED, None)
-    assert elect_leaders(image, 1, None) == elect_leaders(image, UNCLEAN, None)
+def test_online_is_never_requested(image: MetadataImage) -> None:
+    with pytest.raises(ValueError, match="not ONLINE"):
+        elect_leaders(image, ElectionType.ONLINE, None)
 
 
 def test_an_empty_list_is_answered_at_once_even_with_a_bad_type(image: MetadataImage) -> None:
-    assert elect_leaders(image, 9, []) == ElectionOutcome((), ())
+    assert elect_leaders(image, ElectionType.ONLINE, []) == ElectionOutcome((), ())
     assert elect_leaders(image, PREFERRED, iter(())) == ElectionOutcome((), ())
 
 

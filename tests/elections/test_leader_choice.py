@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from elections import ElectionType, LeaderChange, choose_leader
+from elections import LeaderChange, choose_leader
+from raftmeta.common.elections import ElectionType
 from raftmeta.records import (
     LEADER_RECOVERY_UNCHANGED,
     LEADER_UNCHANGED,

@@ -16,15 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elections import (
-    ElectionType,
     LeaderChange,
-    TopicPartition,
     choose_leader,
     elect_leaders,
     elections_for_unfenced_broker,
     online_elections_for_broker_removal,
     preferred_rebalance,
 )
+from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage, PartitionRegistration
 from raftmeta.records import NO_LEADER, PartitionChangeRecord

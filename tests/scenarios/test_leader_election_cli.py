@@ -22,10 +22,10 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
-from elections import TopicPartition
 from raftmeta.broker import Broker, BrokerState
 from raftmeta.cli import main
-from raftmeta.controller.types import IsrMember, PartitionIsrChange
+from raftmeta.common.brokers import IsrMember, PartitionIsrChange
+from raftmeta.common.elections import TopicPartition
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage, PartitionRegistration
 from raftmeta.raft.config import RaftConfig

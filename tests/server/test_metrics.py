@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from elections import ElectionType, TopicPartition
-from raftmeta.controller import NewTopic
+from raftmeta.common.elections import ElectionType, TopicPartition
+from raftmeta.common.topics import NewTopic
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum import NodeSettings, Peers, RaftNode
 from raftmeta.rpc import broker_pb2 as bpb

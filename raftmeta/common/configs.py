@@ -1,0 +1,68 @@
+"""DescribeConfigs and IncrementalAlterConfigs as values: resources, operations, sources.
+
+The numeric values are Kafka's wire ids, so a client and the controller agree on them without
+a table of their own.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from raftmeta.common.items import OK, ItemError
+
+
+class AlterConfigOp(enum.IntEnum):
+    """Kafka's IncrementalAlterConfigs operation ids."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigResourceRef:
+    """A resource as requests name it: a :class:`~raftmeta.records.ConfigResourceType` id and
+    a name. The id stays an int: an unsupported one is that resource's error, not the
+    request's, so the controller answers it per item."""
+
+    resource_type: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AlterConfig:
+    name: str
+    op: AlterConfigOp
+    value: str | None = None
+
+
+class ConfigSource(enum.IntEnum):
+    """Where a described value comes from (Kafka's DescribeConfigs source ids)."""
+
+    TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    name: str
+    value: str | None
+    source: ConfigSource
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeConfigsResult:
+    resource: ConfigResourceRef
+    error: ItemError = OK
+    entries: tuple[ConfigEntry, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AlterConfigsResult:
+    resource: ConfigResourceRef
+    error: ItemError = OK

@@ -1,0 +1,122 @@
+"""What every controller-backed gRPC service does around its handlers.
+
+The Admin and BrokerLifecycle services both find the active controller, authenticate the
+caller, and turn every failure into a header with Kafka's code: NOT_CONTROLLER naming the
+controller's id and endpoint, a :class:`KafkaError`'s code and message, or
+UNKNOWN_SERVER_ERROR. That shared part lives here, on its own, so neither service borrows it
+from the other.
+
+The services see their node through :class:`ControllerHost`, a protocol this module owns:
+the controller node satisfies it and builds the services, and the services never import it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+from raftmeta.auth import CLUSTER_NAME, AccessControl, Operation, ResourceType
+from raftmeta.controller import NotControllerError, QuorumController
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.quorum.node import RaftNode
+from raftmeta.rpc import admin_pb2 as apb
+from raftmeta.server import convert
+
+log = logging.getLogger(__name__)
+
+_Reply = TypeVar("_Reply")
+
+AUTHORIZATION_FAILED = "Authorization failed."
+CLUSTER_DENIED = "Cluster authorization failed."
+
+
+class ControllerHost(Protocol):
+    """The node a service answers for, as the service needs to see it."""
+
+    @property
+    def node_id(self) -> int: ...
+
+    @property
+    def node(self) -> RaftNode:
+        """The Raft node, for DescribeQuorum, which any voter answers."""
+        ...
+
+    @property
+    def access(self) -> AccessControl: ...
+
+    @property
+    def maybe_controller(self) -> QuorumController | None:
+        """The controller, once the node has one (``None`` while it starts)."""
+        ...
+
+    def endpoint_of(self, node_id: int | None) -> str:
+        """Where voter ``node_id`` serves ("" if not known)."""
+        ...
+
+
+def timeout_of(timeout_ms: int) -> int | None:
+    """``timeout_ms <= 0`` asks for the server's default."""
+    return timeout_ms if timeout_ms > 0 else None
+
+
+def call_metadata(context: Any) -> tuple[tuple[str, str | bytes], ...]:
+    """The call's metadata (its bearer token, say) as plain pairs; none without a context."""
+    metadata = context.invocation_metadata() if context is not None else None
+    return tuple((item[0], item[1]) for item in metadata or ())
+
+
+class ServiceBase:
+    """What every controller-backed service does around its handlers."""
+
+    def __init__(self, owner: ControllerHost) -> None:
+        self._owner = owner
+
+    def not_controller(self, leader_id: int | None) -> apb.ResponseHeader:
+        owner = self._owner
+        if leader_id is None:
+            message = "No controller appears to be active."
+        else:
+            message = f"The active controller appears to be node {leader_id}."
+        return convert.header(
+            ErrorCode.NOT_CONTROLLER,
+            message,
+            controller_id=leader_id,
+            controller_endpoint=owner.endpoint_of(leader_id),
+        )
+
+    async def serve(
+        self,
+        context: Any,
+        fail: Callable[[Any], _Reply],
+        body: Callable[[QuorumController, str], Awaitable[_Reply]],
+    ) -> _Reply:
+        """Run ``body(controller, principal)`` on the active controller; every failure becomes
+        ``fail(header)``."""
+        owner = self._owner
+        controller = owner.maybe_controller
+        try:
+            principal = owner.access.principal(call_metadata(context))
+            if controller is None or not controller.is_active:
+                leader = None if controller is None else controller.leader_id
+                if leader == owner.node_id:
+                    leader = None
+                return fail(self.not_controller(leader))
+            return await body(controller, principal)
+        except NotControllerError as error:
+            leader = error.leader_id if error.leader_id != owner.node_id else None
+            return fail(self.not_controller(leader))
+        except KafkaError as error:
+            return fail(convert.header(error.code, error.message))
+        except Exception as error:
+            log.exception("node %d: request failed", owner.node_id)
+            return fail(
+                convert.header(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
+            )
+
+    def allowed(self, principal: str, operation: Operation, kind: ResourceType, name: str) -> bool:
+        return self._owner.access.allowed(principal, operation, kind, name)
+
+    def require_cluster(self, principal: str, operation: Operation) -> None:
+        if not self.allowed(principal, operation, ResourceType.CLUSTER, CLUSTER_NAME):
+            raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED)
