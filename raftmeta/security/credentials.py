@@ -3,15 +3,15 @@
 A server's keystore and truststore, when given as files, are watched: grpc asks
 :class:`ReloadingCertificates` for a new configuration at every TLS handshake (that is what
 ``grpc.dynamic_ssl_server_credentials`` does), and it answers with freshly read files when
-their modification time, size or inode changed since the last look. So a renewed certificate,
-written over the old file (best by rename, as :func:`raftmeta.security.certs.write_private`
-does), serves every new connection while connections already open keep theirs. A renewal that
-cannot be read (a half-written file, a key that does not match) is logged and the current
-certificate stays in use; the next change is tried again. Inline PEM cannot change, so it gives
-plain ``grpc.ssl_server_credentials``.
+their modification or change time, size or inode changed since the last look. So a renewed
+certificate, written over the old file (best by rename, as
+:func:`raftmeta.security.certs.write_private` does), serves every new connection, while the
+connections already open keep theirs. A renewal that cannot be read (a half-written file, a
+key that does not match) is logged and the current certificate stays in use; the next change
+is tried again. Inline PEM cannot change, so it gives plain ``grpc.ssl_server_credentials``.
 
-A client's credentials are fixed for the life of its channel: to use a renewed client
-certificate, build a new channel (the integration plan has the peers' channels do so).
+A client's credentials are fixed for the life of its channel: to present a renewed client
+certificate, the caller builds a new channel.
 
 Whether the server requires a client certificate is fixed when it starts: ``ssl.client.auth``.
 """
@@ -38,7 +38,7 @@ from raftmeta.security.tls import (
 
 log = logging.getLogger(__name__)
 
-_FileStamp = tuple[int, int, int] | None
+_FileStamp = tuple[int, int, int, int] | None
 
 
 class ReloadingCertificates:
@@ -81,6 +81,10 @@ class ReloadingCertificates:
                 configuration = self._configuration()
             except ConfigError as error:
                 log.warning("TLS certificate change not applied, the current one stays: %s", error)
+                return None
+            except Exception:
+                # Called from grpc's handshake: whatever goes wrong, the listener keeps serving.
+                log.exception("TLS certificate change not applied, the current one stays")
                 return None
             self.reloads += 1
         log.info("TLS certificate reloaded from %s", ", ".join(map(str, self._watched)))
@@ -143,4 +147,4 @@ def _file_stamp(path: Path) -> _FileStamp:
         status = os.stat(path)
     except OSError:
         return None
-    return (status.st_mtime_ns, status.st_size, status.st_ino)
+    return (status.st_mtime_ns, status.st_ctime_ns, status.st_size, status.st_ino)

@@ -125,7 +125,9 @@ def _read(source: PemFile) -> bytes:
 def _blocks(data: bytes, where: str, allowed: frozenset[bytes]) -> list[tuple[bytes, bytes]]:
     """The PEM blocks in ``data`` as (label, block); any label outside ``allowed`` is refused,
     so a key pasted into a certificate key (or the reverse) is caught."""
-    found = [(match.group(1), match.group(0)) for match in _BLOCK.finditer(data)]
+    # Each block ends with a line break, so blocks joined again stay apart even where the
+    # settings parser stripped the text's last one.
+    found = [(m.group(1), m.group(0).rstrip(b"\r\n") + b"\n") for m in _BLOCK.finditer(data)]
     if not found:
         raise ConfigError(f"Invalid configuration {where}: holds no PEM block")
     for label, _ in found:
