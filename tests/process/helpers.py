@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from raftmeta.devcluster import DevCluster, NodeProcess, stop_all
+from raftmeta.cli.devcluster import DevCluster, NodeProcess, stop_all
+from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
 from raftmeta.ports import free_port_run
-from raftmeta.quorum_describe import DescribeError, QuorumInfo, describe_quorum
 from raftmeta.server.serve import LOAD_RESOURCE
 
 DEADLINE_S = 20.0

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta.broker import read_status
+from raftmeta.cli.devcluster import DevCluster, stop_all
+from raftmeta.cli.quorum_describe import wait_for_leader
 from raftmeta.controller_channel import ControllerChannel
-from raftmeta.devcluster import DevCluster, stop_all
-from raftmeta.quorum_describe import wait_for_leader
 from raftmeta.rpc import admin_pb2
 from tests.process.helpers import DEADLINE_S, free_base_port
 

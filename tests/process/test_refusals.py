@@ -6,7 +6,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from raftmeta.quorum_describe import QuorumInfo
+from raftmeta.cli.quorum_describe import QuorumInfo
 from raftmeta.storage import MetadataDir
 from tests.process.helpers import Quorum, free_base_port, raftmeta, running, wait_until
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from elections import TopicPartition
 from raftmeta.broker import Broker, BrokerState
-from raftmeta.cli import main
+from raftmeta.cli.main import main
 from raftmeta.controller.types import IsrMember, PartitionIsrChange
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage, PartitionRegistration
