@@ -1,5 +1,5 @@
 """``python -m raftmeta`` runs the command line."""
 
-from raftmeta.cli import main
+from raftmeta.cli.main import main
 
 raise SystemExit(main())

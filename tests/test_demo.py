@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from raftmeta.demo.errors import StepFailed
-from raftmeta.demo.runner import run_live_demo
-from raftmeta.demo.simulated import run_simulated_demo
-from raftmeta.demo.steps import Step, start_quorum
+from raftmeta.cli.demo.errors import StepFailed
+from raftmeta.cli.demo.runner import run_live_demo
+from raftmeta.cli.demo.simulated import run_simulated_demo
+from raftmeta.cli.demo.steps import Step, start_quorum
 from tests.process.helpers import DEADLINE_S
 from tests.support.waiting import wait_until
 
@@ -97,8 +97,8 @@ HOLD_SCRIPT = """
 import sys, time
 from pathlib import Path
 from typing import Any
-from raftmeta.demo.runner import run_live_demo
-from raftmeta.demo.steps import Step, start_quorum
+from raftmeta.cli.demo.runner import run_live_demo
+from raftmeta.cli.demo.steps import Step, start_quorum
 
 def hold(ctx):
     while True:
@@ -195,7 +195,7 @@ def test_ctrl_c_while_the_quorum_starts_stops_every_process(tmp_path: Path) -> N
 
 
 def _missing_parts() -> list[str]:
-    needed = ("raftmeta.commands.broker", "raftmeta.commands.leader_election", "analytics.audit")
+    needed = ("raftmeta.cli.broker", "raftmeta.cli.leader_election", "analytics.audit")
     return [name for name in needed if importlib.util.find_spec(name) is None]
 
 

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from raftmeta.config import ConfigError, RaftmetaConfig
+from raftmeta.config.errors import ConfigError
+from raftmeta.config.node import RaftmetaConfig
 from raftmeta.quorum.settings import (
     DEFAULT_SNAPSHOT_BYTES,
     DEFAULT_SNAPSHOT_INTERVAL_MS,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from raftmeta.config import RaftmetaConfig
+from raftmeta.config.node import RaftmetaConfig
 from raftmeta.raft.config import RaftConfig
 
 DEFAULT_SNAPSHOT_BYTES = 20 * 1024 * 1024

@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from raftmeta.config import parse_properties
+from raftmeta.config.properties import parse_properties
 from raftmeta.storage.errors import MetaPropertiesError
 from raftmeta.storage.fsutil import write_file_atomically
 

@@ -13,8 +13,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from analytics.synthetic import build_image, write_node_directory, write_snapshot
-from raftmeta.cli import main
-from raftmeta.leader_election import parse_partitions_json
+from raftmeta.cli.election_request import parse_partitions_json
+from raftmeta.cli.main import main
 from tests.analytics.helpers import failover_history
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from raftmeta.cli import main
+from raftmeta.cli.main import main
 
 
 def refusal(capsys: pytest.CaptureFixture[str], *args: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from raftmeta.cli import main
+from raftmeta.cli.main import main
 from raftmeta.controller_channel import ControllerChannel
 from tests.admin.brokers import register_unfenced, set_fenced
 from tests.admin.fake_nodes import refusing_endpoint

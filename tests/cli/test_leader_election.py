@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from raftmeta import leader_election as le
-from raftmeta.cli import main
+from raftmeta.cli import client_config, election_report, election_request
+from raftmeta.cli.main import main
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.errors import ErrorCode, KafkaError
 
@@ -136,15 +136,15 @@ def test_help_explains_the_preferred_replica_and_auto_rebalance(
 
 
 def test_election_type_is_read_in_any_case() -> None:
-    assert le.parse_election_type("preferred") is ElectionType.PREFERRED
-    assert le.parse_election_type("Unclean") is ElectionType.UNCLEAN
-    assert le.parse_election_type("PREFERRED") is ElectionType.PREFERRED
+    assert election_request.parse_election_type("preferred") is ElectionType.PREFERRED
+    assert election_request.parse_election_type("Unclean") is ElectionType.UNCLEAN
+    assert election_request.parse_election_type("PREFERRED") is ElectionType.PREFERRED
 
 
 def test_validate_builds_the_request(tmp_path: Path) -> None:
     config = tmp_path / "admin.properties"
     config.write_text("bearer.token=s3cret\nrequest.timeout.ms=500\n")
-    request = le.validate(
+    request = election_request.validate(
         bootstrap_server=" 127.0.0.1:9093,127.0.0.1:9094 ",
         election_type="unclean",
         topic="orders",
@@ -153,13 +153,13 @@ def test_validate_builds_the_request(tmp_path: Path) -> None:
         path_to_json_file=None,
         admin_config=str(config),
     )
-    assert request == le.ElectionRequest(
+    assert request == election_request.ElectionRequest(
         "127.0.0.1:9093,127.0.0.1:9094",
         ElectionType.UNCLEAN,
         (TopicPartition("orders", 3),),
-        le.AdminSettings("s3cret", 500, le.DEFAULT_API_TIMEOUT_MS),
+        client_config.ClientSettings("s3cret", 500, client_config.DEFAULT_API_TIMEOUT_MS),
     )
-    everything = le.validate(
+    everything = election_request.validate(
         bootstrap_server="h:1",
         election_type="PREFERRED",
         topic=None,
@@ -168,7 +168,7 @@ def test_validate_builds_the_request(tmp_path: Path) -> None:
         path_to_json_file=None,
         admin_config=None,
     )
-    assert everything.partitions is None and everything.admin == le.AdminSettings()
+    assert everything.partitions is None and everything.admin == client_config.ClientSettings()
 
 
 # --- the JSON file ---------------------------------------------------------------------------
@@ -187,7 +187,7 @@ def test_json_file_partitions_keep_their_order(tmp_path: Path) -> None:
             }
         )
     )
-    assert le.read_partitions_file(path) == (
+    assert election_request.read_partitions_file(path) == (
         TopicPartition("b", 2),
         TopicPartition("a", 0),
         TopicPartition("b", 0),
@@ -225,13 +225,13 @@ def test_json_file_with_duplicates_is_refused(
     ],
 )
 def test_malformed_json_gets_one_clear_line(text: str, message: str) -> None:
-    with pytest.raises(le.ElectionCommandError) as raised:
-        le.parse_partitions_json(text)
+    with pytest.raises(election_request.ElectionCommandError) as raised:
+        election_request.parse_partitions_json(text)
     assert message in str(raised.value) and "\n" not in str(raised.value)
 
 
 def test_an_empty_partition_list_is_valid() -> None:
-    assert le.parse_partitions_json('{"partitions": []}') == ()
+    assert election_request.parse_partitions_json('{"partitions": []}') == ()
 
 
 def test_missing_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -250,48 +250,6 @@ def test_missing_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
         str(missing),
     )
     assert (status, err) == (1, f"{missing}: no such file\n")
-
-
-# --- --admin.config --------------------------------------------------------------------------
-
-
-def test_unknown_admin_config_keys_are_kept_for_a_warning(tmp_path: Path) -> None:
-    path = tmp_path / "admin.properties"
-    path.write_text("sasl.mechanism=PLAIN\nbearer.token=t\n")
-    settings = le.read_admin_config(path)
-    assert settings.ignored_keys == ("sasl.mechanism",) and settings.bearer_token == "t"
-    assert le.ignored_key_warning("sasl.mechanism") == (
-        "The configuration 'sasl.mechanism' was supplied but isn't a known config."
-    )
-
-
-def test_admin_config_reads_token_and_timeouts() -> None:
-    settings, unknown = le.parse_admin_config(
-        "# client settings\nbearer.token = abc\ndefault.api.timeout.ms=2500\n"
-        "security.protocol=PLAINTEXT\n"
-    )
-    assert settings == le.AdminSettings("abc", le.REQUEST_TIMEOUT_MS, 2500)
-    assert unknown == ["security.protocol"]
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        (
-            "request.timeout.ms=soon",
-            "Invalid value soon for configuration request.timeout.ms: Not a number of type INT",
-        ),
-        (
-            "default.api.timeout.ms=-5",
-            "Invalid value -5 for configuration default.api.timeout.ms: Value must be at least 0",
-        ),
-        ("bearer.token=", "Invalid value for configuration bearer.token: empty"),
-    ],
-)
-def test_bad_admin_config_values(text: str, message: str) -> None:
-    with pytest.raises(le.ElectionCommandError) as raised:
-        le.parse_admin_config(text)
-    assert str(raised.value) == message
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -316,7 +274,7 @@ def test_report_sorts_results_into_kafkas_three_buckets() -> None:
         ),
         tp("u-0"): KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "No such topic as u"),
     }
-    report = le.report(ElectionType.PREFERRED, results)
+    report = election_report.report(ElectionType.PREFERRED, results)
     assert report.lines == (
         "Successfully completed leader election (PREFERRED) for partitions a-10, t-0, t-1",
         "Valid replica already elected for partitions t-2",
@@ -327,16 +285,16 @@ def test_report_sorts_results_into_kafkas_three_buckets() -> None:
         "UNKNOWN_TOPIC_OR_PARTITION: No such topic as u",
     )
     assert report.failed == 2 and report.exit_status == 1
-    assert le.failure_summary(report.failed) == "2 replica(s) could not be elected"
+    assert election_report.failure_summary(report.failed) == "2 replica(s) could not be elected"
 
 
 def test_nothing_to_elect_prints_nothing_and_succeeds() -> None:
-    report = le.report(ElectionType.PREFERRED, {})
+    report = election_report.report(ElectionType.PREFERRED, {})
     assert report.lines == () and report.exit_status == 0
 
 
 def test_only_no_ops_succeed() -> None:
-    report = le.report(
+    report = election_report.report(
         ElectionType.UNCLEAN,
         {tp("t-0"): KafkaError(ErrorCode.ELECTION_NOT_NEEDED, "not needed")},
     )
@@ -345,7 +303,7 @@ def test_only_no_ops_succeed() -> None:
 
 
 def test_unclean_elections_name_their_type() -> None:
-    report = le.report(
+    report = election_report.report(
         ElectionType.UNCLEAN,
         {
             tp("t-0"): None,
@@ -376,7 +334,7 @@ def test_unclean_elections_name_their_type() -> None:
     ],
 )
 def test_request_failures_get_kafkas_fixed_lines(error: BaseException, line: str) -> None:
-    assert le.request_failure_line(error) == line
+    assert election_report.request_failure_line(error) == line
 
 
 def test_a_malformed_bootstrap_server_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

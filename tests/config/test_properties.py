@@ -137,3 +137,22 @@ def test_format_then_parse_round_trips(properties: dict[str, str]) -> None:
 def test_format_escapes_what_java_would_misread() -> None:
     text = format_properties({"a key": " lead=x:y#\n"})
     assert text == "a\\ key=\\ lead\\=x\\:y\\#\\n\n"
+
+
+def test_the_file_format_loads_without_the_key_table() -> None:
+    """``meta.properties`` and the command line's client settings read this format alone."""
+    import subprocess
+    import sys
+
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, raftmeta.config.properties; "
+            "print(sorted(m for m in sys.modules if m.startswith('raftmeta')))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "raftmeta.config.keys" not in loaded and "raftmeta.config.node" not in loaded

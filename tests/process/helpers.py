@@ -14,9 +14,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from raftmeta.devcluster import DevCluster, NodeProcess, stop_all
+from raftmeta.cli.devcluster import DevCluster, NodeProcess, stop_all
+from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
 from raftmeta.ports import free_port_run
-from raftmeta.quorum_describe import DescribeError, QuorumInfo, describe_quorum
 from raftmeta.server.serve import LOAD_RESOURCE
 from tests.support.waiting import wait_until
 

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from raftmeta.broker import read_status
+from raftmeta.cli.devcluster import DevCluster, stop_all
+from raftmeta.cli.quorum_describe import wait_for_leader
 from raftmeta.controller_channel import ControllerChannel
-from raftmeta.devcluster import DevCluster, stop_all
-from raftmeta.quorum_describe import wait_for_leader
 from raftmeta.rpc import admin_pb2
 from tests.process.helpers import DEADLINE_S, SCENARIO_TIMEOUT_S, free_base_port
 from tests.support.scenario import run_with_deadline

@@ -12,10 +12,10 @@ import asyncio
 import signal
 from pathlib import Path
 
+from raftmeta.cli.devcluster import DevCluster
+from raftmeta.cli.quorum_describe import wait_for_leader
 from raftmeta.controller_channel import ControllerChannel
-from raftmeta.devcluster import DevCluster
 from raftmeta.errors import ErrorCode
-from raftmeta.quorum_describe import wait_for_leader
 from raftmeta.rpc import admin_pb2
 from tests.process.helpers import DEADLINE_S, SCENARIO_TIMEOUT_S, free_base_port
 from tests.support.scenario import run_with_deadline

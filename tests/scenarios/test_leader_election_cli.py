@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta.broker import Broker, BrokerState
-from raftmeta.cli import main
+from raftmeta.cli.main import main
 from raftmeta.common.brokers import IsrMember, PartitionIsrChange
 from raftmeta.common.elections import TopicPartition
 from raftmeta.errors import ErrorCode

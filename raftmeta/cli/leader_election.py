@@ -1,8 +1,9 @@
 """``raftmeta leader-election``: ``kafka-leader-election.sh`` against a raftmeta quorum.
 
-The options, messages, output lines and exit statuses are Kafka's (see
-:mod:`raftmeta.leader_election`, which holds the rules); this module only parses the command
-line, asks the AdminClient and prints. Kafka's tool exits 1 for a usage mistake too, and so
+The options, messages, output lines and exit statuses are Kafka's (the rules are in
+:mod:`raftmeta.cli.election_request` and :mod:`raftmeta.cli.election_report`, the settings file
+in :mod:`raftmeta.cli.client_config`); this module only parses the command line, asks the
+AdminClient and prints. Kafka's tool exits 1 for a usage mistake too, and so
 does this command for every check Kafka's tool makes; a command line argparse cannot read at all
 (an unknown option, an option without its value) exits 2 like the rest of ``raftmeta``.
 """
@@ -14,7 +15,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from raftmeta import leader_election as le
+from raftmeta.cli import election_report, election_request
+from raftmeta.cli.client_config import (
+    DEFAULT_API_TIMEOUT_MS,
+    KNOWN_KEYS,
+    REQUEST_TIMEOUT_MS,
+)
+from raftmeta.cli.election_request import ElectionRequest
+from raftmeta.cli.errors import CommandLineError
 from raftmeta.common.elections import TopicPartition
 
 DESCRIPTION = """\
@@ -37,13 +45,13 @@ leader.imbalance.check.interval.seconds, for brokers whose share of partitions l
 above leader.imbalance.per.broker.percentage, once they have been back for
 leader.imbalance.catch.up.ms (KIP-183)."""
 
-EPILOG = """\
+EPILOG = f"""\
 exit status: 0 when every partition was elected or already had a valid leader, 1 otherwise
 (including a bad option, a timeout or a refused authorization).
 
---path-to-json-file format: {"partitions": [{"topic": "foo", "partition": 1}, ...]}
---admin.config keys: bearer.token, request.timeout.ms (default 15000),
-default.api.timeout.ms (default 30000)"""
+--path-to-json-file format: {{"partitions": [{{"topic": "foo", "partition": 1}}, ...]}}
+--admin.config keys: {KNOWN_KEYS[0]}, {KNOWN_KEYS[1]} (default {REQUEST_TIMEOUT_MS}),
+{KNOWN_KEYS[2]} (default {DEFAULT_API_TIMEOUT_MS}); other keys are ignored with a warning"""
 
 
 def register(commands: Any) -> None:
@@ -91,10 +99,8 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from raftmeta.cli import CommandLineError
-
     try:
-        request = le.validate(
+        request = election_request.validate(
             bootstrap_server=args.bootstrap_server,
             election_type=args.election_type,
             topic=args.topic,
@@ -103,27 +109,26 @@ def run(args: argparse.Namespace) -> int:
             path_to_json_file=args.path_to_json_file,
             admin_config=args.admin_config,
         )
-    except le.ElectionCommandError as error:
+    except election_request.ElectionCommandError as error:
         raise CommandLineError(str(error)) from error
-    for key in request.admin.ignored_keys:
-        print(le.ignored_key_warning(key), file=sys.stderr)
+    request.admin.warn_about_ignored_keys()
     try:
         results = elect(request)
-    except le.ElectionCommandError as error:
+    except election_request.ElectionCommandError as error:
         raise CommandLineError(str(error)) from error
     except Exception as error:  # every failure of the request as a whole: one line, exit 1
-        print(le.request_failure_line(error))
+        print(election_report.request_failure_line(error))
         return 1
-    report = le.report(request.election_type, results)
+    report = election_report.report(request.election_type, results)
     for line in report.lines:
         print(line)
     if report.failed:
-        print(le.failure_summary(report.failed), file=sys.stderr)
+        print(election_report.failure_summary(report.failed), file=sys.stderr)
     sys.stdout.flush()
     return report.exit_status
 
 
-def elect(request: le.ElectionRequest) -> Mapping[TopicPartition, BaseException | None]:
+def elect(request: ElectionRequest) -> Mapping[TopicPartition, BaseException | None]:
     """Sends the election through the AdminClient and waits for every partition's answer.
 
     The request carries ``request.timeout.ms`` to the controller; the tool waits at most
@@ -134,16 +139,10 @@ def elect(request: le.ElectionRequest) -> Mapping[TopicPartition, BaseException 
     if request.partitions == ():
         return {}  # Kafka's controller answers an empty list at once, with nothing
     admin = request.admin
-    config: dict[str, object] = {
-        "bootstrap.servers": request.bootstrap_server,
-        "request.timeout.ms": max(1, admin.request_timeout_ms),
-    }
-    if admin.bearer_token is not None:
-        config["bearer.token"] = admin.bearer_token
     try:
-        client = AdminClient(config)
+        client = AdminClient(admin.admin_config(request.bootstrap_server))
     except ValueError as error:
-        raise le.ElectionCommandError(str(error)) from None
+        raise election_request.ElectionCommandError(str(error)) from None
     try:
         result = client.elect_leaders(
             request.election_type,

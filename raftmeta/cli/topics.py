@@ -13,8 +13,8 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from raftmeta.cli import USAGE_ERROR, CommandLineError
-from raftmeta.commands.admin_options import add_connection_options, admin_config, run_admin
+from raftmeta.cli.admin_options import add_connection_options, admin_connection, run_admin
+from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
 
 FAILURE_PREFIX = "Error while executing topic command : "
 
@@ -103,16 +103,16 @@ def run(args: argparse.Namespace) -> int:
     args.parsed_assignment = (
         parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None
     )
-    config = admin_config(args)
+    connection = admin_connection(args)
     if action == "create":
-        return run_admin(config, lambda client: _create(client, args), FAILURE_PREFIX)
+        return run_admin(connection, lambda client: _create(client, args), FAILURE_PREFIX)
     if action == "list":
-        return run_admin(config, _list, FAILURE_PREFIX)
+        return run_admin(connection, _list, FAILURE_PREFIX)
     if action == "describe":
-        return run_admin(config, lambda client: _describe(client, args), FAILURE_PREFIX)
+        return run_admin(connection, lambda client: _describe(client, args), FAILURE_PREFIX)
     if action == "alter":
-        return run_admin(config, lambda client: _alter(client, args), FAILURE_PREFIX)
-    return run_admin(config, lambda client: _delete(client, args), FAILURE_PREFIX)
+        return run_admin(connection, lambda client: _alter(client, args), FAILURE_PREFIX)
+    return run_admin(connection, lambda client: _delete(client, args), FAILURE_PREFIX)
 
 
 def _usage(message: str) -> CommandLineError:

@@ -20,6 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
+
 STATUS_FILE = "broker.status"
 SHUTDOWN_TIMEOUT_S = 30.0
 
@@ -55,8 +57,9 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from raftmeta.broker.discovery import DiscoveryError, parse_servers
-    from raftmeta.cli import USAGE_ERROR, CommandLineError
-    from raftmeta.config import ConfigError, parse_config, parse_override, parse_properties
+    from raftmeta.config.errors import ConfigError
+    from raftmeta.config.node import parse_config, parse_override
+    from raftmeta.config.properties import parse_properties
 
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
@@ -113,8 +116,7 @@ def run(args: argparse.Namespace) -> int:
 async def _run(properties: dict[str, str], bootstrap: str) -> int:
     from raftmeta.broker import Broker, BrokerFailure, BrokerSettings
     from raftmeta.broker.discovery import DiscoveryError, discover
-    from raftmeta.cli import CommandLineError
-    from raftmeta.config import parse_config
+    from raftmeta.config.node import parse_config
     from raftmeta.storage import MetadataDir, StorageError
 
     log = logging.getLogger("raftmeta.broker")

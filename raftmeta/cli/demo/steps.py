@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta import ports
-from raftmeta.demo.audit import AuditOutcome, run_audit
-from raftmeta.demo.display import StepDisplay
-from raftmeta.demo.errors import StepFailed, require_module
-from raftmeta.demo.processes import ProcessBook
-from raftmeta.demo.snapshots import copy_snapshot_after
-from raftmeta.demo.spark import STARTER
-from raftmeta.demo.view import ClusterView, Partitions
-from raftmeta.demo.waiting import wait_for
-from raftmeta.devcluster import BrokerProcess, DevCluster
+from raftmeta.cli.demo.audit import AuditOutcome, run_audit
+from raftmeta.cli.demo.display import StepDisplay
+from raftmeta.cli.demo.errors import StepFailed, require_module
+from raftmeta.cli.demo.processes import ProcessBook
+from raftmeta.cli.demo.snapshots import copy_snapshot_after
+from raftmeta.cli.demo.spark import STARTER
+from raftmeta.cli.demo.view import ClusterView, Partitions
+from raftmeta.cli.demo.waiting import wait_for
+from raftmeta.cli.devcluster import BrokerProcess, DevCluster
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ def free_port_run(count: int) -> int:
 
 
 def start_quorum(ctx: DemoContext) -> str:
-    from raftmeta.quorum_describe import DescribeError, wait_for_leader
+    from raftmeta.cli.quorum_describe import DescribeError, wait_for_leader
 
     cluster = DevCluster(
         ctx.root, free_port_run(3), CLUSTER_OVERRIDES, brokers=BROKERS, racks=RACKS
@@ -171,7 +171,7 @@ def start_quorum(ctx: DemoContext) -> str:
 
 
 def start_brokers(ctx: DemoContext) -> str:
-    require_module("the broker command", "raftmeta.commands.broker")
+    require_module("the broker command", "raftmeta.cli.broker")
     cluster = ctx.require_cluster()
     for broker_id, broker in cluster.brokers.items():
         broker.start()
@@ -279,8 +279,10 @@ def audit_skewed(ctx: DemoContext) -> str:
 
 def run_preferred_election(ctx: DemoContext) -> str:
     """``raftmeta leader-election --election-type PREFERRED --path-to-json-file plan``."""
-    require_module("the leader-election command", "raftmeta.commands.leader_election")
-    from raftmeta.cli import CommandLineError, run
+    require_module("the leader-election command", "raftmeta.cli.leader_election")
+    from raftmeta.cli import leader_election
+    from raftmeta.cli.errors import CommandLineError
+    from raftmeta.cli.parser import build_parser
 
     plan = ctx.audits["skewed"].plan
     ctx.election_log = ctx.root / "leader-election.log"
@@ -297,7 +299,8 @@ def run_preferred_election(ctx: DemoContext) -> str:
     status: int | None
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            status = run(argv)
+            args = build_parser((leader_election,)).parse_args(argv)
+            status = int(args.handler(args))
     except CommandLineError as error:
         output.write(f"{error}\n")
         status = error.status

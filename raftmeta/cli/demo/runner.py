@@ -21,11 +21,11 @@ from typing import Any
 
 from rich.console import Console
 
-from raftmeta.demo.display import StepDisplay, steps_table
-from raftmeta.demo.errors import StepFailed
-from raftmeta.demo.processes import ProcessBook
-from raftmeta.demo.spark import STARTER
-from raftmeta.demo.steps import SPARK_LOG, STEPS, DemoContext, Step, summary, write_json
+from raftmeta.cli.demo.display import StepDisplay, steps_table
+from raftmeta.cli.demo.errors import StepFailed
+from raftmeta.cli.demo.processes import ProcessBook
+from raftmeta.cli.demo.spark import STARTER
+from raftmeta.cli.demo.steps import SPARK_LOG, STEPS, DemoContext, Step, summary, write_json
 
 STATE_FILE = "demo.json"
 LOG_FILE = "demo.log"

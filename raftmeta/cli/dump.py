@@ -1,5 +1,5 @@
-"""Readable dumps of log segments and snapshot files, for ``raftmeta log dump`` and
-``raftmeta snapshot dump``.
+"""``raftmeta log dump`` and ``raftmeta snapshot dump``: readable dumps of log segments and
+snapshot files.
 
 A dump only reads: it never runs recovery, so it shows a torn or corrupt tail (and where it
 starts) instead of cutting it off.
@@ -7,6 +7,7 @@ starts) instead of cutting it off.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import enum
 import json
@@ -15,6 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from raftmeta.cli.errors import CommandLineError
+from raftmeta.cli.parser import add_actions
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.control import decode_control_record
 from raftmeta.records import RecordDecodeError, decode_record
@@ -22,6 +25,37 @@ from raftmeta.storage.codec import scan_batches
 from raftmeta.storage.snapshots import SnapshotReader
 
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
+
+
+def register(commands: Any) -> None:
+    log = commands.add_parser("log", help="inspect log segments")
+    log_dump = add_actions(log, "log_command").add_parser(
+        "dump", help="print every batch and record of a log"
+    )
+    log_dump.add_argument("directory", type=Path, help="metadata.log.dir or its log folder")
+    log_dump.add_argument("--json", action="store_true", help="one JSON object per line")
+    log_dump.set_defaults(handler=run)
+
+    snapshot = commands.add_parser("snapshot", help="inspect snapshot files")
+    snapshot_dump = add_actions(snapshot, "snapshot_command").add_parser(
+        "dump", help="print a snapshot's records"
+    )
+    snapshot_dump.add_argument("file", type=Path, help="a .checkpoint file")
+    snapshot_dump.add_argument("--json", action="store_true", help="one JSON object per line")
+    snapshot_dump.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from raftmeta.storage import StorageError
+
+    try:
+        entries = dump_log(args.directory) if args.command == "log" else dump_snapshot(args.file)
+        render(entries, as_json=args.json, write=print)
+    except OSError as error:
+        raise CommandLineError(f"{error.filename or args.command}: {error.strerror}") from error
+    except StorageError as error:
+        raise CommandLineError(str(error)) from error
+    return 0
 
 
 def _plain(value: Any) -> Any:

@@ -30,12 +30,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from raftmeta.config import format_properties
+from raftmeta.config.properties import format_properties
 from raftmeta.storage.data_dir import MetadataDir
-from raftmeta.storage.errors import StorageError
 from raftmeta.storage.fsutil import fsync_directory
 from raftmeta.storage.meta_properties import generate_id
 
@@ -268,130 +267,3 @@ class DevCluster:
         """Brokers first, while the controllers can still move their leaderships away."""
         stop_all(list(self.brokers.values()), deadline_s)
         stop_all(list(self.nodes.values()), deadline_s)
-
-
-def run_dev(
-    root: Path,
-    base_port: int,
-    *,
-    brokers: int = 0,
-    racks: int = 0,
-    leader_deadline_s: float = 30.0,
-) -> int:
-    """``raftmeta dev``: start the quorum and the brokers, report where everything is, and
-    stop it all (brokers first) on Ctrl-C or SIGTERM."""
-    import threading
-
-    from raftmeta.quorum_describe import DescribeError, wait_for_leader
-
-    cluster = DevCluster(root, base_port, brokers=brokers, racks=racks)
-    try:
-        fresh = cluster.prepare()
-    except (OSError, ValueError, StorageError) as error:
-        print(f"cannot prepare {cluster.root}: {error}", file=sys.stderr)
-        return 1
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: object) -> None:
-        stop.set()
-
-    def give_up() -> bool:
-        return stop.is_set() or bool(cluster.exited())
-
-    previous = {
-        signum: signal.signal(signum, request_stop) for signum in (signal.SIGINT, signal.SIGTERM)
-    }
-    try:
-        cluster.start()
-        for node_id, node in cluster.nodes.items():
-            print(f"node {node_id}: pid {node.pid}, log {node.log_path}", flush=True)
-        try:
-            info = wait_for_leader(
-                cluster.bootstrap_servers, cluster.cluster_id, leader_deadline_s, give_up=give_up
-            )
-        except DescribeError as error:
-            if stop.is_set():
-                return 0
-            return _report_failure(cluster, str(error))
-        state = "new cluster" if fresh else "resumed cluster"
-        print(f"Cluster id: {cluster.cluster_id} ({state})", flush=True)
-        print(f"Bootstrap servers: {cluster.bootstrap_servers}", flush=True)
-        print(f"Leader: node {info.leader_id} (epoch {info.leader_epoch})", flush=True)
-        if cluster.brokers:
-            cluster.start_brokers()
-            for broker_id, broker in cluster.brokers.items():
-                rack = cluster.rack_of(broker_id) or "no rack"
-                print(
-                    f"broker {broker_id}: pid {broker.pid}, {rack}, log {broker.log_path}",
-                    flush=True,
-                )
-            unfenced = wait_for_brokers(
-                cluster.bootstrap_servers, set(cluster.brokers), leader_deadline_s, give_up
-            )
-            if unfenced is None:
-                if stop.is_set():
-                    return 0
-                return _report_failure(cluster, "the brokers did not all register in time")
-            print(f"Brokers: {len(unfenced)} registered and unfenced", flush=True)
-            print(
-                "Create a topic with: raftmeta topics --bootstrap-server "
-                f"{cluster.bootstrap_servers} --create --topic T --partitions 6 "
-                f"--replication-factor {min(3, len(cluster.brokers))}",
-                flush=True,
-            )
-        print(
-            "Describe with: raftmeta quorum describe --bootstrap-server "
-            f"{cluster.bootstrap_servers} --cluster-id {cluster.cluster_id}",
-            flush=True,
-        )
-        print("Press Ctrl-C to stop.", flush=True)
-        # Wakes at once on a signal; the timeout only bounds how late a crashed node is noticed.
-        while not stop.wait(0.5):
-            if cluster.exited():
-                return _report_failure(cluster, "a process exited")
-        print("Stopping...", file=sys.stderr, flush=True)
-        return 0
-    finally:
-        cluster.stop()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
-def wait_for_brokers(
-    bootstrap: str, broker_ids: set[int], deadline_s: float, give_up: Callable[[], bool]
-) -> set[int] | None:
-    """Poll DescribeCluster until every broker in ``broker_ids`` is registered and unfenced;
-    None if ``give_up()`` turns true or the deadline passes first."""
-    import asyncio
-
-    from raftmeta.controller_channel import ControllerChannel
-    from raftmeta.errors import KafkaError
-    from raftmeta.rpc import admin_pb2
-
-    async def poll() -> set[int] | None:
-        give_up_at = time.monotonic() + deadline_s
-        async with ControllerChannel(bootstrap, request_timeout_ms=2000) as channel:
-            while time.monotonic() < give_up_at and not give_up():
-                try:
-                    response = await channel.call(
-                        "Admin/DescribeCluster", admin_pb2.DescribeClusterRequest()
-                    )
-                except KafkaError:
-                    continue
-                unfenced = {b.broker_id for b in response.brokers if not b.fenced}
-                if broker_ids <= unfenced:
-                    return unfenced & broker_ids
-                # Pacing a poll of another process's progress, not synchronisation.
-                await asyncio.sleep(0.1)
-        return None
-
-    return asyncio.run(poll())
-
-
-def _report_failure(cluster: DevCluster, reason: str) -> int:
-    print(f"dev cluster failed: {reason}", file=sys.stderr)
-    for node in cluster.exited():
-        tail = node.log_tail(1)
-        kind = "broker" if isinstance(node, BrokerProcess) else "node"
-        print(f"{kind} {node.node_id} exited with {node.exit_status}: {tail}", file=sys.stderr)
-    return 1

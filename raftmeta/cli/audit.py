@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from raftmeta.cli import USAGE_ERROR, CommandLineError
+from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
 
 DEFAULT_OUT = Path("raftmeta-audit")
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from rich.table import Table
 
-from raftmeta.demo.errors import StepFailed, require_module
-from raftmeta.demo.spark import STARTER
+from raftmeta.cli.demo.errors import StepFailed, require_module
+from raftmeta.cli.demo.spark import STARTER
 
 REPORT_FILE = "report.json"
 PLAN_FILE = "election-plan.json"

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from raftmeta.commands.admin_options import add_connection_options, admin_config, run_admin
+from raftmeta.cli.admin_options import add_connection_options, admin_connection, run_admin
 
 FAILURE_PREFIX = "Error while describing the cluster : "
 
@@ -31,8 +31,8 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = admin_config(args)
-    cluster = run_admin(config, lambda client: client.describe_cluster(), FAILURE_PREFIX)
+    connection = admin_connection(args)
+    cluster = run_admin(connection, lambda client: client.describe_cluster(), FAILURE_PREFIX)
     if args.json:
         print(json.dumps(as_json(cluster), sort_keys=True))
     else:

@@ -1,0 +1,354 @@
+"""The table of every key a node reads: its type, default, check and the README's line for it.
+
+Keys, meanings and defaults are Kafka's wherever Kafka has the key, so that operators moving
+from KRaft keep their files and habits. Each key is declared once, here; parsing, validation,
+the typed :class:`~raftmeta.config.node.RaftmetaConfig` and the README's table are driven from
+this table, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from raftmeta.config.validators import (
+    AtLeast,
+    Between,
+    EachMatches,
+    Matches,
+    NonEmpty,
+    SubsetOf,
+    Validator,
+)
+from raftmeta.config.values import TYPE_SHAPES, ConfigType, parse_value
+
+
+class _Required(enum.Enum):
+    REQUIRED = "required"
+
+
+REQUIRED: Final = _Required.REQUIRED
+"""Marks a key that has no default: the node refuses to start without it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+    """One key: how to read it, what it may hold, and the line the README shows for it.
+
+    ``default`` is written as it would appear in a file and goes through the same parser and
+    validator as a user's value, so a bad default fails the tests rather than a node. ``None``
+    means the key is optional and its typed value is ``None`` when absent.
+    """
+
+    name: str
+    type: ConfigType
+    default: str | _Required | None
+    doc: str
+    validator: Validator | None = None
+    separator: str = ","
+
+    @property
+    def attribute(self) -> str:
+        """The :class:`RaftmetaConfig` field holding this key's typed value."""
+        return self.name.replace(".", "_")
+
+    def parse(self, raw: str) -> object:
+        """Turn the text of a value into its typed form, or raise ``BadValue``."""
+        value = parse_value(self.type, raw, self.separator)
+        if self.validator is not None:
+            self.validator(value)
+        return value
+
+    def valid_values(self) -> str:
+        if self.validator is not None:
+            return self.validator.describe()
+        return TYPE_SHAPES.get(self.type, "")
+
+
+_MIB = 1024 * 1024
+_FAST_FAILOVER = (
+    "Kafka ships election 1000 / fetch 2000 ms, tuned for WAN-ish clusters and GC pauses; "
+    "raftmeta ships 300 / 500 so that a voter killed with kill -9 is replaced in under 1 s "
+    "on loopback. Raise them for slow or distant links."
+)
+
+CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
+    # Identity and roles
+    ConfigKey(
+        "node.id",
+        ConfigType.INT,
+        REQUIRED,
+        "This node's id; unique in the cluster and, for a controller, its entry in "
+        "controller.quorum.voters.",
+        AtLeast(0),
+    ),
+    ConfigKey(
+        "process.roles",
+        ConfigType.LIST,
+        "controller",
+        "What this node runs: controller (a quorum voter), broker (an observer that follows "
+        "the log), or both.",
+        SubsetOf(("broker", "controller")),
+    ),
+    ConfigKey(
+        "controller.quorum.voters",
+        ConfigType.VOTERS,
+        REQUIRED,
+        "The static Raft quorum as id@host:port pairs; every node must list the same voters.",
+    ),
+    ConfigKey(
+        "listeners",
+        ConfigType.LISTENERS,
+        "",
+        "Addresses to serve on as NAME://host:port; an empty host means every interface. "
+        "Without a CONTROLLER listener a controller serves on its controller.quorum.voters entry.",
+    ),
+    ConfigKey(
+        "metadata.log.dir",
+        ConfigType.STRING,
+        REQUIRED,
+        "Directory holding the metadata log, snapshots, quorum-state and meta.properties; "
+        "prepare it with raftmeta format.",
+        NonEmpty(),
+    ),
+    ConfigKey(
+        "cluster.id",
+        ConfigType.STRING,
+        None,
+        "If set, must equal the cluster id in meta.properties; guards against pointing a node "
+        "at another cluster's directory.",
+        Matches(r"[A-Za-z0-9_-]{1,64}", "1 to 64 letters, digits, '-' or '_'"),
+    ),
+    # Raft
+    ConfigKey(
+        "controller.quorum.election.timeout.ms",
+        ConfigType.INT,
+        "300",
+        "T for the randomized election timeout [T, 2T) of a candidate waiting for votes. "
+        + _FAST_FAILOVER,
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "controller.quorum.fetch.timeout.ms",
+        ConfigType.INT,
+        "500",
+        "A voter that has not fetched from the leader for this long starts an election; a "
+        "leader not fetched from by a majority for 1.5 times this long resigns. " + _FAST_FAILOVER,
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "controller.quorum.election.backoff.max.ms",
+        ConfigType.INT,
+        "300",
+        "Cap of the exponential backoff after a lost election. " + _FAST_FAILOVER,
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "controller.quorum.append.linger.ms",
+        ConfigType.INT,
+        "1",
+        "How long the leader gathers appends into one batch and one fsync. Kafka ships 25; "
+        "1 keeps commit latency low while still batching concurrent requests.",
+        AtLeast(0),
+    ),
+    ConfigKey(
+        "controller.quorum.request.timeout.ms",
+        ConfigType.INT,
+        "2000",
+        "How long a Raft request (Vote, BeginQuorumEpoch, ...) may go unanswered before it "
+        "is sent again. Same as Kafka.",
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "controller.quorum.retry.backoff.ms",
+        ConfigType.INT,
+        "20",
+        "Pause before retrying a failed Raft request to the same peer.",
+        AtLeast(0),
+    ),
+    # Log and snapshots
+    ConfigKey(
+        "metadata.log.max.record.bytes.between.snapshots",
+        ConfigType.LONG,
+        str(20 * _MIB),
+        "Take a snapshot once this many bytes of records were committed since the last one.",
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "metadata.log.max.snapshot.interval.ms",
+        ConfigType.LONG,
+        str(60 * 60 * 1000),
+        "Take a snapshot at least this often when anything was committed; 0 turns the time "
+        "trigger off.",
+        AtLeast(0),
+    ),
+    ConfigKey(
+        "metadata.log.segment.bytes",
+        ConfigType.INT,
+        str(1024 * _MIB),
+        "Size at which the metadata log rolls to a new segment file.",
+        AtLeast(1024),
+    ),
+    ConfigKey(
+        "metadata.max.retention.bytes",
+        ConfigType.LONG,
+        str(100 * _MIB),
+        "Delete log segments older than the latest snapshot once the log exceeds this size; "
+        "-1 keeps them all.",
+        AtLeast(-1),
+    ),
+    ConfigKey(
+        "metadata.max.idle.interval.ms",
+        ConfigType.INT,
+        "500",
+        "An idle active controller appends a NoOpRecord this often, so followers and brokers "
+        "can tell a quiet leader from a dead one; 0 turns it off.",
+        AtLeast(0),
+    ),
+    # Brokers
+    ConfigKey(
+        "broker.heartbeat.interval.ms",
+        ConfigType.INT,
+        "2000",
+        "How often a broker heartbeats to the active controller; must be below "
+        "broker.session.timeout.ms.",
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "broker.session.timeout.ms",
+        ConfigType.INT,
+        "9000",
+        "A broker whose last heartbeat is older than this is fenced and loses its leaderships.",
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "broker.rack",
+        ConfigType.STRING,
+        None,
+        "The rack (or availability zone) of this broker; replica placement spreads each "
+        "partition's replicas across racks.",
+    ),
+    # Leader balance and elections
+    ConfigKey(
+        "auto.leader.rebalance.enable",
+        ConfigType.BOOLEAN,
+        "true",
+        "Periodically move leadership back to each partition's preferred replica.",
+    ),
+    ConfigKey(
+        "leader.imbalance.per.broker.percentage",
+        ConfigType.INT,
+        "10",
+        "Rebalance a broker's partitions only when more than this percentage of those it "
+        "prefers to lead are led elsewhere. Kafka's KRaft controller ignores it; raftmeta "
+        "honours it.",
+        Between(0, 100),
+    ),
+    ConfigKey(
+        "leader.imbalance.check.interval.seconds",
+        ConfigType.LONG,
+        "300",
+        "How often the automatic leader rebalance runs.",
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "leader.imbalance.catch.up.ms",
+        ConfigType.LONG,
+        "10000",
+        "A replica must have been back in the ISR this long before automatic rebalance makes "
+        "it leader again, so a recovering broker is not handed traffic while still catching "
+        "up; 0 elects it at once, as Kafka does.",
+        AtLeast(0),
+    ),
+    ConfigKey(
+        "unclean.leader.election.interval.ms",
+        ConfigType.LONG,
+        str(5 * 60 * 1000),
+        "How often leaderless partitions of topics allowing unclean election are given a "
+        "leader from outside the ISR.",
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "unclean.leader.election.enable",
+        ConfigType.BOOLEAN,
+        "false",
+        "Cluster default for electing a leader outside the ISR when none in it is alive; may "
+        "lose committed data. Topics can override it.",
+    ),
+    # Topic defaults
+    ConfigKey(
+        "num.partitions",
+        ConfigType.INT,
+        "1",
+        "Partition count of a topic created without one.",
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "default.replication.factor",
+        ConfigType.INT,
+        "1",
+        "Replication factor of a topic created without one.",
+        Between(1, 32767),
+    ),
+    ConfigKey(
+        "min.insync.replicas",
+        ConfigType.INT,
+        "1",
+        "Cluster default for the smallest ISR that still accepts acks=all writes.",
+        AtLeast(1),
+    ),
+    # Plug-ins and security
+    ConfigKey(
+        "replica.placer.class.name",
+        ConfigType.CLASS,
+        "placement.striped.StripedReplicaPlacer",
+        "ReplicaPlacer that chooses replicas for new partitions; it reads its own "
+        "replica.placer.* keys.",
+    ),
+    ConfigKey(
+        "authorizer.class.name",
+        ConfigType.CLASS,
+        None,
+        "Authorizer checked on every Admin and BrokerLifecycle request: "
+        "raftmeta.auth.AclAuthorizer (rules in raftmeta.acls) or any class with "
+        "authorize(principal, operation, resource_type, resource_name). Empty: every request "
+        "is allowed, as in Kafka.",
+    ),
+    ConfigKey(
+        "super.users",
+        ConfigType.LIST,
+        "",
+        "Principals the authorizer always allows, separated by semicolons as in Kafka: "
+        "User:alice;User:bob.",
+        EachMatches(r"[A-Za-z]+:.+", "a principal Type:name"),
+        separator=";",
+    ),
+    ConfigKey(
+        "raftmeta.acls",
+        ConfigType.LIST,
+        "",
+        "Allow rules of the built-in raftmeta.auth.AclAuthorizer, comma-separated, each "
+        "PrincipalType:name:Operation:ResourceType:resource-name with Kafka's operation and "
+        "resource names (User:alice:Alter:Cluster:kafka-cluster); * matches any name.",
+    ),
+    ConfigKey(
+        "raftmeta.auth.tokens.file",
+        ConfigType.STRING,
+        None,
+        "File of token=PrincipalType:name lines: a caller sending 'authorization: Bearer "
+        "<token>' is that principal, one with no token is User:ANONYMOUS, and an unknown token "
+        "fails with SASL_AUTHENTICATION_FAILED. Unset: tokens are not checked.",
+    ),
+    # Operations
+    ConfigKey(
+        "metrics.port",
+        ConfigType.INT,
+        "-1",
+        "Port of the HTTP metrics endpoint; -1 serves none, 0 takes any free port.",
+        Between(-1, 65535),
+    ),
+)
+
+KEYS_BY_NAME: Final[Mapping[str, ConfigKey]] = {key.name: key for key in CONFIG_KEYS}
