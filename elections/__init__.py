@@ -19,6 +19,9 @@ The election type arrives parsed (:class:`raftmeta.common.elections.ElectionType
 service refuses an unknown one before the controller sees it. The one top-level request error
 left here (too many records, when Kafka's limit is asked for) is raised as
 :class:`raftmeta.errors.KafkaError`; per-partition errors are values.
+
+May import ``raftmeta.common``, ``raftmeta.records``, ``raftmeta.image`` and
+``raftmeta.errors``; the controller is its only caller.
 """
 
 from elections.elect import (

@@ -12,6 +12,9 @@ Built-in placers, every one seedable with ``replica.placer.random.seed``:
 * :class:`CordonedBrokerPlacer`: no new replicas on brokers being decommissioned.
 * :class:`EmptiestBrokerPlacer`: new replicas to the emptiest brokers, such as new ones.
 * :class:`CapacityAwarePlacer`: no new replicas on brokers near a replica capacity.
+
+May import ``raftmeta.common``, ``raftmeta.records``, ``raftmeta.image`` and
+``raftmeta.errors``; the controller is its only caller, and a user's placer is loaded by name.
 """
 
 from placement.api import (

@@ -5,6 +5,9 @@ cluster and elect leaders, against whichever node is the active controller.
 like confluent-kafka's AdminClient: a config dict (``bootstrap.servers``,
 ``request.timeout.ms``, ``bearer.token``), methods that return one future per item, and failed
 futures that raise :class:`KafkaException` carrying Kafka's code, its name and a message.
+
+A client: may import ``raftmeta.common``, ``raftmeta.errors``, ``raftmeta.records``, the
+generated stubs and ``controller_channel``; never the controller, policy or server.
 """
 
 from raftmeta.admin.clients import (

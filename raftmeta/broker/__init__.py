@@ -2,6 +2,10 @@
 session with the active controller (register, heartbeat, controlled shutdown, AlterPartition).
 
 ``from raftmeta.broker import Broker, BrokerSettings`` is the public face.
+
+A client: may import the quorum runtime (it runs an observer node), ``raftmeta.common``,
+records, the image, storage and ``controller_channel``; never the controller, policy or
+server.
 """
 
 from raftmeta.broker.broker import Broker, BrokerFailure, BrokerState, ControllerCaller

@@ -2,6 +2,9 @@
 
 ``MetadataDir`` is the entry point for a node; the pieces below it are usable on their own
 (the codec on the wire, ``SnapshotReader`` from analytics, ``FileLog`` in tests).
+
+May import the consensus core's value types (``raftmeta.raft``) and the ``.properties``
+format (``raftmeta.config.properties``); never networking, the runtime or anything above.
 """
 
 from raftmeta.storage.codec import (
