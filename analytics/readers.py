@@ -29,7 +29,6 @@ import contextlib
 import dataclasses
 import gc
 import os
-import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -61,16 +60,13 @@ from raftmeta.records import (
     decode_record,
     uuid_to_str,
 )
-from raftmeta.storage.codec import BATCH_HEADER_SIZE, BatchScanner
+from raftmeta.storage.codec import BATCH_HEADER_SIZE, BatchScanner, decode_batch_header
 from raftmeta.storage.errors import StorageError
 from raftmeta.storage.snapshots import FOOTER_SIZE, SnapshotReader
 
 DEFAULT_MAX_SPLIT_BYTES = 4 << 20
 ROWS_PER_ARROW_BATCH = 65536
 
-# Offsets inside a batch header (see raftmeta.storage.codec): base offset, record count, flags
-# and payload length. Planning walks headers only, seeking over the payloads.
-_HEADER_FIELDS = struct.Struct(">BIqiiqbi")
 _CONTROL_FLAG = 0x01
 _RECOVERY_NAMES = {state.value: state.name for state in LeaderRecoveryState}
 _INT_LIST = pa.list_(pa.int32())
@@ -122,13 +118,15 @@ def _walk_batches(path: str, start: int, end: int) -> list[_BatchEntry]:
             header = file.read(BATCH_HEADER_SIZE)
             if len(header) < BATCH_HEADER_SIZE:
                 break
-            _version, _crc, base, _epoch, count, _time, flags, length = _HEADER_FIELDS.unpack(
-                header
-            )
-            batch_end = position + BATCH_HEADER_SIZE + length
-            if length < 0 or count < 1 or batch_end > end:
+            fields = decode_batch_header(header)
+            batch_end = position + fields.size
+            if fields.payload_length < 0 or fields.record_count < 1 or batch_end > end:
                 break
-            entries.append(_BatchEntry(position, batch_end, base, count, bool(flags & 1)))
+            entries.append(
+                _BatchEntry(
+                    position, batch_end, fields.base_offset, fields.record_count, fields.is_control
+                )
+            )
             position = batch_end
     return entries
 

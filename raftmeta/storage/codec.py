@@ -90,6 +90,31 @@ class DecodeResult:
         return self.stop.position
 
 
+@dataclass(frozen=True, slots=True)
+class BatchHeader:
+    """A batch's header without its payload or CRC check: what a reader that plans work by
+    seeking over payloads (the analytics data source) needs, read with the one layout."""
+
+    base_offset: int
+    epoch: int
+    record_count: int
+    is_control: bool
+    payload_length: int
+
+    @property
+    def size(self) -> int:
+        """Bytes of the whole batch, header included."""
+        return BATCH_HEADER_SIZE + self.payload_length
+
+
+def decode_batch_header(header: bytes) -> BatchHeader:
+    """The fields of the ``BATCH_HEADER_SIZE`` bytes at the start of a batch. Nothing is
+    checked: a caller that trusts the result must still bound it (the payload length may be
+    torn or corrupt) or decode the batch properly."""
+    _version, _crc, base, epoch, count, _time, flags, length = _HEADER.unpack_from(header)
+    return BatchHeader(base, epoch, count, bool(flags & CONTROL_FLAG), length)
+
+
 def encoded_size(batch: Batch) -> int:
     return BATCH_HEADER_SIZE + len(batch.payload)
 

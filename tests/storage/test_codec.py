@@ -13,6 +13,7 @@ from raftmeta.storage.codec import (
     BatchScanner,
     StopReason,
     decode_batch,
+    decode_batch_header,
     decode_batches,
     encode_batch,
     encode_batches,
@@ -174,3 +175,15 @@ def test_any_single_bit_flip_stops_at_the_batch_it_hit(
     assert list(result.batches) == batches[:hit]
     assert result.valid_length == start
     assert not result.stop.clean
+
+
+def test_batch_header_reads_the_fields_the_encoder_wrote() -> None:
+    """The analytics planner seeks over payloads with this; it must agree with the layout."""
+    batch = make_batch(41, 7, [b"a", b"bc"], timestamp_ms=5, is_control=True)
+    encoded = encode_batch(batch)
+    header = decode_batch_header(encoded[:BATCH_HEADER_SIZE])
+    assert header.base_offset == 41
+    assert header.epoch == 7
+    assert header.record_count == 2
+    assert header.is_control
+    assert header.size == len(encoded)
