@@ -155,10 +155,12 @@ class RaftService(pb_grpc.RaftServicer):
 
 def _range_problem(sender: int, request: Request) -> str | None:
     """Why ``request`` from ``sender`` carries a value no node may act on, or None."""
+    problem = message_problem(request)
+    if problem is not None:
+        return problem.reason
     if not node_id_in_range(sender):
         return f"sender {sender} is not a node id (0..{MAX_NODE_ID})"
-    problem = message_problem(request)
-    return None if problem is None else problem.reason
+    return None
 
 
 async def _abort(context: Any, code: grpc.StatusCode, reason: str) -> NoReturn:
