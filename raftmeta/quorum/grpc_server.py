@@ -13,6 +13,7 @@ the test harness, the benchmark nodes) does before ``RaftNode.start``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,9 +21,15 @@ import grpc
 
 from raftmeta.quorum.node import RaftNode
 from raftmeta.quorum.peers import SERVER_OPTIONS
-from raftmeta.quorum.raft_service import RaftService
+from raftmeta.quorum.raft_service import RaftService, add_raft_service
 from raftmeta.quorum.transport import RaftEndpoint
-from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+
+log = logging.getLogger(__name__)
+
+PLAINTEXT_WARNING = (
+    "node %d: the Raft listener on %s:%d is plaintext and unauthenticated: any host that can "
+    "reach this port can speak for a voter, so it must not be reachable by untrusted hosts"
+)
 
 Register = Callable[[Any], None]
 """Adds one more service to the ``grpc.aio`` server it is given, before the server starts."""
@@ -46,13 +53,15 @@ class RaftServer:
             raise RuntimeError("the server is already running")
         # No SO_REUSEPORT: a second node on the same port must fail to start, not share it.
         server = grpc.aio.server(options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)))
-        pb_grpc.add_RaftServicer_to_server(RaftService(self._endpoint), server)
+        add_raft_service(RaftService(self._endpoint), server)
         for register in self._services:
             register(server)
         bound = int(server.add_insecure_port(f"{host}:{port}"))
         await server.start()
         self._server = server
         self.port = bound
+        # Today the Raft listener is always plaintext (issue 12, item 2): say so once per start.
+        log.warning(PLAINTEXT_WARNING, self._endpoint.node_id, host, bound)
         return bound
 
     async def stop(self) -> None:

@@ -25,6 +25,7 @@ from typing import Protocol
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum.disk import NodeDisk
+from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.quorum.transport import Connect, RaftChannel
 from raftmeta.raft.batch import Batch, SnapshotId
@@ -140,6 +141,7 @@ class RaftNode:
         """A snapshot the worker finished, for the driver to hand to the core between Readys."""
         self.failure: BaseException | None = None
         """Why the driver stopped on its own, if it did; the node is unusable after it."""
+        self._refusals = RefusalLog(log, self.node_id)
 
     # ------------------------------------------------------------------------ life cycle
 
@@ -400,6 +402,7 @@ class RaftNode:
     async def _execute(self, core: RaftCore, ready: Ready) -> None:
         disk = self._disk
         assert disk is not None
+        self._log_rejected(ready)
         self._send(ready.messages)
         if ready.needs_persist():
             await asyncio.to_thread(disk.persist, ready)
@@ -417,6 +420,15 @@ class RaftNode:
         core.advance(ready, monotonic_ms())
         self._app.state_changed()
         self._maybe_snapshot(core, disk)
+
+    def _log_rejected(self, ready: Ready) -> None:
+        """One line per peer message the core refused, within each sender's budget."""
+        for rejected in ready.rejected:
+            self._refusals.refused(
+                rejected.sender,
+                type(rejected.message).__name__,
+                f"{rejected.error.name}: {rejected.reason}",
+            )
 
     def _maybe_snapshot(self, core: RaftCore, disk: NodeDisk) -> None:
         """Start a snapshot when the application wants one and none is being written.

@@ -110,7 +110,20 @@ class Peers:
         if stub is None:
             log.warning("node %d: no address for node %d", self.local_id, destination)
             return None
-        message = wire.request_to_pb(request, self.cluster_id, self.local_id)
+        try:
+            message = wire.request_to_pb(request, self.cluster_id, self.local_id)
+        except (ValueError, TypeError) as error:
+            # A value that does not fit its wire field (an epoch past int32, say). The core
+            # refuses such values before it persists them, so this is a bug; drop the request
+            # rather than let the call task die, and let the core's timers go on.
+            log.error(
+                "node %d: cannot encode %s to node %d: %s",
+                self.local_id,
+                type(request).__name__,
+                destination,
+                error,
+            )
+            return None
         timeout_ms = self.request_timeout_ms
         # Election messages wait for a reconnecting channel rather than failing at once: a
         # lost EndQuorumEpoch or vote costs a whole timeout. Fetches are resent by the core.
