@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import enum
+import errno
 import json
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -45,16 +46,28 @@ def register(commands: Any) -> None:
     snapshot_dump.set_defaults(handler=run)
 
 
+class DamagedLog(Exception):
+    """A segment that stops before its end: the dump shows what came before, then fails."""
+
+
 def run(args: argparse.Namespace) -> int:
     from raftmeta.storage import StorageError
 
+    damage: list[str] = []
     try:
-        entries = dump_log(args.directory) if args.command == "log" else dump_snapshot(args.file)
+        if args.command == "log":
+            entries = dump_log(args.directory, damage)
+        else:
+            entries = dump_snapshot(args.file)
         render(entries, as_json=args.json, write=print)
     except OSError as error:
-        raise CommandLineError(f"{error.filename or args.command}: {error.strerror}") from error
+        where = error.filename or args.command
+        raise CommandLineError(f"{where}: {error.strerror or error}") from error
     except StorageError as error:
         raise CommandLineError(str(error)) from error
+    if damage:
+        more = f" (and {len(damage) - 1} more damaged segments)" if len(damage) > 1 else ""
+        raise CommandLineError(f"{damage[0]}{more}")
     return 0
 
 
@@ -100,15 +113,21 @@ def describe_batch(batch: Batch) -> dict[str, Any]:
 
 
 def segment_files(directory: Path) -> list[Path]:
-    """The segments of a log directory, or of a node's metadata directory."""
+    """The segments of a log directory, or of a node's metadata directory; an empty or missing
+    one is an error, since a dump of nothing would look like an empty log."""
     if (directory / METADATA_PARTITION_DIR).is_dir():
         directory = directory / METADATA_PARTITION_DIR
     if not directory.is_dir():
-        raise FileNotFoundError(f"{directory} is not a directory")
-    return sorted(directory.glob("*.log"))
+        raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(directory))
+    segments = sorted(directory.glob("*.log"))
+    if not segments:
+        raise FileNotFoundError(errno.ENOENT, "no log segments (*.log) here", str(directory))
+    return segments
 
 
-def dump_log(directory: Path) -> Iterator[dict[str, Any]]:
+def dump_log(directory: Path, damage: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Every batch of every segment. Where a segment stops before its end (a torn or corrupt
+    tail), the stop is shown in the dump and described in ``damage`` (file and byte)."""
     for segment in segment_files(directory):
         data = segment.read_bytes()
         result = scan_batches(data)
@@ -117,6 +136,8 @@ def dump_log(directory: Path) -> Iterator[dict[str, Any]]:
             yield describe_batch(batch)
         if not result.stop.clean:
             yield {"segment": segment.name, "stopped": result.stop.describe()}
+            if damage is not None:
+                damage.append(f"{segment}: the log stops early, {result.stop.describe()}")
 
 
 def dump_snapshot(path: Path) -> Iterator[dict[str, Any]]:

@@ -185,6 +185,8 @@ class RaftNode:
         directory = await asyncio.to_thread(
             MetadataDir.open, settings.data_dir, settings.node_id, settings.cluster_id
         )
+        for repair in directory.startup.repairs():
+            log.warning("node %d repaired its metadata directory: %s", settings.node_id, repair)
         self._disk = NodeDisk(directory)
         self._cluster_id = directory.cluster_id
 

@@ -81,6 +81,26 @@ class StartupReport:
     log_reset_to: int | None = None
     log_reset_reason: str = ""
 
+    def repairs(self) -> list[str]:
+        """One line per thing start-up cut, deleted or reset, naming file, offset and bytes:
+        what an operator needs to notice a disk going bad. Empty when nothing was repaired;
+        segments deleted only because the log start passed them are housekeeping, not repairs."""
+        lines: list[str] = []
+        recovery = self.log_recovery
+        if not recovery.clean:
+            where = f" in {recovery.truncated_segment}" if recovery.truncated_segment else ""
+            lines.append(recovery.describe() + where)
+        if recovery.segments_deleted:
+            deleted = ", ".join(recovery.segments_deleted)
+            lines.append(f"log segments deleted after the damage: {deleted}")
+        if self.removed_files:
+            lines.append(
+                f"leftovers of interrupted writes removed: {', '.join(self.removed_files)}"
+            )
+        if self.log_reset_to is not None:
+            lines.append(f"log reset to offset {self.log_reset_to}: {self.log_reset_reason}")
+        return lines
+
 
 def _order(snapshot_id: SnapshotId) -> tuple[int, int]:
     return (snapshot_id.end_offset, snapshot_id.epoch)

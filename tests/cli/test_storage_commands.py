@@ -56,6 +56,8 @@ def test_bad_input_gives_one_line_and_a_nonzero_exit(tmp_path: Path) -> None:
         (("log", "dump"), 2),
         (("snapshot", "dump", str(tmp_path / "missing.checkpoint")), 1),
         (("log", "dump", str(tmp_path / "nowhere")), 1),
+        (("log", "dump", "/dev/null"), 1),
+        (("log", "dump", str(tmp_path)), 1),
     ]
     bad_config = tmp_path / "bad.properties"
     bad_config.write_text("node.id=abc\n")
@@ -78,7 +80,11 @@ def test_log_dump_shows_batches_records_and_a_torn_tail(tmp_path: Path) -> None:
     with segment.open("ab") as file:
         file.write(b"\x01\x02\x03")
     result = raftmeta("log", "dump", str(tmp_path), "--json")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, "a damaged log is not a clean dump"
+    assert result.stderr.count("\n") == 1
+    assert segment.name in result.stderr and "torn" in result.stderr
+    position = segment.stat().st_size - 3
+    assert f"byte {position}" in result.stderr
     entries = [json.loads(line) for line in result.stdout.splitlines()]
     batches = [e for e in entries if "records" in e]
     assert [b["base_offset"] for b in batches] == [0, 1]
