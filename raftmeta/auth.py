@@ -3,8 +3,15 @@
 As in Kafka, authorization is off unless ``authorizer.class.name`` names an authorizer: with
 none configured every request is allowed. An authorizer is any class with
 ``authorize(principal, operation, resource_type, resource_name) -> bool``, built with no
-arguments and, if it has one, given the node's settings through ``configure(mapping)``.
-The built-in :class:`AclAuthorizer` reads allow rules from ``raftmeta.acls``.
+arguments and, if it has one, given the node's settings through ``configure(mapping)`` and
+the node's committed metadata image through ``attach_image(source)``.
+
+The built-in :class:`StandardAuthorizer` (Kafka's KRaft authorizer) decides from the ACLs in
+the metadata log, so every controller enforces the same rules: CreateAcls, DescribeAcls and
+DeleteAcls change them, and a node's own configuration holds only ``super.users``, the
+bootstrap principals allowed everything (the ones who create the first ACLs). The older
+:class:`AclAuthorizer` reads per-node allow rules from ``raftmeta.acls``; it is kept for
+existing configurations and warns that its rules are per node.
 
 Principals are Kafka-shaped strings (``User:alice``). A caller names itself with call metadata
 ``authorization: Bearer <token>``; the tokens file (``raftmeta.auth.tokens.file``, lines of
@@ -20,16 +27,19 @@ resource named ``kafka-cluster``), CreateTopics CREATE on CLUSTER or on the TOPI
 from __future__ import annotations
 
 import enum
+import hmac
 import importlib
 import inspect
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from raftmeta.config import ConfigError, RaftmetaConfig
 from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.image import MetadataImage
+from raftmeta.records import AclOperation, AclPermissionType, AclResourceType
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +141,10 @@ class Acl:
 
 class AclAuthorizer:
     """Allows exactly what the ``raftmeta.acls`` rules (comma-separated :class:`Acl` texts)
-    allow; everything else is denied, as Kafka does once an authorizer is on."""
+    allow; everything else is denied, as Kafka does once an authorizer is on.
+
+    Its rules live in one node's configuration, so two controllers can enforce different
+    rules: :class:`StandardAuthorizer` reads ACLs from the metadata log instead."""
 
     def __init__(self, acls: Iterable[Acl] = ()) -> None:
         self.acls: tuple[Acl, ...] = tuple(acls)
@@ -139,6 +152,13 @@ class AclAuthorizer:
     def configure(self, config: Mapping[str, str]) -> None:
         raw = config.get(ACLS_KEY, "")
         self.acls = tuple(Acl.parse(item) for item in raw.split(",") if item.strip())
+        if self.acls:
+            log.warning(
+                "%s holds per-node rules that other controllers may not share; use "
+                "authorizer.class.name=raftmeta.auth.StandardAuthorizer with CreateAcls, "
+                "keeping only super.users in the node's configuration",
+                ACLS_KEY,
+            )
 
     def authorize(
         self, principal: str, operation: str, resource_type: str, resource_name: str
@@ -146,6 +166,109 @@ class AclAuthorizer:
         return any(
             acl.allows(principal, operation, resource_type, resource_name) for acl in self.acls
         )
+
+
+ALLOW_EVERYONE_KEY = "allow.everyone.if.no.acl.found"
+
+_ACL_OPERATION: Mapping[str, int] = {
+    Operation.ALL: AclOperation.ALL,
+    Operation.READ: AclOperation.READ,
+    Operation.WRITE: AclOperation.WRITE,
+    Operation.CREATE: AclOperation.CREATE,
+    Operation.DELETE: AclOperation.DELETE,
+    Operation.ALTER: AclOperation.ALTER,
+    Operation.DESCRIBE: AclOperation.DESCRIBE,
+    Operation.CLUSTER_ACTION: AclOperation.CLUSTER_ACTION,
+    Operation.DESCRIBE_CONFIGS: AclOperation.DESCRIBE_CONFIGS,
+    Operation.ALTER_CONFIGS: AclOperation.ALTER_CONFIGS,
+}
+_ACL_RESOURCE_TYPE: Mapping[str, int] = {
+    ResourceType.CLUSTER: AclResourceType.CLUSTER,
+    ResourceType.TOPIC: AclResourceType.TOPIC,
+}
+# An ALLOW for one of these operations also allows DESCRIBE (or DESCRIBE_CONFIGS), as in
+# Kafka; a DENY applies to its own operation (and ALL) only.
+_ALLOWED_BY: Mapping[int, frozenset[int]] = {
+    AclOperation.DESCRIBE: frozenset(
+        {AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER}
+    ),
+    AclOperation.DESCRIBE_CONFIGS: frozenset({AclOperation.ALTER_CONFIGS}),
+}
+_WILDCARD_HOST = "*"
+
+
+class StandardAuthorizer:
+    """Kafka's KRaft ``StandardAuthorizer``: decides from the ACLs in the metadata image.
+
+    For a principal, an operation and a resource it takes every ACL that applies to the
+    resource (LITERAL on its name or on ``*``, PREFIXED on a prefix of its name) whose
+    principal is the caller's or ``User:*`` and whose host is ``*`` or the caller's. Any such
+    DENY for the operation (or ALL) refuses; otherwise an ALLOW for the operation, for ALL, or
+    for one that implies it (READ, WRITE, DELETE, ALTER imply DESCRIBE; ALTER_CONFIGS implies
+    DESCRIBE_CONFIGS) allows. With no ACL on the resource at all, ``allow.everyone.if.no.acl.
+    found`` decides (false by default). Until a node hands it its image every request is
+    refused. A caller whose host is not known is matched only by host ``*`` ALLOWs, while
+    DENYs for any host apply to it.
+    """
+
+    def __init__(self, image_source: Callable[[], MetadataImage] | None = None) -> None:
+        self._image_source = image_source
+        self.allow_everyone_if_no_acl_found = False
+
+    def configure(self, config: Mapping[str, str]) -> None:
+        raw = str(config.get(ALLOW_EVERYONE_KEY, "false")).strip().lower()
+        if raw not in ("true", "false"):
+            raise ConfigError(
+                f"Invalid value '{raw}' for configuration {ALLOW_EVERYONE_KEY}: "
+                "expected true or false"
+            )
+        self.allow_everyone_if_no_acl_found = raw == "true"
+
+    def attach_image(self, image_source: Callable[[], MetadataImage]) -> None:
+        """Decide from the image ``image_source`` returns at each call (the node's committed
+        image, which every controller replays from the same log)."""
+        self._image_source = image_source
+
+    def authorize(
+        self,
+        principal: str,
+        operation: str,
+        resource_type: str,
+        resource_name: str,
+        host: str | None = None,
+    ) -> bool:
+        if self._image_source is None:
+            return False
+        acl_operation = _ACL_OPERATION.get(operation)
+        kind = _ACL_RESOURCE_TYPE.get(resource_type)
+        if acl_operation is None or kind is None:
+            return False
+        principal_type = principal.partition(":")[0]
+        wildcard_principal = f"{principal_type}:*"
+        implied_by = _ALLOWED_BY.get(acl_operation, frozenset())
+        any_acl = False
+        allowed = False
+        for acl in self._image_source().acls.applicable(kind, resource_name):
+            any_acl = True
+            if acl.principal != principal and acl.principal != wildcard_principal:
+                continue
+            if acl.permission_type == AclPermissionType.DENY:
+                if acl.host != _WILDCARD_HOST and host is not None and acl.host != host:
+                    continue
+                if acl.operation in (acl_operation, AclOperation.ALL):
+                    return False
+                continue
+            if acl.host != _WILDCARD_HOST and acl.host != host:
+                continue
+            if (
+                acl.operation == acl_operation
+                or acl.operation == AclOperation.ALL
+                or acl.operation in implied_by
+            ):
+                allowed = True
+        if not any_acl:
+            return self.allow_everyone_if_no_acl_found
+        return allowed
 
 
 def load_authorizer(dotted_path: str, config: Mapping[str, str]) -> Authorizer:
@@ -209,6 +332,17 @@ def read_tokens(path: str) -> dict[str, str]:
     return tokens
 
 
+def _lookup_token(tokens: Mapping[str, str], presented: str) -> str | None:
+    """The principal of ``presented``, comparing it with every known token in constant time,
+    so the time taken says nothing about how much of a token an attacker guessed right."""
+    wanted = presented.encode()
+    found: str | None = None
+    for token, principal in tokens.items():
+        if hmac.compare_digest(token.encode(), wanted):
+            found = principal
+    return found
+
+
 class AccessControl:
     """Authentication (token → principal) and authorization for one node's services."""
 
@@ -222,6 +356,12 @@ class AccessControl:
         self.super_users = frozenset(user.strip() for user in super_users if user.strip())
         self.tokens = dict(tokens) if tokens is not None else None
         """``None``: no tokens file, so tokens are not checked and every caller is anonymous."""
+
+    def attach_image(self, image_source: Callable[[], MetadataImage]) -> None:
+        """Hand the node's committed image to an authorizer that decides from it."""
+        attach = getattr(self.authorizer, "attach_image", None)
+        if callable(attach):
+            attach(image_source)
 
     @classmethod
     def from_config(cls, config: RaftmetaConfig) -> AccessControl:
@@ -247,7 +387,7 @@ class AccessControl:
                 ErrorCode.SASL_AUTHENTICATION_FAILED,
                 "Authentication failed: expected 'authorization: Bearer <token>'",
             )
-        principal = self.tokens.get(token.strip())
+        principal = _lookup_token(self.tokens, token.strip())
         if principal is None:
             raise KafkaError(
                 ErrorCode.SASL_AUTHENTICATION_FAILED, "Authentication failed: unknown token"

@@ -30,6 +30,11 @@ from raftmeta.records import (
     LEADER_RECOVERY_UNCHANGED,
     LEADER_UNCHANGED,
     NO_LEADER,
+    AccessControlEntryRecord,
+    AclOperation,
+    AclPatternType,
+    AclPermissionType,
+    AclResourceType,
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
@@ -43,6 +48,7 @@ from raftmeta.records import (
     PartitionRecord,
     Record,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicId,
     TopicRecord,
@@ -59,6 +65,20 @@ PartitionKey: TypeAlias = tuple[TopicId, int]
 
 ConfigResource: TypeAlias = tuple[int, str]
 """(:class:`ConfigResourceType` id, resource name)."""
+
+AclResourceKey: TypeAlias = tuple[int, int, str]
+"""(:class:`AclResourceType` id, :class:`AclPatternType` id, resource name) of an ACL."""
+
+AclBindingKey: TypeAlias = tuple[int, str, int, str, str, int, int]
+"""An ACL's fields without its id: two ACLs with equal keys grant or deny the same thing."""
+
+WILDCARD_RESOURCE = "*"
+"""A LITERAL resource name matching every resource of its type, as in Kafka."""
+
+_ACL_RESOURCE_TYPES = frozenset(int(kind) for kind in AclResourceType if kind > AclResourceType.ANY)
+_ACL_PATTERN_TYPES = frozenset((int(AclPatternType.LITERAL), int(AclPatternType.PREFIXED)))
+_ACL_OPERATIONS = frozenset(int(op) for op in AclOperation if op > AclOperation.ANY)
+_ACL_PERMISSIONS = frozenset((int(AclPermissionType.DENY), int(AclPermissionType.ALLOW)))
 
 _EMPTY_KEYS: frozenset[PartitionKey] = frozenset()
 _FULL_RECOVERY_STATES = (0, 1)
@@ -290,6 +310,119 @@ class TopicImage:
         )
 
 
+def acl_binding_key(acl: AccessControlEntryRecord) -> AclBindingKey:
+    return (
+        acl.resource_type,
+        acl.resource_name,
+        acl.pattern_type,
+        acl.principal,
+        acl.host,
+        acl.operation,
+        acl.permission_type,
+    )
+
+
+def acl_problem(acl: AccessControlEntryRecord) -> str | None:
+    """Why ``acl`` cannot be an ACL (a filter-only or unknown enum value, an empty name), or
+    ``None``. Replay refuses such a record; the controller never writes one."""
+    if acl.resource_type not in _ACL_RESOURCE_TYPES:
+        return f"Invalid resourceType {acl.resource_type}"
+    if acl.pattern_type not in _ACL_PATTERN_TYPES:
+        return f"Invalid patternType {acl.pattern_type}"
+    if acl.operation not in _ACL_OPERATIONS:
+        return f"Invalid operation {acl.operation}"
+    if acl.permission_type not in _ACL_PERMISSIONS:
+        return f"Invalid permissionType {acl.permission_type}"
+    if not acl.resource_name:
+        return "Resource name should not be empty"
+    return None
+
+
+class AclIndex:
+    """The ACLs of an image, by id and by resource pattern.
+
+    The authorizer asks, for one resource, every ACL that could apply: the LITERAL ACLs on its
+    name and on ``*``, and the PREFIXED ACLs on each prefix of its name. Each is a dict lookup,
+    so a check costs the length of the name, never a scan of every ACL.
+    """
+
+    __slots__ = ("_by_id", "_by_key", "_by_resource")
+
+    def __init__(self) -> None:
+        self._by_id: dict[Uuid, AccessControlEntryRecord] = {}
+        self._by_key: dict[AclBindingKey, Uuid] = {}
+        self._by_resource: dict[AclResourceKey, dict[Uuid, AccessControlEntryRecord]] = {}
+
+    def copy(self) -> AclIndex:
+        other = AclIndex()
+        other._by_id = dict(self._by_id)
+        other._by_key = dict(self._by_key)
+        other._by_resource = {key: dict(acls) for key, acls in self._by_resource.items()}
+        return other
+
+    def add(self, acl: AccessControlEntryRecord) -> None:
+        problem = acl_problem(acl)
+        if problem is not None:
+            raise ReplayError(f"AccessControlEntryRecord {uuid_to_str(acl.acl_id)}: {problem}")
+        if acl.acl_id in self._by_id:
+            raise ReplayError(f"an ACL with id {uuid_to_str(acl.acl_id)} already exists")
+        key = acl_binding_key(acl)
+        if key in self._by_key:
+            raise ReplayError(
+                f"ACL {uuid_to_str(acl.acl_id)} repeats ACL {uuid_to_str(self._by_key[key])}"
+            )
+        self._by_id[acl.acl_id] = acl
+        self._by_key[key] = acl.acl_id
+        resource = (acl.resource_type, acl.pattern_type, acl.resource_name)
+        self._by_resource.setdefault(resource, {})[acl.acl_id] = acl
+
+    def remove(self, acl_id: Uuid) -> None:
+        acl = self._by_id.pop(acl_id, None)
+        if acl is None:
+            raise ReplayError(f"no ACL with id {uuid_to_str(acl_id)}")
+        del self._by_key[acl_binding_key(acl)]
+        resource = (acl.resource_type, acl.pattern_type, acl.resource_name)
+        same = self._by_resource[resource]
+        del same[acl_id]
+        if not same:
+            del self._by_resource[resource]
+
+    @property
+    def by_id(self) -> Mapping[Uuid, AccessControlEntryRecord]:
+        return MappingProxyType(self._by_id)
+
+    def find(self, acl: AccessControlEntryRecord) -> Uuid | None:
+        """The id of an ACL equal to ``acl`` but for its id, if there is one."""
+        return self._by_key.get(acl_binding_key(acl))
+
+    def applicable(self, resource_type: int, name: str) -> Iterator[AccessControlEntryRecord]:
+        """Every ACL whose resource pattern matches resource ``name`` of ``resource_type``."""
+        by_resource = self._by_resource
+        if not by_resource:
+            return
+        literal = int(AclPatternType.LITERAL)
+        names = (name,) if name == WILDCARD_RESOURCE else (name, WILDCARD_RESOURCE)
+        for literal_name in names:
+            found = by_resource.get((resource_type, literal, literal_name))
+            if found:
+                yield from found.values()
+        prefixed = int(AclPatternType.PREFIXED)
+        for end in range(1, len(name) + 1):
+            found = by_resource.get((resource_type, prefixed, name[:end]))
+            if found:
+                yield from found.values()
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AclIndex):
+            return NotImplemented
+        return self._by_id == other._by_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass(frozen=True, slots=True)
 class _Content:
     """The parts of an image its records are made from (the indexes are derived from them)."""
@@ -299,6 +432,7 @@ class _Content:
     topics: Mapping[TopicId, TopicImage]
     topic_ids_by_name: Mapping[str, TopicId]
     configs: Mapping[ConfigResource, Mapping[str, str]]
+    acls: Mapping[Uuid, AccessControlEntryRecord]
 
     def records(self) -> Iterator[Record]:
         features, brokers, configs = self.features, self.brokers, self.configs
@@ -322,6 +456,9 @@ class _Content:
             if resource_type == topic_resource and resource_name in topic_ids_by_name:
                 continue
             yield from _config_records(resource_type, resource_name, configs[resource])
+        acls = self.acls
+        for acl_id in sorted(acls):
+            yield acls[acl_id]
 
 
 class MetadataImage:
@@ -336,6 +473,7 @@ class MetadataImage:
         self._names_by_collision_key: dict[str, set[str]] = {}
         """Topic names by :func:`topic_collision_key`, so CreateTopics checks in one lookup."""
         self._configs: dict[ConfigResource, dict[str, str]] = {}
+        self._acls = AclIndex()
         self._partition_count = 0
         # Indexes, derived from the partitions and kept in step on every replay. Empty sets and
         # zero counts are dropped, so two images with equal state hold equal indexes.
@@ -369,6 +507,7 @@ class MetadataImage:
             key: set(names) for key, names in self._names_by_collision_key.items()
         }
         other._configs = {resource: dict(entries) for resource, entries in self._configs.items()}
+        other._acls = self._acls.copy()
         other._partition_count = self._partition_count
         # The ISR index is most of the image's size (3M keys at 1M partitions, 0.27 s to copy):
         # both images share its sets until either changes one.
@@ -571,6 +710,12 @@ class MetadataImage:
             else:
                 configs[record.name] = record.value
 
+    def _replay_acl(self, record: AccessControlEntryRecord) -> None:
+        self._acls.add(record)
+
+    def _replay_remove_acl(self, record: RemoveAccessControlEntryRecord) -> None:
+        self._acls.remove(record.acl_id)
+
     def _replay_feature_level(self, record: FeatureLevelRecord) -> None:
         if record.feature_level == 0:
             self._features.pop(record.name, None)
@@ -733,6 +878,11 @@ class MetadataImage:
     def config_resources(self) -> Set[ConfigResource]:
         return self._configs.keys()
 
+    @property
+    def acls(self) -> AclIndex:
+        """The ACLs, indexed for the authorizer. Read it; only replay changes it."""
+        return self._acls
+
     # The sets below are live: copy one before applying more records while iterating it.
 
     def partitions_with_isr_member(self, broker_id: int) -> Set[PartitionKey]:
@@ -789,6 +939,7 @@ class MetadataImage:
             {topic_id: topic.copy() for topic_id, topic in self._topics.items()},
             dict(self._topic_ids_by_name),
             {resource: dict(entries) for resource, entries in self._configs.items()},
+            dict(self._acls._by_id),
         )
         return lambda: encode_each(frozen.records())
 
@@ -796,10 +947,15 @@ class MetadataImage:
         """The image as records, in a canonical order so equal images write equal snapshots.
 
         Order: feature levels, brokers, then per topic (by name) its TopicRecord, its configs
-        and its partitions (by id), then every other config.
+        and its partitions (by id), then every other config, then the ACLs by id.
         """
         return _Content(
-            self._features, self._brokers, self._topics, self._topic_ids_by_name, self._configs
+            self._features,
+            self._brokers,
+            self._topics,
+            self._topic_ids_by_name,
+            self._configs,
+            self._acls._by_id,
         ).records()
 
     def digest(self) -> str:
@@ -823,6 +979,7 @@ class MetadataImage:
             and self._brokers == other._brokers
             and self._topic_ids_by_name == other._topic_ids_by_name
             and self._configs == other._configs
+            and self._acls == other._acls
             and self._topics == other._topics
         )
 
@@ -852,6 +1009,8 @@ _REPLAY_BY_TYPE: dict[type[Any], Callable[[MetadataImage, Any], None]] = {
     RemoveTopicRecord: MetadataImage._replay_remove_topic,
     ConfigRecord: MetadataImage._replay_config,
     FeatureLevelRecord: MetadataImage._replay_feature_level,
+    AccessControlEntryRecord: MetadataImage._replay_acl,
+    RemoveAccessControlEntryRecord: MetadataImage._replay_remove_acl,
     NoOpRecord: _ignore,
 }
 

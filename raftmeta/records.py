@@ -91,6 +91,59 @@ class SecurityProtocol(enum.IntEnum):
     SASL_SSL = 3
 
 
+class AclResourceType(enum.IntEnum):
+    """Kafka's ``ResourceType`` ids as ACLs use them; UNKNOWN and ANY only in filters."""
+
+    UNKNOWN = 0
+    ANY = 1
+    TOPIC = 2
+    GROUP = 3
+    CLUSTER = 4
+    TRANSACTIONAL_ID = 5
+    DELEGATION_TOKEN = 6
+    USER = 7
+
+
+class AclPatternType(enum.IntEnum):
+    """Kafka's ``PatternType`` ids: an ACL is LITERAL or PREFIXED; ANY and MATCH are filters."""
+
+    UNKNOWN = 0
+    ANY = 1
+    MATCH = 2
+    LITERAL = 3
+    PREFIXED = 4
+
+
+class AclOperation(enum.IntEnum):
+    """Kafka's ``AclOperation`` ids; UNKNOWN and ANY only in filters."""
+
+    UNKNOWN = 0
+    ANY = 1
+    ALL = 2
+    READ = 3
+    WRITE = 4
+    CREATE = 5
+    DELETE = 6
+    ALTER = 7
+    DESCRIBE = 8
+    CLUSTER_ACTION = 9
+    DESCRIBE_CONFIGS = 10
+    ALTER_CONFIGS = 11
+    IDEMPOTENT_WRITE = 12
+    CREATE_TOKENS = 13
+    DESCRIBE_TOKENS = 14
+    TWO_PHASE_COMMIT = 15
+
+
+class AclPermissionType(enum.IntEnum):
+    """Kafka's ``AclPermissionType`` ids; UNKNOWN and ANY only in filters."""
+
+    UNKNOWN = 0
+    ANY = 1
+    DENY = 2
+    ALLOW = 3
+
+
 class RecordType(enum.IntEnum):
     """KRaft api keys of the metadata records raftmeta writes."""
 
@@ -103,6 +156,8 @@ class RecordType(enum.IntEnum):
     REMOVE_TOPIC = 9
     FEATURE_LEVEL = 12
     BROKER_REGISTRATION_CHANGE = 17
+    ACCESS_CONTROL_ENTRY = 18
+    REMOVE_ACCESS_CONTROL_ENTRY = 19
     NO_OP = 20
 
 
@@ -272,6 +327,40 @@ class FeatureLevelRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class AccessControlEntryRecord:
+    """One ACL, as Kafka's record of the same name: who may (or may not) do what, on what.
+
+    The enum fields hold Kafka's ids (:class:`AclResourceType`, :class:`AclPatternType`,
+    :class:`AclOperation`, :class:`AclPermissionType`); replay refuses the filter-only values.
+    """
+
+    record_type: ClassVar[RecordType] = RecordType.ACCESS_CONTROL_ENTRY
+    version: ClassVar[int] = 0
+
+    acl_id: Uuid
+    resource_type: int
+    resource_name: str
+    """``*`` with LITERAL matches every resource of the type."""
+    pattern_type: int
+    principal: str
+    """``Type:name``; ``User:*`` matches every user."""
+    host: str
+    """``*`` for any host."""
+    operation: int
+    permission_type: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveAccessControlEntryRecord:
+    """Deletes the ACL with ``acl_id``; replay refuses an id it does not hold."""
+
+    record_type: ClassVar[RecordType] = RecordType.REMOVE_ACCESS_CONTROL_ENTRY
+    version: ClassVar[int] = 0
+
+    acl_id: Uuid
+
+
+@dataclass(frozen=True, slots=True)
 class NoOpRecord:
     """Written by an idle controller so the high watermark and staleness checks keep moving."""
 
@@ -289,6 +378,8 @@ Record: TypeAlias = (
     | RemoveTopicRecord
     | ConfigRecord
     | FeatureLevelRecord
+    | AccessControlEntryRecord
+    | RemoveAccessControlEntryRecord
     | NoOpRecord
 )
 
@@ -302,6 +393,8 @@ RECORD_CLASSES: tuple[type[Record], ...] = (
     RemoveTopicRecord,
     ConfigRecord,
     FeatureLevelRecord,
+    AccessControlEntryRecord,
+    RemoveAccessControlEntryRecord,
     NoOpRecord,
 )
 

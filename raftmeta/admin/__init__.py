@@ -1,5 +1,5 @@
 """The admin API: create, describe and delete topics, read and change configs, describe the
-cluster and elect leaders, against whichever node is the active controller.
+cluster, elect leaders and manage ACLs, against whichever node is the active controller.
 
 ``AdminClient`` (threads, ``concurrent.futures``) and ``AsyncAdminClient`` (asyncio) are shaped
 like confluent-kafka's AdminClient: a config dict (``bootstrap.servers``,
@@ -34,11 +34,19 @@ from raftmeta.admin.types import (
     ResourceType,
     TopicDescription,
 )
+from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.errors import ErrorCode
+from raftmeta.records import AclOperation, AclPatternType, AclPermissionType, AclResourceType
 
 __all__ = [
     "CONFIG_KEYS",
+    "AclBinding",
+    "AclBindingFilter",
+    "AclOperation",
+    "AclPatternType",
+    "AclPermissionType",
+    "AclResourceType",
     "AdminClient",
     "AdminSettings",
     "AlterConfigOp",

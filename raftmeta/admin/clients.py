@@ -33,6 +33,7 @@ from raftmeta.admin.types import (
     NewTopic,
     TopicDescription,
 )
+from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.controller_channel import (
     DEFAULT_REQUEST_TIMEOUT_MS,
@@ -296,6 +297,30 @@ class _Operations(Generic[F]):
 
         return self._submit([_ONE], elect)[_ONE]
 
+    def _create_acls(
+        self, acls: Sequence[AclBinding], request_timeout: float | None
+    ) -> dict[Any, Any]:
+        bindings = _unique(_checked(acls, AclBinding, "AclBinding"), "AclBinding")
+        timeout = _timeout_ms(request_timeout)
+        return self._submit(bindings, lambda r: r.create_acls(bindings, timeout))
+
+    def _describe_acls(self, acl_filter: AclBindingFilter, request_timeout: float | None) -> Any:
+        if not isinstance(acl_filter, AclBindingFilter):
+            raise ValueError(f"expected an AclBindingFilter, got {type(acl_filter).__name__}")
+        timeout = _timeout_ms(request_timeout)
+
+        async def describe(r: AdminRequests) -> Mapping[str, Any]:
+            return {_ONE: await r.describe_acls(acl_filter, timeout)}
+
+        return self._submit([_ONE], describe)[_ONE]
+
+    def _delete_acls(
+        self, filters: Sequence[AclBindingFilter], request_timeout: float | None
+    ) -> dict[Any, Any]:
+        listed = _unique(_checked(filters, AclBindingFilter, "AclBindingFilter"), "filter")
+        timeout = _timeout_ms(request_timeout)
+        return self._submit(listed, lambda r: r.delete_acls(listed, timeout))
+
 
 # --- the asyncio client -----------------------------------------------------------------------
 
@@ -451,6 +476,31 @@ class AsyncAdminClient(_Operations[asyncio.Future[Any]]):
         return AsyncElectLeadersResult(
             self._elect_leaders(election_type, partitions, request_timeout)
         )
+
+    def create_acls(
+        self, acls: Sequence[AclBinding], *, request_timeout: float | None = None
+    ) -> dict[AclBinding, asyncio.Future[None]]:
+        """One future per ACL, resolved with None once it is committed (an ACL that already
+        exists succeeds too)."""
+        return self._create_acls(acls, request_timeout)
+
+    def describe_acls(
+        self, acl_binding_filter: AclBindingFilter, *, request_timeout: float | None = None
+    ) -> asyncio.Future[list[AclBinding]]:
+        """One future of the ACLs the filter matches."""
+        future: asyncio.Future[list[AclBinding]] = self._describe_acls(
+            acl_binding_filter, request_timeout
+        )
+        return future
+
+    def delete_acls(
+        self,
+        acl_binding_filters: Sequence[AclBindingFilter],
+        *,
+        request_timeout: float | None = None,
+    ) -> dict[AclBindingFilter, asyncio.Future[list[AclBinding]]]:
+        """One future per filter, resolved with the ACLs it removed once the removal commits."""
+        return self._delete_acls(acl_binding_filters, request_timeout)
 
     def elect_preferred_leaders(
         self,
@@ -667,6 +717,31 @@ class AdminClient(_Operations[concurrent.futures.Future[Any]]):
         """Elect leaders (KIP-460); ``partitions=None`` means every partition, and then only
         partitions where an election happened or failed are reported."""
         return ElectLeadersResult(self._elect_leaders(election_type, partitions, request_timeout))
+
+    def create_acls(
+        self, acls: Sequence[AclBinding], *, request_timeout: float | None = None
+    ) -> dict[AclBinding, concurrent.futures.Future[None]]:
+        """One future per ACL, resolved with None once it is committed (an ACL that already
+        exists succeeds too)."""
+        return self._create_acls(acls, request_timeout)
+
+    def describe_acls(
+        self, acl_binding_filter: AclBindingFilter, *, request_timeout: float | None = None
+    ) -> concurrent.futures.Future[list[AclBinding]]:
+        """One future of the ACLs the filter matches."""
+        future: concurrent.futures.Future[list[AclBinding]] = self._describe_acls(
+            acl_binding_filter, request_timeout
+        )
+        return future
+
+    def delete_acls(
+        self,
+        acl_binding_filters: Sequence[AclBindingFilter],
+        *,
+        request_timeout: float | None = None,
+    ) -> dict[AclBindingFilter, concurrent.futures.Future[list[AclBinding]]]:
+        """One future per filter, resolved with the ACLs it removed once the removal commits."""
+        return self._delete_acls(acl_binding_filters, request_timeout)
 
     def elect_preferred_leaders(
         self,

@@ -23,6 +23,7 @@ from raftmeta.admin.types import (
     PartitionDescription,
     TopicDescription,
 )
+from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.configs import ConfigSource
 from raftmeta.common.elections import TopicPartition
 from raftmeta.controller_channel import ControllerChannel
@@ -62,11 +63,87 @@ def _timeout_ms(channel: ControllerChannel, timeout_ms: int | None) -> int:
     return channel.request_timeout_ms if timeout_ms is None else timeout_ms
 
 
+def _acl_to_pb(binding: AclBinding) -> pb.AclBinding:
+    return pb.AclBinding(
+        resource_type=int(binding.resource_type),
+        resource_name=binding.resource_name,
+        pattern_type=int(binding.pattern_type),
+        principal=binding.principal,
+        host=binding.host,
+        operation=int(binding.operation),
+        permission_type=int(binding.permission_type),
+    )
+
+
+def _acl_from_pb(message: Any) -> AclBinding:
+    return AclBinding(
+        message.resource_type,
+        message.resource_name,
+        message.pattern_type,
+        message.principal,
+        message.host,
+        message.operation,
+        message.permission_type,
+    )
+
+
+def _acl_filter_to_pb(acl_filter: AclBindingFilter) -> pb.AclBindingFilter:
+    return pb.AclBindingFilter(
+        resource_type=int(acl_filter.resource_type),
+        resource_name=acl_filter.resource_name,
+        pattern_type=int(acl_filter.pattern_type),
+        principal=acl_filter.principal,
+        host=acl_filter.host,
+        operation=int(acl_filter.operation),
+        permission_type=int(acl_filter.permission_type),
+    )
+
+
 class AdminRequests:
     """Admin operations over one :class:`ControllerChannel` (and so one event loop)."""
 
     def __init__(self, channel: ControllerChannel) -> None:
         self.channel = channel
+
+    async def create_acls(
+        self, bindings: Sequence[AclBinding], timeout_ms: int | None
+    ) -> Outcomes[AclBinding, None]:
+        budget = _timeout_ms(self.channel, timeout_ms)
+        request = pb.CreateAclsRequest(
+            creations=[_acl_to_pb(binding) for binding in bindings], timeout_ms=budget
+        )
+        response = await self._call("Admin/CreateAcls", request, budget)
+        outcomes: Outcomes[AclBinding, None] = {}
+        for binding, result in zip(bindings, response.results, strict=False):
+            outcomes[binding] = _item_error(result.error_code, result.error_message)
+        _fill_missing(outcomes, bindings, "ACL")
+        return outcomes
+
+    async def describe_acls(
+        self, acl_filter: AclBindingFilter, timeout_ms: int | None
+    ) -> list[AclBinding]:
+        request = pb.DescribeAclsRequest(filter=_acl_filter_to_pb(acl_filter))
+        response = await self._call("Admin/DescribeAcls", request, timeout_ms)
+        return [_acl_from_pb(acl) for acl in response.acls]
+
+    async def delete_acls(
+        self, filters: Sequence[AclBindingFilter], timeout_ms: int | None
+    ) -> Outcomes[AclBindingFilter, list[AclBinding]]:
+        budget = _timeout_ms(self.channel, timeout_ms)
+        request = pb.DeleteAclsRequest(
+            filters=[_acl_filter_to_pb(item) for item in filters], timeout_ms=budget
+        )
+        response = await self._call("Admin/DeleteAcls", request, budget)
+        outcomes: Outcomes[AclBindingFilter, list[AclBinding]] = {}
+        for acl_filter, result in zip(filters, response.filter_results, strict=False):
+            error = _item_error(result.error_code, result.error_message)
+            outcomes[acl_filter] = (
+                error
+                if error is not None
+                else [_acl_from_pb(match.acl) for match in result.matching_acls]
+            )
+        _fill_missing(outcomes, filters, "ACL filter")
+        return outcomes
 
     async def _call(self, method: str, request: Any, timeout_ms: int | None) -> Any:
         try:

@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
+import raftmeta.controller.acls as acl_control
 import raftmeta.controller.brokers as lifecycle
 from elections import (
     EXCESSIVE_BATCH_MESSAGE,
@@ -57,6 +58,7 @@ from elections import (
     unclean_elections_for_leaderless,
 )
 from placement import ReplicaPlacer, StripedReplicaPlacer
+from raftmeta.common.acls import AclBinding, AclBindingFilter, AclDeleteResult
 from raftmeta.common.brokers import (
     AlterPartitionRequest,
     AlterPartitionResult,
@@ -1002,6 +1004,40 @@ class QuorumController:
             )
         return ControllerResult(
             () if validate_only else tuple(records), AlterConfigsResult(resource)
+        )
+
+    # --- ACLs (controller/acls.py) ------------------------------------------------------
+
+    async def create_acls(
+        self, bindings: Sequence[AclBinding], *, timeout_ms: int | None = None
+    ) -> list[ItemError]:
+        """CreateAcls: one outcome per binding, once the new ACLs commit."""
+        return await self._submit_each(
+            "createAcls",
+            lambda: acl_control.create_acls(self._latest, list(bindings)),
+            timeout_ms=timeout_ms,
+        )
+
+    async def delete_acls(
+        self, filters: Sequence[AclBindingFilter], *, timeout_ms: int | None = None
+    ) -> list[AclDeleteResult]:
+        """DeleteAcls: per filter, the ACLs it removed, once the removals commit."""
+        return await self._submit(
+            "deleteAcls",
+            lambda: acl_control.delete_acls(self._latest, list(filters)),
+            timeout_ms=timeout_ms,
+        )
+
+    async def describe_acls(
+        self, acl_filter: AclBindingFilter, *, timeout_ms: int | None = None
+    ) -> tuple[AclBinding, ...]:
+        """DescribeAcls from the committed image (any controller answers)."""
+        return await self._submit(
+            "describeAcls",
+            lambda: ControllerResult((), acl_control.describe_acls(self._committed, acl_filter)),
+            timeout_ms=timeout_ms,
+            needs_leadership=False,
+            wait_for_commit=False,
         )
 
     # --- brokers ------------------------------------------------------------------------

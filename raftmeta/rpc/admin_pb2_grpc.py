@@ -80,6 +80,21 @@ class AdminStub:
                 request_serializer=raftmeta_dot_rpc_dot_admin__pb2.ElectLeadersRequest.SerializeToString,
                 response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.ElectLeadersResponse.FromString,
                 _registered_method=True)
+        self.CreateAcls = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/CreateAcls',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.CreateAclsRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.CreateAclsResponse.FromString,
+                _registered_method=True)
+        self.DescribeAcls = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/DescribeAcls',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeAclsRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeAclsResponse.FromString,
+                _registered_method=True)
+        self.DeleteAcls = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/DeleteAcls',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -145,6 +160,27 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateAcls(self, request, context):
+        """ACLs, kept as AccessControlEntryRecords in the metadata log so every controller enforces
+        the same rules. Create and Delete need ALTER on the cluster, Describe DESCRIBE; with no
+        authorizer configured each answers SECURITY_DISABLED (54), as Kafka does.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeAcls(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteAcls(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -192,6 +228,21 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.ElectLeaders,
                     request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.ElectLeadersRequest.FromString,
                     response_serializer=raftmeta_dot_rpc_dot_admin__pb2.ElectLeadersResponse.SerializeToString,
+            ),
+            'CreateAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateAcls,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.CreateAclsRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.CreateAclsResponse.SerializeToString,
+            ),
+            'DescribeAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeAcls,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeAclsRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeAclsResponse.SerializeToString,
+            ),
+            'DeleteAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteAcls,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -437,6 +488,87 @@ class Admin:
             '/raftmeta.admin.v1.Admin/ElectLeaders',
             raftmeta_dot_rpc_dot_admin__pb2.ElectLeadersRequest.SerializeToString,
             raftmeta_dot_rpc_dot_admin__pb2.ElectLeadersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/CreateAcls',
+            raftmeta_dot_rpc_dot_admin__pb2.CreateAclsRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.CreateAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/DescribeAcls',
+            raftmeta_dot_rpc_dot_admin__pb2.DescribeAclsRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.DescribeAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/DeleteAcls',
+            raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -45,6 +45,13 @@ class AdminStub:
     IncrementalAlterConfigs: _UnaryUnary[admin_pb2.IncrementalAlterConfigsRequest, admin_pb2.IncrementalAlterConfigsResponse]
     ElectLeaders: _UnaryUnary[admin_pb2.ElectLeadersRequest, admin_pb2.ElectLeadersResponse]
     """ElectLeaders v2 (KIP-460): answered per partition once the election records commit."""
+    CreateAcls: _UnaryUnary[admin_pb2.CreateAclsRequest, admin_pb2.CreateAclsResponse]
+    """ACLs, kept as AccessControlEntryRecords in the metadata log so every controller enforces
+    the same rules. Create and Delete need ALTER on the cluster, Describe DESCRIBE; with no
+    authorizer configured each answers SECURITY_DISABLED (54), as Kafka does.
+    """
+    DescribeAcls: _UnaryUnary[admin_pb2.DescribeAclsRequest, admin_pb2.DescribeAclsResponse]
+    DeleteAcls: _UnaryUnary[admin_pb2.DeleteAclsRequest, admin_pb2.DeleteAclsResponse]
 
 class AdminServicer:
     def CreateTopics(
@@ -117,6 +124,33 @@ class AdminServicer:
         context: Any,
     ) -> admin_pb2.ElectLeadersResponse | Awaitable[admin_pb2.ElectLeadersResponse]:
         """ElectLeaders v2 (KIP-460): answered per partition once the election records commit."""
+        ...
+
+    def CreateAcls(
+        self,
+        request: admin_pb2.CreateAclsRequest,
+        context: Any,
+    ) -> admin_pb2.CreateAclsResponse | Awaitable[admin_pb2.CreateAclsResponse]:
+        """ACLs, kept as AccessControlEntryRecords in the metadata log so every controller enforces
+        the same rules. Create and Delete need ALTER on the cluster, Describe DESCRIBE; with no
+        authorizer configured each answers SECURITY_DISABLED (54), as Kafka does.
+        """
+        ...
+
+    def DescribeAcls(
+        self,
+        request: admin_pb2.DescribeAclsRequest,
+        context: Any,
+    ) -> admin_pb2.DescribeAclsResponse | Awaitable[admin_pb2.DescribeAclsResponse]:
+        """Not implemented unless overridden."""
+        ...
+
+    def DeleteAcls(
+        self,
+        request: admin_pb2.DeleteAclsRequest,
+        context: Any,
+    ) -> admin_pb2.DeleteAclsResponse | Awaitable[admin_pb2.DeleteAclsResponse]:
+        """Not implemented unless overridden."""
         ...
 
 def add_AdminServicer_to_server(

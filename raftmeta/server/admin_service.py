@@ -30,10 +30,10 @@ from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import admin_pb2_grpc as apb_grpc
 from raftmeta.rpc import raft_pb2 as rpb
 from raftmeta.server import convert
+from raftmeta.server.acl_service import AclMethods
 from raftmeta.server.service_base import (
     AUTHORIZATION_FAILED,
     CLUSTER_DENIED,
-    ServiceBase,
     call_metadata,
     timeout_of,
 )
@@ -61,7 +61,7 @@ async def for_permitted(
 DENIED = ItemError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, AUTHORIZATION_FAILED)
 
 
-class AdminService(ServiceBase, apb_grpc.AdminServicer):
+class AdminService(AclMethods, apb_grpc.AdminServicer):
     # ------------------------------------------------------------------------ topics
 
     async def CreateTopics(

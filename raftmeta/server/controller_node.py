@@ -189,6 +189,8 @@ class ControllerNode:
         )
         self._controller = controller
         self._listener.controller = controller
+        # An authorizer deciding from ACL records reads what this node has committed.
+        self.access.attach_image(lambda: controller.committed_image)
         self.client.snapshot_source = lambda: controller.committed_image.snapshot_work()
         controller.start(tick_interval_ms=self.tick_interval_ms)
         await node.start(voters)

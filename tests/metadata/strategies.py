@@ -17,6 +17,11 @@ from raftmeta.records import (
     LEADER_RECOVERY_UNCHANGED,
     LEADER_UNCHANGED,
     NO_LEADER,
+    AccessControlEntryRecord,
+    AclOperation,
+    AclPatternType,
+    AclPermissionType,
+    AclResourceType,
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
@@ -28,6 +33,7 @@ from raftmeta.records import (
     PartitionRecord,
     Record,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicId,
     TopicRecord,
@@ -90,6 +96,10 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
     RemoveTopicRecord: st.builds(RemoveTopicRecord, uuids),
     ConfigRecord: st.builds(ConfigRecord, int8s, names, names, st.none() | names),
     FeatureLevelRecord: st.builds(FeatureLevelRecord, names, int16s),
+    AccessControlEntryRecord: st.builds(
+        AccessControlEntryRecord, uuids, int8s, names, int8s, names, names, int8s, int8s
+    ),
+    RemoveAccessControlEntryRecord: st.builds(RemoveAccessControlEntryRecord, uuids),
     NoOpRecord: st.just(NoOpRecord()),
 }
 
@@ -114,6 +124,8 @@ class _Cluster:
     topic_names: dict[TopicId, str] = field(default_factory=dict)
     replicas: dict[tuple[TopicId, int], tuple[int, ...]] = field(default_factory=dict)
     used_topic_ids: set[TopicId] = field(default_factory=set)
+    acls: dict[bytes, tuple[object, ...]] = field(default_factory=dict)
+    """ACL id → the ACL's other fields (replay refuses two ACLs that differ only by id)."""
 
 
 def _replica_lists(min_size: int = 1) -> st.SearchStrategy[tuple[int, ...]]:
@@ -260,6 +272,44 @@ def _feature_level(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Reco
     return [FeatureLevelRecord(draw(st.sampled_from(FEATURE_NAMES)), draw(st.integers(0, 3)))]
 
 
+ACL_PRINCIPALS = ("User:alice", "User:bob", "User:*")
+ACL_NAMES = ("orders", "ord", "web", "*", "kafka-cluster")
+
+
+def _create_acl(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Record]:
+    acl = AccessControlEntryRecord(
+        draw(uuids.filter(lambda candidate: candidate not in cluster.acls)),
+        int(draw(st.sampled_from([t for t in AclResourceType if t > AclResourceType.ANY]))),
+        draw(st.sampled_from(ACL_NAMES)),
+        int(draw(st.sampled_from((AclPatternType.LITERAL, AclPatternType.PREFIXED)))),
+        draw(st.sampled_from(ACL_PRINCIPALS)),
+        draw(st.sampled_from(("*", "10.0.0.1"))),
+        int(draw(st.sampled_from([op for op in AclOperation if op > AclOperation.ANY]))),
+        int(draw(st.sampled_from((AclPermissionType.ALLOW, AclPermissionType.DENY)))),
+    )
+    fields = (
+        acl.resource_type,
+        acl.resource_name,
+        acl.pattern_type,
+        acl.principal,
+        acl.host,
+        acl.operation,
+        acl.permission_type,
+    )
+    if fields in cluster.acls.values():
+        return []
+    cluster.acls[acl.acl_id] = fields
+    return [acl]
+
+
+def _remove_acl(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Record]:
+    if not cluster.acls:
+        return []
+    acl_id = draw(st.sampled_from(sorted(cluster.acls)))
+    del cluster.acls[acl_id]
+    return [RemoveAccessControlEntryRecord(acl_id)]
+
+
 def _no_op(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Record]:
     return [NoOpRecord()]
 
@@ -277,6 +327,9 @@ _STEPS = (
     _remove_topic,
     _config,
     _feature_level,
+    _create_acl,
+    _create_acl,
+    _remove_acl,
     _no_op,
 )
 

@@ -64,6 +64,8 @@ def test_type_ids_and_versions_are_kraft_api_keys() -> None:
         "RemoveTopicRecord": (9, 0),
         "FeatureLevelRecord": (12, 0),
         "BrokerRegistrationChangeRecord": (17, 1),
+        "AccessControlEntryRecord": (18, 0),
+        "RemoveAccessControlEntryRecord": (19, 0),
         "NoOpRecord": (20, 0),
     }
 
