@@ -98,6 +98,11 @@ def run_audit(args: argparse.Namespace) -> int:
                 report = _spark_report(args, threshold, progress)
         except AnalyticsInputError as error:
             raise CommandLineError(str(error)) from None
+        if not report["clusters"]:
+            raise CommandLineError(
+                f"{args.path}: no readable metadata in {len(sources)} source(s) "
+                "(every snapshot and log segment found is empty or damaged); nothing written"
+            )
         from analytics.report import write_outputs
 
         progress(f"writing {args.out}")

@@ -116,3 +116,17 @@ def test_without_java_the_audit_says_so_in_one_line(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith("Java was not found")
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("engine", ["plain", "spark"])
+def test_a_directory_of_garbage_is_an_error_not_an_empty_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spark: SparkSession, engine: str
+) -> None:
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "00000000000000000000.log").write_bytes(bytes(range(256)) * 20)
+    out = tmp_path / "out"
+    assert main(["audit", str(garbage), "--out", str(out), "--engine", engine]) == 1
+    error = capsys.readouterr().err
+    assert "no readable metadata" in error and error.count("\n") == 1
+    assert not out.exists() or not any(out.iterdir()), "nothing is written"
