@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import random
 import time
@@ -183,7 +184,13 @@ class RaftNode:
             return
         settings = self.settings
         directory = await asyncio.to_thread(
-            MetadataDir.open, settings.data_dir, settings.node_id, settings.cluster_id
+            functools.partial(
+                MetadataDir.open,
+                settings.data_dir,
+                settings.node_id,
+                settings.cluster_id,
+                segment_bytes=settings.segment_bytes,
+            )
         )
         for repair in directory.startup.repairs():
             log.warning("node %d repaired its metadata directory: %s", settings.node_id, repair)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.raft.config import RaftConfig
+from raftmeta.storage.log import DEFAULT_SEGMENT_BYTES
 
 DEFAULT_SNAPSHOT_BYTES = 20 * 1024 * 1024
 DEFAULT_SNAPSHOT_INTERVAL_MS = 60 * 60 * 1000
@@ -50,6 +51,8 @@ class NodeSettings:
     max_snapshot_interval_ms: int = DEFAULT_SNAPSHOT_INTERVAL_MS
     """Snapshot at least this often when anything committed, so a quiet cluster's log still
     gets trimmed and a restart replays little; 0 leaves only the bytes trigger."""
+    segment_bytes: int = DEFAULT_SEGMENT_BYTES
+    """``metadata.log.segment.bytes``: where the log rolls to a new segment file."""
 
     @classmethod
     def from_config(cls, config: RaftmetaConfig) -> NodeSettings:
@@ -68,4 +71,5 @@ class NodeSettings:
             append_linger_ms=config.controller_quorum_append_linger_ms,
             max_bytes_between_snapshots=config.metadata_log_max_record_bytes_between_snapshots,
             max_snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
+            segment_bytes=config.metadata_log_segment_bytes,
         )

@@ -15,6 +15,7 @@ from raftmeta.raft.batch import Batch
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.roles import Role
 from raftmeta.storage import MetadataDir, SnapshotReader
+from raftmeta.storage.log import DEFAULT_SEGMENT_BYTES
 from tests.support.waiting import wait_until_async
 
 CLUSTER_ID = "raftmeta-server-test"
@@ -106,6 +107,7 @@ class NodeCluster:
         max_bytes_between_snapshots: int = 20 * 1024 * 1024,
         max_snapshot_interval_ms: int = 0,
         observers: int = 0,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
     ) -> None:
         self.root = root
         self.ids = list(range(1, size + 1))
@@ -115,6 +117,7 @@ class NodeCluster:
         self.raft = raft or RaftConfig()
         self.max_bytes_between_snapshots = max_bytes_between_snapshots
         self.max_snapshot_interval_ms = max_snapshot_interval_ms
+        self.segment_bytes = segment_bytes
         self.changes = Changes()
         self.ports: dict[int, int] = {}
         self.members: dict[int, Member] = {}
@@ -137,6 +140,7 @@ class NodeCluster:
             raft=self.raft,
             max_bytes_between_snapshots=self.max_bytes_between_snapshots,
             max_snapshot_interval_ms=self.max_snapshot_interval_ms,
+            segment_bytes=self.segment_bytes,
         )
         node = RaftNode(settings, Peers)
         recorder = Recorder(node_id, self.changes)

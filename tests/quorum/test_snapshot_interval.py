@@ -70,3 +70,30 @@ def test_a_snapshot_the_node_cannot_take_keeps_the_byte_count(tmp_path: Path) ->
     client.committed_offset = 5
     assert client.snapshot_due() is None
     assert client.bytes_since_snapshot == 100
+
+
+def test_the_log_rolls_segments_at_the_configured_size(tmp_path: Path) -> None:
+    """``metadata.log.segment.bytes`` reaches the log: small segments give many files."""
+
+    async def scenario(cluster: NodeCluster) -> None:
+        for i in range(20):
+            await cluster.append([f"record-{i:03d}".encode() * 10])
+        target = max(m.recorder.committed_offset for m in cluster.members.values())
+        await cluster.wait_for_commit(target)
+        for node_id in cluster.ids:
+            segments = list(cluster.data_dir(node_id).rglob("*.log"))
+            assert len(segments) >= 2, (node_id, segments)
+
+    run_scenario(scenario, NodeCluster(tmp_path, segment_bytes=1024))
+
+
+def test_segment_size_is_read_from_the_configuration(tmp_path: Path) -> None:
+    config = parse_config(
+        {
+            "node.id": 1,
+            "controller.quorum.voters": "1@127.0.0.1:9093",
+            "metadata.log.dir": str(tmp_path),
+            "metadata.log.segment.bytes": 4096,
+        }
+    )
+    assert NodeSettings.from_config(config).segment_bytes == 4096
