@@ -16,6 +16,7 @@ import grpc
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum import wire
+from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.transport import RaftEndpoint
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.raft.messages import Request
@@ -35,8 +36,9 @@ _PbIn = TypeVar(
 
 
 class RaftService(pb_grpc.RaftServicer):
-    def __init__(self, node: RaftEndpoint) -> None:
+    def __init__(self, node: RaftEndpoint, identity: IdentityRule | None = None) -> None:
         self._node = node
+        self._identity = identity or IdentityRule()
 
     async def _call(
         self,
@@ -56,6 +58,8 @@ class RaftService(pb_grpc.RaftServicer):
                 node.cluster_id,
             )
             return wire.error_response(type(request), ErrorCode.INCONSISTENT_CLUSTER_ID)
+        if self._identity.raft_refusal(context, sender, request, node.voter_addresses):
+            return wire.error_response(type(request), ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         try:
             response = await node.handle_request(sender, request)
         except (TimeoutError, ConnectionError) as error:
