@@ -281,7 +281,7 @@ class Broker:
             servers = [s.partition("@")[2] or s for s in given]
             servers = list(dict.fromkeys([*servers, *self._voters.values()]))
             while True:
-                found = await leader_endpoint(servers)
+                found = await leader_endpoint(servers, tls=self.settings.tls)
                 if found is not None and found[0] == leader_id:
                     break
                 if found is not None or self._replica.leader[0] != leader_id:

@@ -9,6 +9,7 @@ and the quorum keeps its leader and its epoch.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
@@ -19,6 +20,7 @@ import grpc
 import pytest
 
 from raftmeta.broker import BrokerState
+from raftmeta.cli.main import main
 from raftmeta.config import parse_config
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode
@@ -301,3 +303,38 @@ def test_a_broker_certificate_may_fetch_as_itself_but_not_as_a_voter_or_another_
 
 def test_broker_lifecycle_calls_only_from_the_broker_they_name(tmp_path: Path) -> None:
     _run(_test_broker_lifecycle_calls_only_from_the_broker_they_name, tmp_path)
+
+
+async def _admin_cli_creates_a_topic(quorum: TlsBrokerQuorum, tmp_path: Path) -> None:
+    pki = quorum.pki
+    await _leader(quorum)
+    settings = dataclasses.replace(
+        quorum.broker_settings(1), tls=parse_tls_settings(pki.properties("broker-1"))
+    )
+    MetadataDir.format(settings.data_dir, 1, CLUSTER_ID)
+    broker = await _start(quorum, settings)
+    await wait_until_async(
+        lambda: broker.state is BrokerState.RUNNING, "broker 1 running (unfenced)", 15.0
+    )
+    secure = tmp_path / "client-ssl.properties"
+    lines = {"security.protocol": "SSL", **pki.properties("admin"), "request.timeout.ms": "5000"}
+    secure.write_text("".join(f"{key}={value}\n" for key, value in lines.items()))
+    plain = tmp_path / "client-plain.properties"
+    plain.write_text("request.timeout.ms=2000\ndefault.api.timeout.ms=2000\n")
+    servers = quorum.bootstrap_servers
+
+    def topics(config: Path, name: str) -> int:
+        create = ["--create", "--topic", name, "--command-config", str(config)]
+        return main(["topics", "--bootstrap-server", servers, *create])
+
+    assert await asyncio.to_thread(topics, plain, "refused") != 0
+    assert await asyncio.to_thread(topics, secure, "over-tls") == 0
+    await quorum.wait_for_image(broker)
+    names = {topic.name for topic in broker.image.topics.values()}
+    assert "over-tls" in names and "refused" not in names
+
+
+def test_the_admin_cli_with_ssl_keys_in_its_client_properties_creates_a_topic(
+    tmp_path: Path,
+) -> None:
+    _run(lambda quorum: _admin_cli_creates_a_topic(quorum, tmp_path), tmp_path)
