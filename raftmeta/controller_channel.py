@@ -31,6 +31,8 @@ import grpc
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.quorum.peers import CLIENT_CHANNEL_OPTIONS
 from raftmeta.rpc import admin_pb2, broker_pb2, raft_pb2
+from raftmeta.security.listener import aio_channel, secure_channel_credentials
+from raftmeta.security.tls import TlsSettings
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +147,12 @@ class ControllerChannel:
         *,
         bearer_token: str | None = None,
         request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS,
+        tls: TlsSettings | None = None,
     ) -> None:
+        """``tls`` set: every channel speaks TLS, checks servers against its truststore and
+        presents its keystore's certificate, if any (raises ``ConfigError`` for unreadable
+        files); None: plaintext."""
+        self._credentials = secure_channel_credentials(tls)
         self._bootstrap = parse_bootstrap_servers(bootstrap_servers)
         if isinstance(request_timeout_ms, bool) or not isinstance(request_timeout_ms, int):
             raise ValueError(f"request timeout must be an int of ms, got {request_timeout_ms!r}")
@@ -257,7 +264,7 @@ class ControllerChannel:
         would answer differently."""
         channel = self._channels.get(endpoint)
         if channel is None:
-            channel = grpc.aio.insecure_channel(endpoint, options=CLIENT_CHANNEL_OPTIONS)
+            channel = aio_channel(endpoint, self._credentials, CLIENT_CHANNEL_OPTIONS)
             self._channels[endpoint] = channel
         stub = channel.unary_unary(
             spec.path, request_serializer=_serialize, response_deserializer=spec.response_type

@@ -35,18 +35,21 @@ from raftmeta.admin.types import (
 )
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
+from raftmeta.config import ConfigError
 from raftmeta.controller_channel import (
     DEFAULT_REQUEST_TIMEOUT_MS,
     ControllerChannel,
     parse_bootstrap_servers,
 )
 from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.security.listener import CLIENT_TLS_KEYS, client_tls
+from raftmeta.security.tls import TlsSettings
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 F = TypeVar("F")
 
-CONFIG_KEYS = ("bootstrap.servers", "request.timeout.ms", "bearer.token")
+CONFIG_KEYS = ("bootstrap.servers", "request.timeout.ms", "bearer.token", *CLIENT_TLS_KEYS)
 """The keys an admin client's config dict may hold."""
 
 _ONE = "result"
@@ -58,6 +61,8 @@ class AdminSettings:
     bootstrap_servers: tuple[str, ...]
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
     bearer_token: str | None = None
+    tls: TlsSettings | None = None
+    """From ``security.protocol=SSL`` and the ``ssl.*`` keys; None speaks plaintext."""
 
 
 def parse_admin_config(config: Mapping[str, object]) -> AdminSettings:
@@ -87,7 +92,11 @@ def parse_admin_config(config: Mapping[str, object]) -> AdminSettings:
     token = config.get("bearer.token")
     if token is not None and (not isinstance(token, str) or not token or "\n" in token):
         raise ValueError("bearer.token must be a non-empty single-line string")
-    return AdminSettings(parse_bootstrap_servers(servers), timeout, token)
+    try:
+        tls = client_tls({key: str(config[key]) for key in CLIENT_TLS_KEYS if key in config})
+    except ConfigError as error:
+        raise ValueError(str(error)) from None
+    return AdminSettings(parse_bootstrap_servers(servers), timeout, token, tls)
 
 
 def _timeout_ms(request_timeout: float | None) -> int | None:
@@ -381,6 +390,7 @@ class AsyncAdminClient(_Operations[asyncio.Future[Any]]):
                 settings.bootstrap_servers,
                 bearer_token=settings.bearer_token,
                 request_timeout_ms=settings.request_timeout_ms,
+                tls=settings.tls,
             )
             self._loop, self._requests = loop, AdminRequests(channel)
         elif loop is not self._loop:

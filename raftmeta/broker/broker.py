@@ -41,11 +41,13 @@ from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.quorum.client import RaftClient
 from raftmeta.quorum.grpc_server import RaftServer, serve_raft
+from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode
 from raftmeta.quorum.peers import Peers
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.records import TopicId, uuid_to_str
 from raftmeta.rpc import broker_pb2
+from raftmeta.security.credentials import channel_credentials, server_credentials
 
 log = logging.getLogger("raftmeta.broker")
 
@@ -216,7 +218,9 @@ class Broker:
             from raftmeta.controller_channel import ControllerChannel
 
             self._channel = ControllerChannel(
-                settings.controller_servers, request_timeout_ms=settings.session_timeout_ms
+                settings.controller_servers,
+                request_timeout_ms=settings.session_timeout_ms,
+                tls=settings.tls,
             )
         self._set_state(BrokerState.STARTING)
         self._lifecycle = asyncio.create_task(
@@ -240,13 +244,20 @@ class Broker:
                 max_bytes_between_snapshots=settings.max_bytes_between_snapshots,
                 max_snapshot_interval_ms=settings.max_snapshot_interval_ms,
             ),
-            Peers,
+            Peers.over_tls(None if settings.tls is None else channel_credentials(settings.tls)),
         )
         replica = self._replica
         self._client = RaftClient(
             node, replica, snapshot_source=lambda: replica.image.snapshot_work()
         )
-        self._server = await serve_raft(node)
+        tls = settings.tls
+        if tls is not None and tls.keystore is not None:
+            # With credentials the observer's own port speaks TLS too, under the same rule.
+            self._server = await serve_raft(
+                node, credentials=server_credentials(tls), identity=IdentityRule.for_listener(tls)
+            )
+        else:
+            self._server = await serve_raft(node)
         return node
 
     async def _stop_node(self, node: RaftNode) -> None:
@@ -270,7 +281,7 @@ class Broker:
             servers = [s.partition("@")[2] or s for s in given]
             servers = list(dict.fromkeys([*servers, *self._voters.values()]))
             while True:
-                found = await leader_endpoint(servers)
+                found = await leader_endpoint(servers, tls=self.settings.tls)
                 if found is not None and found[0] == leader_id:
                     break
                 if found is not None or self._replica.leader[0] != leader_id:

@@ -22,6 +22,8 @@ from raftmeta.errors import ErrorCode
 from raftmeta.quorum.peers import CHANNEL_OPTIONS
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.security.listener import aio_channel, secure_channel_credentials
+from raftmeta.security.tls import TlsSettings
 
 
 class DiscoveryError(Exception):
@@ -65,8 +67,10 @@ def _check_address(address: str, entry: str) -> str:
     return address
 
 
-async def _ask(server: str, timeout_s: float) -> pb.DescribeQuorumResponse | None:
-    async with grpc.aio.insecure_channel(server, options=CHANNEL_OPTIONS) as channel:
+async def _ask(
+    server: str, timeout_s: float, credentials: grpc.ChannelCredentials | None = None
+) -> pb.DescribeQuorumResponse | None:
+    async with aio_channel(server, credentials, CHANNEL_OPTIONS) as channel:
         stub = pb_grpc.RaftStub(channel)
         try:
             response = await stub.DescribeQuorum(pb.DescribeQuorumRequest(), timeout=timeout_s)
@@ -76,10 +80,13 @@ async def _ask(server: str, timeout_s: float) -> pb.DescribeQuorumResponse | Non
         return response
 
 
-async def leader_endpoint(servers: list[str], timeout_s: float = 1.0) -> tuple[int, str] | None:
+async def leader_endpoint(
+    servers: list[str], timeout_s: float = 1.0, *, tls: TlsSettings | None = None
+) -> tuple[int, str] | None:
     """The current leader's id and endpoint as some server names it, if any does."""
+    credentials = secure_channel_credentials(tls)
     for server in servers:
-        response = await _ask(server, timeout_s)
+        response = await _ask(server, timeout_s, credentials)
         if response is None or response.leader_id < 0:
             continue
         if response.error_code == ErrorCode.NONE:
@@ -89,8 +96,12 @@ async def leader_endpoint(servers: list[str], timeout_s: float = 1.0) -> tuple[i
     return None
 
 
-async def discover(bootstrap: str, timeout_s: float = 30.0) -> QuorumContact:
-    """Ask the bootstrap servers until the leader's answer names every voter."""
+async def discover(
+    bootstrap: str, timeout_s: float = 30.0, *, tls: TlsSettings | None = None
+) -> QuorumContact:
+    """Ask the bootstrap servers until the leader's answer names every voter (over TLS with
+    ``tls``'s credentials when given)."""
+    credentials = secure_channel_credentials(tls)
     named, plain = parse_servers(bootstrap)
     servers = [*named.values(), *plain]
     deadline = time.monotonic() + timeout_s
@@ -100,7 +111,9 @@ async def discover(bootstrap: str, timeout_s: float = 30.0) -> QuorumContact:
         leader: tuple[int, str] | None = None
         voter_ids: list[int] | None = None
         for server in servers:
-            response = await _ask(server, min(1.0, max(0.1, deadline - time.monotonic())))
+            response = await _ask(
+                server, min(1.0, max(0.1, deadline - time.monotonic())), credentials
+            )
             if response is None:
                 problems[server] = "unreachable"
                 continue

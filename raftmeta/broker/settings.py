@@ -18,6 +18,8 @@ from raftmeta.quorum.settings import (
     raft_config,
 )
 from raftmeta.raft.config import RaftConfig
+from raftmeta.security.listener import client_tls
+from raftmeta.security.tls import TlsSettings
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 2000
 DEFAULT_SESSION_TIMEOUT_MS = 9000
@@ -55,6 +57,9 @@ class BrokerSettings:
     expand_isr: bool = True
     """As a partition leader, put live replicas back into the ISR (see ``broker/isr.py``);
     tests that steer ISRs by hand turn it off."""
+    tls: TlsSettings | None = None
+    """The broker's credentials toward the controllers (its ``broker-<id>`` certificate and
+    the CA it trusts); None speaks plaintext."""
 
     def __post_init__(self) -> None:
         if self.broker_id in self.voters:
@@ -108,4 +113,5 @@ class BrokerSettings:
             max_snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
             status_file=status_file,
             unconfirmed_voters=unconfirmed_voters,
+            tls=client_tls(config.originals),
         )

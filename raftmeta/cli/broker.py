@@ -117,6 +117,7 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
     from raftmeta.broker import Broker, BrokerFailure, BrokerSettings
     from raftmeta.broker.discovery import DiscoveryError, discover
     from raftmeta.config.node import parse_config
+    from raftmeta.security.listener import client_tls
     from raftmeta.storage import MetadataDir, StorageError
 
     log = logging.getLogger("raftmeta.broker")
@@ -124,7 +125,7 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    finding = asyncio.create_task(discover(bootstrap))
+    finding = asyncio.create_task(discover(bootstrap, tls=client_tls(properties)))
     stopping = asyncio.create_task(stop.wait())
     await asyncio.wait({finding, stopping}, return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()

@@ -4,12 +4,15 @@
 Both flags name a ``.properties`` file of client settings, as Kafka's tools do, and both accept
 the same keys: ``bearer.token`` (who the caller is), ``request.timeout.ms`` (the deadline each
 request carries to the controller) and ``default.api.timeout.ms`` (how long the command waits
-for its whole answer). The messages are those of Kafka's ``ConfigDef``.
+for its whole answer), and for a controller listener that speaks TLS, ``security.protocol=SSL``
+with Kafka's ``ssl.*`` keys (``ssl.truststore.location`` to check the controllers,
+``ssl.keystore.location`` for the client's own certificate under mutual TLS). The messages are
+those of Kafka's ``ConfigDef``.
 
 A key raftmeta does not read is warned about and ignored, as Kafka's clients do ("The
 configuration 'x' was supplied but isn't a known config."): the same file often serves Kafka's
-own tools too and holds ``security.protocol`` or ``sasl.*`` settings that have no meaning here
-(raftmeta's only credential is a bearer token), and refusing it would make a user keep two
+own tools too and holds ``sasl.*`` settings that have no meaning here, and refusing it would
+make a user keep two
 copies. A typo in a known key is then a warning rather than an error, which is Kafka's trade too.
 """
 
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.properties import parse_properties
+from raftmeta.security.listener import CLIENT_TLS_KEYS, client_tls
 
 REQUEST_TIMEOUT_MS = 15_000
 """The deadline a request carries to the controller unless ``request.timeout.ms`` says: long
@@ -31,7 +35,7 @@ DEFAULT_API_TIMEOUT_MS = 30_000
 """How long a command waits for its whole answer unless ``default.api.timeout.ms`` says."""
 
 _TIMEOUT_KEYS = ("request.timeout.ms", "default.api.timeout.ms")
-KNOWN_KEYS = ("bearer.token", *_TIMEOUT_KEYS)
+KNOWN_KEYS = ("bearer.token", *_TIMEOUT_KEYS, *CLIENT_TLS_KEYS)
 
 
 class ClientConfigError(Exception):
@@ -47,6 +51,8 @@ class ClientSettings:
     default_api_timeout_ms: int = DEFAULT_API_TIMEOUT_MS
     ignored_keys: tuple[str, ...] = ()
     """Keys of the file raftmeta has no use for; the command warns about them, as Kafka does."""
+    tls_properties: tuple[tuple[str, str], ...] = ()
+    """``security.protocol`` and the ``ssl.*`` keys as given, checked, for the admin client."""
 
     def admin_config(self, bootstrap_servers: str) -> dict[str, object]:
         """The AdminClient config for these settings. The client wants a deadline above 0;
@@ -57,6 +63,7 @@ class ClientSettings:
         }
         if self.bearer_token is not None:
             config["bearer.token"] = self.bearer_token
+        config.update(self.tls_properties)
         return config
 
     def warn_about_ignored_keys(self, write: Callable[[str], None] | None = None) -> None:
@@ -102,8 +109,14 @@ def parse_client_config(text: str) -> ClientSettings:
             raise ClientConfigError(
                 "Invalid value for configuration bearer.token: more than one line"
             )
+    tls_properties = tuple((key, properties[key]) for key in CLIENT_TLS_KEYS if key in properties)
+    try:
+        client_tls(dict(tls_properties))
+    except ConfigError as error:
+        raise ClientConfigError(str(error)) from None
     return ClientSettings(
         bearer_token=token,
+        tls_properties=tls_properties,
         request_timeout_ms=timeouts.get("request.timeout.ms", REQUEST_TIMEOUT_MS),
         default_api_timeout_ms=timeouts.get("default.api.timeout.ms", DEFAULT_API_TIMEOUT_MS),
         ignored_keys=tuple(sorted(key for key in properties if key not in KNOWN_KEYS)),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta.cli.devcluster import BrokerProcess, DevCluster
+from raftmeta.security.tls import TlsSettings
 from raftmeta.storage.errors import StorageError
 
 
@@ -33,6 +34,11 @@ def register(commands: Any) -> None:
         type=_count,
         default=3,
         help="racks rack-1..rack-R, brokers round-robin (default 3; 0: no racks)",
+    )
+    dev.add_argument(
+        "--tls",
+        action="store_true",
+        help="mutual TLS everywhere, with a throwaway CA and certificates under DATA_DIR/tls",
     )
     dev.set_defaults(handler=run)
 
@@ -58,7 +64,9 @@ def _count(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_dev(args.data_dir, args.base_port, brokers=args.brokers, racks=args.racks)
+    return run_dev(
+        args.data_dir, args.base_port, brokers=args.brokers, racks=args.racks, tls=args.tls
+    )
 
 
 def run_dev(
@@ -68,6 +76,7 @@ def run_dev(
     brokers: int = 0,
     racks: int = 0,
     leader_deadline_s: float = 30.0,
+    tls: bool = False,
 ) -> int:
     """``raftmeta dev``: start the quorum and the brokers, report where everything is, and
     stop it all (brokers first) on Ctrl-C or SIGTERM."""
@@ -75,7 +84,7 @@ def run_dev(
 
     from raftmeta.cli.quorum_describe import DescribeError, wait_for_leader
 
-    cluster = DevCluster(root, base_port, brokers=brokers, racks=racks)
+    cluster = DevCluster(root, base_port, brokers=brokers, racks=racks, tls=tls)
     try:
         fresh = cluster.prepare()
     except (OSError, ValueError, StorageError) as error:
@@ -98,7 +107,11 @@ def run_dev(
             print(f"node {node_id}: pid {node.pid}, log {node.log_path}", flush=True)
         try:
             info = wait_for_leader(
-                cluster.bootstrap_servers, cluster.cluster_id, leader_deadline_s, give_up=give_up
+                cluster.bootstrap_servers,
+                cluster.cluster_id,
+                leader_deadline_s,
+                give_up=give_up,
+                tls=cluster.client_tls(),
             )
         except DescribeError as error:
             if stop.is_set():
@@ -108,6 +121,9 @@ def run_dev(
         print(f"Cluster id: {cluster.cluster_id} ({state})", flush=True)
         print(f"Bootstrap servers: {cluster.bootstrap_servers}", flush=True)
         print(f"Leader: node {info.leader_id} (epoch {info.leader_epoch})", flush=True)
+        command_config = f" --command-config {cluster.client_config}" if tls else ""
+        if tls:
+            print(f"TLS: mutual, client settings in {cluster.client_config}", flush=True)
         if cluster.brokers:
             cluster.start_brokers()
             for broker_id, broker in cluster.brokers.items():
@@ -117,7 +133,11 @@ def run_dev(
                     flush=True,
                 )
             unfenced = wait_for_brokers(
-                cluster.bootstrap_servers, set(cluster.brokers), leader_deadline_s, give_up
+                cluster.bootstrap_servers,
+                set(cluster.brokers),
+                leader_deadline_s,
+                give_up,
+                tls=cluster.client_tls(),
             )
             if unfenced is None:
                 if stop.is_set():
@@ -127,7 +147,7 @@ def run_dev(
             print(
                 "Create a topic with: raftmeta topics --bootstrap-server "
                 f"{cluster.bootstrap_servers} --create --topic T --partitions 6 "
-                f"--replication-factor {min(3, len(cluster.brokers))}",
+                f"--replication-factor {min(3, len(cluster.brokers))}{command_config}",
                 flush=True,
             )
         print(
@@ -149,7 +169,12 @@ def run_dev(
 
 
 def wait_for_brokers(
-    bootstrap: str, broker_ids: set[int], deadline_s: float, give_up: Callable[[], bool]
+    bootstrap: str,
+    broker_ids: set[int],
+    deadline_s: float,
+    give_up: Callable[[], bool],
+    *,
+    tls: TlsSettings | None = None,
 ) -> set[int] | None:
     """Poll DescribeCluster until every broker in ``broker_ids`` is registered and unfenced;
     None if ``give_up()`` turns true or the deadline passes first."""
@@ -161,7 +186,7 @@ def wait_for_brokers(
 
     async def poll() -> set[int] | None:
         give_up_at = time.monotonic() + deadline_s
-        async with ControllerChannel(bootstrap, request_timeout_ms=2000) as channel:
+        async with ControllerChannel(bootstrap, request_timeout_ms=2000, tls=tls) as channel:
             while time.monotonic() < give_up_at and not give_up():
                 try:
                     response = await channel.call(

@@ -33,7 +33,10 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from raftmeta.config.properties import format_properties
+from raftmeta.config.properties import format_properties, parse_properties
+from raftmeta.security.certs import write_dev_certificates
+from raftmeta.security.listener import client_tls
+from raftmeta.security.tls import TlsSettings
 from raftmeta.storage.data_dir import MetadataDir
 from raftmeta.storage.fsutil import fsync_directory
 from raftmeta.storage.meta_properties import generate_id
@@ -187,8 +190,12 @@ class DevCluster:
         *,
         brokers: int = 0,
         racks: int = 0,
+        tls: bool = False,
     ) -> None:
         self.root = root.resolve()
+        self.tls = tls
+        """Mutual TLS everywhere, with a throwaway CA made under ``<root>/tls`` by
+        :meth:`prepare` (new certificates on every start)."""
         self.overrides = dict(overrides or {})
         """Extra settings for every node and broker, e.g. timeouts a test wants to tell apart."""
         self.racks = racks
@@ -219,6 +226,36 @@ class DevCluster:
     def broker_dir(self, broker_id: int) -> Path:
         return self.root / f"broker-{broker_id}"
 
+    @property
+    def client_config(self) -> Path:
+        """The client properties file (``--command-config``) for a TLS cluster."""
+        return self.root / "client-ssl.properties"
+
+    def client_tls(self) -> TlsSettings | None:
+        """What a tool needs to reach this cluster: None without TLS."""
+        if not self.tls:
+            return None
+        return client_tls(parse_properties(self.client_config.read_text()))
+
+    def _tls_properties(self) -> dict[str, dict[str, str]]:
+        """Each node's ``ssl.*`` settings by common name, after writing a new CA and
+        certificates; empty without TLS."""
+        if not self.tls:
+            return {}
+        names = [
+            *(f"controller-{n}" for n in self.nodes),
+            *(f"broker-{b}" for b in self.brokers),
+            "admin",
+        ]
+        files = write_dev_certificates(self.root / "tls", names)
+        properties = {
+            name: {"listener.security.protocol.map": "CONTROLLER:SSL", **item.properties()}
+            for name, item in files.items()
+        }
+        client = {"security.protocol": "SSL", **files["admin"].properties()}
+        self.client_config.write_text(format_properties(client))
+        return properties
+
     def rack_of(self, broker_id: int) -> str | None:
         return broker_rack(broker_id, self.racks) if self.racks > 0 else None
 
@@ -234,10 +271,12 @@ class DevCluster:
             os.replace(temporary, id_file)
             fsync_directory(self.root)
         self.cluster_id = id_file.read_text().strip()
+        tls = self._tls_properties()
         for node_id, node in self.nodes.items():
             data_dir = self.data_dir(node_id)
             MetadataDir.format(data_dir, node_id, self.cluster_id, ignore_formatted=True)
             properties = node_properties(node_id, self.ports, data_dir, self.cluster_id)
+            properties.update(tls.get(f"controller-{node_id}", {}))
             properties.update(self.overrides)
             node.config.write_text(format_properties(properties))
         for broker_id, broker in self.brokers.items():
@@ -246,6 +285,7 @@ class DevCluster:
             properties = broker_properties(
                 broker_id, self.ports, data_dir, self.cluster_id, self.rack_of(broker_id)
             )
+            properties.update(tls.get(f"broker-{broker_id}", {}))
             properties.update(self.overrides)
             broker.config.write_text(format_properties(properties))
         return fresh

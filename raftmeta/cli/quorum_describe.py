@@ -16,6 +16,8 @@ import grpc
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.security.listener import secure_channel_credentials, sync_channel
+from raftmeta.security.tls import TlsSettings
 
 UNKNOWN = -1
 
@@ -83,8 +85,13 @@ def _split_servers(bootstrap: str) -> list[str]:
     return servers
 
 
-def _ask(server: str, cluster_id: str, timeout_s: float) -> pb.DescribeQuorumResponse:
-    with grpc.insecure_channel(server) as channel:
+def _ask(
+    server: str,
+    cluster_id: str,
+    timeout_s: float,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> pb.DescribeQuorumResponse:
+    with sync_channel(server, credentials) as channel:
         stub = pb_grpc.RaftStub(channel)
         response = stub.DescribeQuorum(
             pb.DescribeQuorumRequest(cluster_id=cluster_id), timeout=timeout_s
@@ -101,14 +108,22 @@ def _replicas(states: Sequence[pb.ReplicaState]) -> tuple[Replica, ...]:
     )
 
 
-def describe_quorum(bootstrap: str, cluster_id: str, *, timeout_s: float = 3.0) -> QuorumInfo:
-    """Ask each bootstrap server in turn until one answers as the leader."""
+def describe_quorum(
+    bootstrap: str,
+    cluster_id: str,
+    *,
+    timeout_s: float = 3.0,
+    tls: TlsSettings | None = None,
+) -> QuorumInfo:
+    """Ask each bootstrap server in turn until one answers as the leader (over TLS with
+    ``tls``'s credentials when given)."""
+    credentials = secure_channel_credentials(tls)
     problems: list[str] = []
     named_leader: tuple[int, int] | None = None
     servers = _split_servers(bootstrap)
     for server in servers:
         try:
-            response = _ask(server, cluster_id, timeout_s)
+            response = _ask(server, cluster_id, timeout_s, credentials)
         except grpc.RpcError as error:
             code = error.code() if isinstance(error, grpc.Call) else None
             reason = code.name if code is not None else "no answer"
@@ -201,13 +216,14 @@ def wait_for_leader(
     deadline_s: float,
     *,
     give_up: Callable[[], bool] = lambda: False,
+    tls: TlsSettings | None = None,
 ) -> QuorumInfo:
     """Poll until some bootstrap server answers as the leader; raise at the deadline or as
     soon as ``give_up`` says waiting is pointless (a node died, the user pressed Ctrl-C)."""
     deadline = time.monotonic() + deadline_s
     while True:
         try:
-            return describe_quorum(bootstrap, cluster_id, timeout_s=1.0)
+            return describe_quorum(bootstrap, cluster_id, timeout_s=1.0, tls=tls)
         except DescribeError as error:
             if give_up():
                 raise

@@ -341,6 +341,90 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "<token>' is that principal, one with no token is User:ANONYMOUS, and an unknown token "
         "fails with SASL_AUTHENTICATION_FAILED. Unset: tokens are not checked.",
     ),
+    # Transport security (TLS), Kafka's names; parsed by raftmeta.security
+    ConfigKey(
+        "listener.security.protocol.map",
+        ConfigType.STRING,
+        "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL",
+        "Protocol of each listener as NAME:PROTOCOL pairs (PLAINTEXT or SSL). The controller "
+        "listener is the one named CONTROLLER (implied at the node's voter address when "
+        "listeners has none); unlike Kafka's default it is mapped, to PLAINTEXT, so a file "
+        "without TLS keeps working. Every listener must have an entry.",
+        Matches(
+            r"[A-Za-z][A-Za-z0-9_]*:[A-Za-z_]+(\s*,\s*[A-Za-z][A-Za-z0-9_]*:[A-Za-z_]+)*",
+            "NAME:PROTOCOL pairs separated by commas",
+        ),
+    ),
+    ConfigKey(
+        "ssl.keystore.type",
+        ConfigType.STRING,
+        "PEM",
+        "Format of the keystore; only PEM (what grpc reads).",
+        Matches(r"(?i)PEM", "PEM"),
+    ),
+    ConfigKey(
+        "ssl.keystore.location",
+        ConfigType.STRING,
+        None,
+        "PEM file holding this node's private key and certificate chain; re-read when it "
+        "changes, so a renewed certificate needs no restart. An SSL listener needs it (or the "
+        "inline keys).",
+    ),
+    ConfigKey(
+        "ssl.keystore.key",
+        ConfigType.STRING,
+        None,
+        "This node's private key as inline PEM text (with ssl.keystore.certificate.chain), "
+        "instead of ssl.keystore.location.",
+    ),
+    ConfigKey(
+        "ssl.keystore.certificate.chain",
+        ConfigType.STRING,
+        None,
+        "This node's certificate chain as inline PEM text (with ssl.keystore.key).",
+    ),
+    ConfigKey(
+        "ssl.key.password",
+        ConfigType.STRING,
+        None,
+        "Password of an encrypted PEM private key.",
+    ),
+    ConfigKey(
+        "ssl.truststore.type",
+        ConfigType.STRING,
+        "PEM",
+        "Format of the truststore; only PEM.",
+        Matches(r"(?i)PEM", "PEM"),
+    ),
+    ConfigKey(
+        "ssl.truststore.location",
+        ConfigType.STRING,
+        None,
+        "PEM file of the CA certificates peers and clients are checked against.",
+    ),
+    ConfigKey(
+        "ssl.truststore.certificates",
+        ConfigType.STRING,
+        None,
+        "The trusted CA certificates as inline PEM text, instead of ssl.truststore.location.",
+    ),
+    ConfigKey(
+        "ssl.client.auth",
+        ConfigType.STRING,
+        "none",
+        "required: every caller of an SSL listener must present a certificate the truststore "
+        "vouches for, and Raft and BrokerLifecycle calls are accepted only from the node their "
+        "principal names; none: no client certificate is asked for. Kafka's requested is not "
+        "offered (grpc cannot ask for an optional certificate).",
+        Matches(r"(?i)required|none", "required or none (requested is not supported)"),
+    ),
+    ConfigKey(
+        "ssl.principal.mapping.rules",
+        ConfigType.STRING,
+        None,
+        "How a client certificate's subject becomes a principal: RULE:pattern/replacement/[LU] "
+        "entries and DEFAULT, as Kafka. Nodes are User:controller-<id> and User:broker-<id>.",
+    ),
     # Operations
     ConfigKey(
         "metrics.port",

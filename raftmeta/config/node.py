@@ -67,6 +67,17 @@ class RaftmetaConfig:
     super_users: tuple[str, ...]
     raftmeta_acls: tuple[str, ...]
     raftmeta_auth_tokens_file: str | None
+    listener_security_protocol_map: str
+    ssl_keystore_type: str
+    ssl_keystore_location: str | None
+    ssl_keystore_key: str | None
+    ssl_keystore_certificate_chain: str | None
+    ssl_key_password: str | None
+    ssl_truststore_type: str
+    ssl_truststore_location: str | None
+    ssl_truststore_certificates: str | None
+    ssl_client_auth: str
+    ssl_principal_mapping_rules: str | None
     metrics_port: int
     originals: Mapping[str, str]
     """Every key as given (after overrides), known or not, as text."""
@@ -265,6 +276,17 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         super_users=typed.texts("super.users"),
         raftmeta_acls=typed.texts("raftmeta.acls"),
         raftmeta_auth_tokens_file=typed.optional_text("raftmeta.auth.tokens.file"),
+        listener_security_protocol_map=typed.text("listener.security.protocol.map"),
+        ssl_keystore_type=typed.text("ssl.keystore.type"),
+        ssl_keystore_location=typed.optional_text("ssl.keystore.location"),
+        ssl_keystore_key=typed.optional_text("ssl.keystore.key"),
+        ssl_keystore_certificate_chain=typed.optional_text("ssl.keystore.certificate.chain"),
+        ssl_key_password=typed.optional_text("ssl.key.password"),
+        ssl_truststore_type=typed.text("ssl.truststore.type"),
+        ssl_truststore_location=typed.optional_text("ssl.truststore.location"),
+        ssl_truststore_certificates=typed.optional_text("ssl.truststore.certificates"),
+        ssl_client_auth=typed.text("ssl.client.auth"),
+        ssl_principal_mapping_rules=typed.optional_text("ssl.principal.mapping.rules"),
         metrics_port=typed.integer("metrics.port"),
         originals=MappingProxyType(dict(originals)),
     )

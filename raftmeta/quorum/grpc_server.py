@@ -19,6 +19,7 @@ from typing import Any
 
 import grpc
 
+from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode
 from raftmeta.quorum.peers import SERVER_OPTIONS
 from raftmeta.quorum.raft_service import RaftService, add_raft_service
@@ -38,9 +39,20 @@ Register = Callable[[Any], None]
 class RaftServer:
     """A ``grpc.aio`` server for one node's Raft service and the root's own services."""
 
-    def __init__(self, endpoint: RaftEndpoint, services: Sequence[Register] = ()) -> None:
+    def __init__(
+        self,
+        endpoint: RaftEndpoint,
+        services: Sequence[Register] = (),
+        *,
+        credentials: grpc.ServerCredentials | None = None,
+        identity: IdentityRule | None = None,
+    ) -> None:
+        """``credentials`` None serves plaintext; ``identity`` is the Raft calls' rule of
+        :mod:`raftmeta.quorum.identity` (off when None)."""
         self._endpoint = endpoint
         self._services = tuple(services)
+        self._credentials = credentials
+        self._identity = identity
         self._server: Any = None
         self.port: int | None = None
         """The port bound, once :meth:`start` returned."""
@@ -53,10 +65,14 @@ class RaftServer:
             raise RuntimeError("the server is already running")
         # No SO_REUSEPORT: a second node on the same port must fail to start, not share it.
         server = grpc.aio.server(options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)))
-        add_raft_service(RaftService(self._endpoint), server)
+        add_raft_service(RaftService(self._endpoint, self._identity), server)
         for register in self._services:
             register(server)
-        bound = int(server.add_insecure_port(f"{host}:{port}"))
+        address = f"{host}:{port}"
+        if self._credentials is None:
+            bound = int(server.add_insecure_port(address))
+        else:
+            bound = int(server.add_secure_port(address, self._credentials))
         await server.start()
         self._server = server
         self.port = bound
@@ -71,16 +87,23 @@ class RaftServer:
             await server.stop(grace=None)
 
 
-async def serve_raft(node: RaftNode, services: Sequence[Register] = ()) -> RaftServer:
+async def serve_raft(
+    node: RaftNode,
+    services: Sequence[Register] = (),
+    *,
+    credentials: grpc.ServerCredentials | None = None,
+    identity: IdentityRule | None = None,
+) -> RaftServer:
     """Open ``node``'s directory and serve it, with ``services``, on the node's configured
     listener (``settings.listen_host`` and ``listen_port``); returns the running server.
+    With ``credentials`` the listener speaks TLS (see :class:`RaftServer`).
 
     Calls that arrive before ``node.start`` are answered UNAVAILABLE. Raises the storage
     layer's error for a bad directory and ``RuntimeError`` for a port that cannot be bound,
     in which case the directory is closed again. Stop the server after the node.
     """
     await node.open()
-    server = RaftServer(node, services)
+    server = RaftServer(node, services, credentials=credentials, identity=identity)
     try:
         await server.start(node.settings.listen_host, node.settings.listen_port)
     except BaseException:

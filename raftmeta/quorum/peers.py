@@ -17,6 +17,7 @@ import grpc
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum import wire
+from raftmeta.quorum.transport import Connect
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
@@ -91,6 +92,8 @@ class Peers:
         cluster_id: str,
         addresses: Mapping[int, str],
         request_timeout_ms: int,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
         self.local_id = local_id
         self.cluster_id = cluster_id
@@ -100,9 +103,26 @@ class Peers:
         for peer_id, address in addresses.items():
             if peer_id == local_id:
                 continue
-            channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            if credentials is None:
+                channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            else:
+                channel = grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
             self._channels[peer_id] = channel
             self._stubs[peer_id] = pb_grpc.RaftStub(channel)
+
+    @classmethod
+    def over_tls(cls, credentials: grpc.ChannelCredentials | None) -> Connect:
+        """A :class:`~raftmeta.quorum.transport.Connect` whose channels use ``credentials``
+        (TLS, presenting the node's certificate); None: plaintext, the class itself."""
+        if credentials is None:
+            return cls
+
+        def connect(
+            local_id: int, cluster_id: str, addresses: Mapping[int, str], request_timeout_ms: int
+        ) -> Peers:
+            return cls(local_id, cluster_id, addresses, request_timeout_ms, credentials=credentials)
+
+        return connect
 
     async def call(self, destination: int, request: Request) -> Response | None:
         """Send ``request`` and return the answer; a failure is logged and dropped."""

@@ -34,6 +34,7 @@ import grpc
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum import wire
+from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.transport import RaftEndpoint
 from raftmeta.raft.core import NotLeaderError
@@ -62,10 +63,12 @@ _PbIn = TypeVar(
 class RaftService(pb_grpc.RaftServicer):
     """The typed methods, on decoded protobuf messages. Served through
     :func:`add_raft_service`, which decodes the bytes itself so that undecodable input and
-    unexpected failures never reach gRPC as UNKNOWN."""
+    unexpected failures never reach gRPC as UNKNOWN. With mutual TLS, ``identity`` refuses a
+    message whose sender is not the certificate's owner."""
 
-    def __init__(self, node: RaftEndpoint) -> None:
+    def __init__(self, node: RaftEndpoint, identity: IdentityRule | None = None) -> None:
         self._node = node
+        self._identity = identity or IdentityRule()
         self._refusals = RefusalLog(log, node.node_id)
 
     @property
@@ -90,6 +93,8 @@ class RaftService(pb_grpc.RaftServicer):
             self.refused(sender, what, foreign)
             _tell(context, foreign)
             return wire.error_response(type(request), ErrorCode.INCONSISTENT_CLUSTER_ID)
+        if self._identity.raft_refusal(context, sender, request, node.voter_addresses):
+            return wire.error_response(type(request), ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         reason = _range_problem(sender, request)
         if reason is not None:
             self.refused(sender, what, reason)

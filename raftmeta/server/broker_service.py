@@ -29,6 +29,7 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
             return bpb.RegisterBrokerResponse(header=header, broker_epoch=-1)
 
         async def body(controller: QuorumController, principal: str) -> bpb.RegisterBrokerResponse:
+            self.require_broker(context, "RegisterBroker", request.broker_id)
             self.require_cluster(principal, Operation.CLUSTER_ACTION)
             epoch = await controller.register_broker(
                 convert.registration_from_pb(request), timeout_ms=timeout_of(request.timeout_ms)
@@ -45,6 +46,7 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
             return bpb.BrokerHeartbeatResponse(header=header, is_fenced=True)
 
         async def body(controller: QuorumController, principal: str) -> bpb.BrokerHeartbeatResponse:
+            self.require_broker(context, "BrokerHeartbeat", request.broker_id)
             self.require_cluster(principal, Operation.CLUSTER_ACTION)
             reply = await controller.broker_heartbeat(
                 BrokerHeartbeatRequest(
@@ -71,6 +73,7 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
             return bpb.AlterPartitionResponse(header=header)
 
         async def body(controller: QuorumController, principal: str) -> bpb.AlterPartitionResponse:
+            self.require_broker(context, "AlterPartition", request.broker_id)
             self.require_cluster(principal, Operation.CLUSTER_ACTION)
             results = await controller.alter_partition(
                 convert.alter_partition_from_pb(request),
@@ -92,6 +95,7 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
         async def body(
             controller: QuorumController, principal: str
         ) -> bpb.UnregisterBrokerResponse:
+            self.require_broker(context, "UnregisterBroker", request.broker_id)
             self.require_cluster(principal, Operation.CLUSTER_ACTION)
             await controller.unregister_broker(request.broker_id)
             return bpb.UnregisterBrokerResponse(header=convert.header())

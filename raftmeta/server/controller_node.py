@@ -25,10 +25,14 @@ from raftmeta.config import ConfigError, RaftmetaConfig
 from raftmeta.controller import ControllerSettings, QuorumController, RaftClientLog
 from raftmeta.quorum.client import RaftClient
 from raftmeta.quorum.grpc_server import RaftServer, serve_raft
+from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode, monotonic_ms
 from raftmeta.quorum.peers import Peers
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.batch import Batch
+from raftmeta.security.credentials import channel_credentials, server_credentials
+from raftmeta.security.listener import controller_listener_tls
+from raftmeta.security.tls import TlsSettings
 from raftmeta.storage.snapshots import SnapshotReader
 
 if TYPE_CHECKING:
@@ -127,15 +131,22 @@ class ControllerNode:
         *,
         tick_interval_ms: int = TICK_INTERVAL_MS,
     ) -> None:
-        """Checks the plug-in settings (placer, authorizer) at once, before any port or
-        directory is touched; raises ``ConfigError`` with one line if one is unusable."""
+        """Checks the plug-in and TLS settings (placer, authorizer, listener protocols and
+        certificates) at once, before any port or directory is touched; raises
+        ``ConfigError`` with one line if one is unusable."""
         self.config = config
         self.settings = settings if settings is not None else NodeSettings.from_config(config)
         self.tick_interval_ms = tick_interval_ms
+        self.tls: TlsSettings | None = controller_listener_tls(config)
+        """The controller listener's TLS settings; None when it is PLAINTEXT."""
+        self.identity = IdentityRule.for_listener(self.tls)
+        """Who may send Raft and BrokerLifecycle calls (off without client certificates)."""
+        self._server_credentials = None if self.tls is None else server_credentials(self.tls)
+        peer_credentials = None if self.tls is None else channel_credentials(self.tls)
         self.placer = load_configured_placer(config)
         self.access = AccessControl.from_config(config)
         self.changes = Changes()
-        self.node = RaftNode(self.settings, Peers)
+        self.node = RaftNode(self.settings, Peers.over_tls(peer_credentials))
         self._listener = _Listener(self.settings.node_id, self.changes)
         self.client = _NotifyingClient(self.node, self._listener, self.changes)
         self._controller: QuorumController | None = None
@@ -174,7 +185,12 @@ class ControllerNode:
         """Open the directory and serve Raft, Admin and BrokerLifecycle on the configured
         port (see :meth:`bind`); does nothing once listening."""
         if self._server is None:
-            self._server = await serve_raft(self.node, [self._register_services])
+            self._server = await serve_raft(
+                self.node,
+                [self._register_services],
+                credentials=self._server_credentials,
+                identity=self.identity,
+            )
 
     async def run(self, voters: Mapping[int, str] | None = None) -> None:
         """Join the quorum (``voters`` overrides the configured addresses) and start the

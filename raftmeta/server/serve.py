@@ -43,8 +43,19 @@ log = logging.getLogger("raftmeta.serve")
 
 LOAD_RESOURCE = "raftmeta-load"
 """The topic name the load generator's ConfigRecords are written under."""
-PLUGIN_PREFIXES = ("replica.placer.", "authorizer.")
-"""Keys under these belong to plug-ins, which read their own settings."""
+PLUGIN_PREFIXES = ("replica.placer.", "authorizer.", "listener.name.")
+"""Keys under these belong to plug-ins, which read their own settings, or to one listener
+(``listener.name.controller.ssl.keystore.location``), which the TLS settings read."""
+PLAINTEXT_WARNING = (
+    "the controller listener is PLAINTEXT: peers and clients are not authenticated, so its "
+    "port (Raft, Admin, BrokerLifecycle) must not be reachable by untrusted hosts; set "
+    "listener.security.protocol.map=CONTROLLER:SSL and ssl.client.auth=required to enforce "
+    "peer identities"
+)
+NO_CLIENT_AUTH_WARNING = (
+    "the controller listener is SSL without ssl.client.auth=required: traffic is encrypted "
+    "but callers are not authenticated, so its port must not be reachable by untrusted hosts"
+)
 LOAD_CONFIG_PREFIX = "sequence."
 """Each load record sets ``sequence.<value>`` to ``<value>``: a name per value, so the image
 (and so every snapshot) keeps all of them."""
@@ -92,6 +103,10 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     for key in config.unknown_keys:
         if not key.startswith(PLUGIN_PREFIXES):
             log.warning("configuration %s was supplied but nothing reads it (a typo?)", key)
+    if member.tls is None:
+        log.warning("%s", PLAINTEXT_WARNING)
+    elif not member.identity.enforced:
+        log.warning("%s", NO_CLIENT_AUTH_WARNING)
     changes = member.changes
 
     def request_stop() -> None:
@@ -117,10 +132,11 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
             f"cannot serve metrics on port {config.metrics_port}: {error.strerror or error}"
         ) from None
     log.info(
-        "node %d of cluster %s serving on %s; voters %s",
+        "node %d of cluster %s serving on %s (%s); voters %s",
         settings.node_id,
         node.cluster_id,
         address,
+        "PLAINTEXT" if member.tls is None else "SSL",
         ",".join(f"{n}@{a}" for n, a in sorted(settings.voters.items())),
     )
     generator: asyncio.Task[None] | None = None

@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeVar
 from raftmeta.auth import CLUSTER_NAME, AccessControl, Operation, ResourceType
 from raftmeta.controller import NotControllerError, QuorumController
 from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.server import convert
@@ -44,6 +45,11 @@ class ControllerHost(Protocol):
 
     @property
     def access(self) -> AccessControl: ...
+
+    @property
+    def identity(self) -> IdentityRule:
+        """Which certificate may make which call (off without client certificates)."""
+        ...
 
     @property
     def maybe_controller(self) -> QuorumController | None:
@@ -116,6 +122,11 @@ class ServiceBase:
 
     def allowed(self, principal: str, operation: Operation, kind: ResourceType, name: str) -> bool:
         return self._owner.access.allowed(principal, operation, kind, name)
+
+    def require_broker(self, context: Any, call: str, broker_id: int) -> None:
+        """Refuse a BrokerLifecycle call not made with ``broker_id``'s own certificate."""
+        if self._owner.identity.broker_refusal(context, call, broker_id):
+            raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED)
 
     def require_cluster(self, principal: str, operation: Operation) -> None:
         if not self.allowed(principal, operation, ResourceType.CLUSTER, CLUSTER_NAME):

@@ -10,7 +10,6 @@ cannot be used. Each command keeps its own exit status for that message: 2 for `
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 
@@ -68,10 +67,13 @@ def test_admin_config_reads_token_and_timeouts() -> None:
         "# client settings\nbearer.token = abc\ndefault.api.timeout.ms=2500\n"
         "security.protocol=PLAINTEXT\n"
     )
-    assert dataclasses.replace(settings, ignored_keys=()) == client_config.ClientSettings(
-        "abc", client_config.REQUEST_TIMEOUT_MS, 2500
+    assert settings == client_config.ClientSettings(
+        "abc",
+        client_config.REQUEST_TIMEOUT_MS,
+        2500,
+        tls_properties=(("security.protocol", "PLAINTEXT"),),
     )
-    assert settings.ignored_keys == ("security.protocol",)
+    assert settings.ignored_keys == ()
 
 
 @pytest.mark.parametrize(

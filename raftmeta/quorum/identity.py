@@ -1,0 +1,140 @@
+"""Who may send which Raft or BrokerLifecycle call: the per-RPC identity rule.
+
+With mutual TLS (``ssl.client.auth=required``) every caller presents a certificate, and its
+principal (``User:controller-3000``, ``User:broker-7``, see
+:mod:`raftmeta.security.principal`) must be the node the message speaks for:
+
+* Vote, BeginQuorumEpoch and EndQuorumEpoch only from ``controller-<id>`` where ``<id>`` is
+  the candidate or leader the message names, and only if that id is a voter;
+* Fetch and FetchSnapshot only from a voter controller or from ``broker-<id>``, and the
+  replica id must be the principal's id: a broker may not fetch as a voter (its fetches would
+  count toward the high watermark), nor one controller as another;
+* BrokerLifecycle calls only from ``broker-<id>`` of the broker id the request names.
+
+A refused call gets Kafka's CLUSTER_AUTHORIZATION_FAILED in its response (the Raft responses
+and the BrokerLifecycle header both carry an error code), never a gRPC error, and one WARNING
+line naming the principal, the call and why. Without client certificates the rule is off:
+every caller is ``User:ANONYMOUS``, so the Raft port must not be reachable by untrusted hosts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from raftmeta.raft.messages import (
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchSnapshotRequest,
+    Request,
+    VoteRequest,
+)
+from raftmeta.security.principal import (
+    DEFAULT_RULES,
+    HasAuthContext,
+    KafkaPrincipal,
+    NodeRole,
+    PeerAuthenticationError,
+    PrincipalMapper,
+    context_principal,
+    node_identity,
+)
+from raftmeta.security.tls import ClientAuth, TlsSettings
+
+log = logging.getLogger(__name__)
+
+_VOTER_CALLS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest)
+_FETCH_CALLS = (FetchRequest, FetchSnapshotRequest)
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityRule:
+    """The rule of the module, on when ``enforced`` (a server requiring client certificates)."""
+
+    enforced: bool = False
+    mapper: PrincipalMapper = DEFAULT_RULES
+
+    @classmethod
+    def for_listener(cls, tls: TlsSettings | None) -> IdentityRule:
+        """On for a listener with ``ssl.client.auth=required``, off otherwise."""
+        if tls is None or tls.client_auth is not ClientAuth.REQUIRED:
+            return cls()
+        return cls(True, tls.principal_mapper)
+
+    def raft_refusal(
+        self,
+        context: HasAuthContext | None,
+        sender: int,
+        request: Request,
+        voters: Collection[int],
+    ) -> str | None:
+        """Why ``request``, sent as node ``sender``, is refused from this caller (a line for
+        the log, already logged as a WARNING), or None when it is allowed."""
+        if not self.enforced:
+            return None
+        name = type(request).__name__.removesuffix("Request")
+        principal, reason = self._caller(context)
+        if reason is None:
+            reason = _raft_reason(principal, sender, request, voters)
+        if reason is None:
+            return None
+        line = f"{name} as node {sender} refused from {principal or 'an unnamed peer'}: {reason}"
+        log.warning("%s", line)
+        return line
+
+    def broker_refusal(
+        self, context: HasAuthContext | None, call: str, broker_id: int
+    ) -> str | None:
+        """Why a BrokerLifecycle ``call`` for ``broker_id`` is refused from this caller (logged
+        as a WARNING), or None when it is allowed."""
+        if not self.enforced:
+            return None
+        principal, reason = self._caller(context)
+        if reason is None:
+            identity = node_identity(principal) if principal is not None else None
+            if identity is None or identity.role is not NodeRole.BROKER:
+                reason = "only a broker's own certificate may make broker calls"
+            elif identity.node_id != broker_id:
+                reason = f"the certificate is broker {identity.node_id}'s"
+            else:
+                return None
+        line = (
+            f"{call} for broker {broker_id} refused from {principal or 'an unnamed peer'}: {reason}"
+        )
+        log.warning("%s", line)
+        return line
+
+    def _caller(self, context: HasAuthContext | None) -> tuple[KafkaPrincipal | None, str | None]:
+        if context is None:
+            return None, "no caller to authenticate"
+        try:
+            return context_principal(context, self.mapper), None
+        except PeerAuthenticationError as error:
+            return None, str(error)
+
+
+def _raft_reason(
+    principal: KafkaPrincipal | None, sender: int, request: Request, voters: Collection[int]
+) -> str | None:
+    identity = node_identity(principal) if principal is not None else None
+    if identity is None:
+        return "the certificate names no cluster node"
+    if isinstance(request, _VOTER_CALLS):
+        if identity.role is not NodeRole.CONTROLLER:
+            return "only controllers may send voter calls"
+        if identity.node_id != sender:
+            return f"the certificate is controller {identity.node_id}'s"
+        if sender not in voters:
+            return f"node {sender} is not a voter"
+        return None
+    if isinstance(request, _FETCH_CALLS):
+        if identity.node_id != sender:
+            return f"the certificate is {identity.role} {identity.node_id}'s"
+        if identity.role is NodeRole.CONTROLLER and sender not in voters:
+            return f"controller {sender} is not a voter"
+        if identity.role is NodeRole.BROKER and sender in voters:
+            return f"node {sender} is a voter; a broker may not fetch as one"
+        return None
+    return "not a Raft request"
