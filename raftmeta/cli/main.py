@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from raftmeta.cli import (
+    acls,
     audit,
     broker,
     brokers,
@@ -37,6 +38,7 @@ COMMANDS: tuple[Command, ...] = (
     brokers,
     broker,
     leader_election,
+    acls,
     audit,
 )
 """Every command, in the order ``--help`` lists them. A command module imports what its work
