@@ -349,6 +349,14 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "Port of the HTTP metrics endpoint; -1 serves none, 0 takes any free port.",
         Between(-1, 65535),
     ),
+    # Kafka-protocol listener (a listener named KAFKA in listeners)
+    ConfigKey(
+        "socket.request.max.bytes",
+        ConfigType.INT,
+        "104857600",
+        "Largest request the KAFKA listener reads; a bigger frame closes the connection.",
+        AtLeast(8),
+    ),
 )
 
 KEYS_BY_NAME: Final[Mapping[str, ConfigKey]] = {key.name: key for key in CONFIG_KEYS}

@@ -68,6 +68,7 @@ class RaftmetaConfig:
     raftmeta_acls: tuple[str, ...]
     raftmeta_auth_tokens_file: str | None
     metrics_port: int
+    socket_request_max_bytes: int
     originals: Mapping[str, str]
     """Every key as given (after overrides), known or not, as text."""
 
@@ -266,6 +267,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         raftmeta_acls=typed.texts("raftmeta.acls"),
         raftmeta_auth_tokens_file=typed.optional_text("raftmeta.auth.tokens.file"),
         metrics_port=typed.integer("metrics.port"),
+        socket_request_max_bytes=typed.integer("socket.request.max.bytes"),
         originals=MappingProxyType(dict(originals)),
     )
 
