@@ -345,7 +345,7 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
     ConfigKey(
         "listener.security.protocol.map",
         ConfigType.STRING,
-        "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL",
+        "CONTROLLER:PLAINTEXT,KAFKA:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL",
         "Protocol of each listener as NAME:PROTOCOL pairs (PLAINTEXT or SSL). The controller "
         "listener is the one named CONTROLLER (implied at the node's voter address when "
         "listeners has none); unlike Kafka's default it is mapped, to PLAINTEXT, so a file "
@@ -432,6 +432,14 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "-1",
         "Port of the HTTP metrics endpoint; -1 serves none, 0 takes any free port.",
         Between(-1, 65535),
+    ),
+    # Kafka-protocol listener (a listener named KAFKA in listeners)
+    ConfigKey(
+        "socket.request.max.bytes",
+        ConfigType.INT,
+        "104857600",
+        "Largest request the KAFKA listener reads; a bigger frame closes the connection.",
+        AtLeast(8),
     ),
 )
 

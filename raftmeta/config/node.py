@@ -79,6 +79,7 @@ class RaftmetaConfig:
     ssl_client_auth: str
     ssl_principal_mapping_rules: str | None
     metrics_port: int
+    socket_request_max_bytes: int
     originals: Mapping[str, str]
     """Every key as given (after overrides), known or not, as text."""
 
@@ -288,6 +289,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         ssl_client_auth=typed.text("ssl.client.auth"),
         ssl_principal_mapping_rules=typed.optional_text("ssl.principal.mapping.rules"),
         metrics_port=typed.integer("metrics.port"),
+        socket_request_max_bytes=typed.integer("socket.request.max.bytes"),
         originals=MappingProxyType(dict(originals)),
     )
 

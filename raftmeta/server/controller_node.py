@@ -36,6 +36,7 @@ from raftmeta.security.tls import TlsSettings
 from raftmeta.storage.snapshots import SnapshotReader
 
 if TYPE_CHECKING:
+    from raftmeta.server.kafka.listener import KafkaListener
     from raftmeta.server.metrics import MetricsServer
 
 log = logging.getLogger(__name__)
@@ -152,6 +153,8 @@ class ControllerNode:
         self._controller: QuorumController | None = None
         self._metrics: MetricsServer | None = None
         self._server: RaftServer | None = None
+        self.kafka: KafkaListener | None = None
+        """The Kafka-protocol listener, when ``listeners`` names a KAFKA one."""
 
     # ------------------------------------------------------------------------ life cycle
 
@@ -191,6 +194,10 @@ class ControllerNode:
                 credentials=self._server_credentials,
                 identity=self.identity,
             )
+        if self.kafka is None:
+            from raftmeta.server.kafka.listener import start_kafka_listener
+
+            self.kafka = await start_kafka_listener(self, self.config)
 
     async def run(self, voters: Mapping[int, str] | None = None) -> None:
         """Join the quorum (``voters`` overrides the configured addresses) and start the
@@ -231,6 +238,8 @@ class ControllerNode:
         if self._controller is not None:
             await self._controller.stop()
         await self.node.stop(graceful=graceful)
+        if self.kafka is not None:
+            await self.kafka.stop()
         if self._server is not None:
             await self._server.stop()  # after the node, which answers UNAVAILABLE till then
         if self._metrics is not None:

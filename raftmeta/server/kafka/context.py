@@ -1,0 +1,40 @@
+"""What a Kafka API handler sees: the node it answers for, its Admin service and its listener."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from raftmeta.errors import ErrorCode
+from raftmeta.rpc import admin_pb2 as apb
+from raftmeta.server.admin_service import AdminService
+from raftmeta.server.service_base import ControllerHost
+
+Fields = dict[str, Any]
+"""A response body as plain values, for :func:`raftmeta.server.kafka.codec.encode_response`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    host: str
+    port: int
+
+
+@dataclass(slots=True)
+class KafkaContext:
+    """One node's Kafka listener, as its handlers need it.
+
+    ``admin`` is the node's gRPC Admin service, called in-process without a gRPC context: every
+    write goes through the same validation, records and error codes as a gRPC call.
+    """
+
+    owner: ControllerHost
+    admin: AdminService
+    endpoint: Endpoint
+    """Where this listener is reached, as clients are told (Metadata, DescribeCluster)."""
+
+
+def header_error(header: apb.ResponseHeader) -> tuple[int, str | None]:
+    """A gRPC response header's code and message, as Kafka fields (``None``: no message)."""
+    code = int(header.error_code)
+    return code, (header.error_message or ErrorCode(code).name) if code else None
