@@ -122,6 +122,8 @@ class ControllerSettings:
 
     node_id: int
     cluster_id: str
+    voter_ids: frozenset[int] = frozenset()
+    """The controllers' ids (``controller.quorum.voters``): no broker may register under one."""
     metadata_max_idle_interval_ms: int = 500
     broker_session_timeout_ms: int = 9_000
     broker_heartbeat_interval_ms: int = 2_000
@@ -143,6 +145,7 @@ class ControllerSettings:
         return cls(
             node_id=config.node_id,
             cluster_id=cluster_id,
+            voter_ids=frozenset(config.controller_quorum_voters),
             metadata_max_idle_interval_ms=config.metadata_max_idle_interval_ms,
             broker_session_timeout_ms=config.broker_session_timeout_ms,
             broker_heartbeat_interval_ms=config.broker_heartbeat_interval_ms,
@@ -1008,6 +1011,7 @@ class QuorumController:
                 f"Expected cluster ID {self.settings.cluster_id}, but got cluster ID "
                 f"{request.cluster_id}.",
             )
+        lifecycle.check_registration(request, self.settings.voter_ids)
         broker_id = request.broker_id
         now = self._clock()
         existing = self._latest.broker(broker_id)

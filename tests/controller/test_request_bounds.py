@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+from raftmeta.common.brokers import BrokerRegistrationRequest
 from raftmeta.common.configs import AlterConfig, AlterConfigOp, ConfigResourceRef
 from raftmeta.common.topics import NewPartitions, NewTopic
 from raftmeta.controller import MAX_RECORDS_PER_USER_OP
 from raftmeta.errors import ErrorCode
-from raftmeta.records import ConfigResourceType, RemoveTopicRecord
-from tests.controller.harness import Harness, run_async
+from raftmeta.records import BrokerEndpoint, BrokerFeature, ConfigResourceType, RemoveTopicRecord
+from tests.controller.harness import CLUSTER_ID, Harness, run_async
 
 INT32_MAX = 2**31 - 1
 
@@ -161,4 +164,72 @@ async def test_config_values_too_long_or_out_of_range_are_invalid_config() -> No
         )
     )
     assert altered.error.code is ErrorCode.INVALID_CONFIG
+    await h.stop()
+
+
+@run_async
+async def test_broker_ids_of_controllers_and_negative_ids_never_register() -> None:
+    h = Harness(voter_ids=frozenset({3000, 3001, 3002}))
+    await h.start()
+    for broker_id in (3000, 3002, -1, -2, -(2**31)):
+        task = await h.submit(
+            h.controller.register_broker(
+                BrokerRegistrationRequest(broker_id, CLUSTER_ID, b"\x01" * 16)
+            )
+        )
+        error = task.exception()
+        assert getattr(error, "code", None) is ErrorCode.INVALID_REGISTRATION, (broker_id, error)
+        assert str(broker_id) in str(error)
+    assert h.controller.latest_image.brokers == {}
+    assert h.log.uncommitted_records() == []
+    epochs = await h.add_brokers(1)
+    assert h.log.replay_all().broker(1) is not None and epochs[1] >= 0
+    await h.stop()
+
+
+@pytest.mark.parametrize(
+    ("endpoints", "features", "rack", "words"),
+    [
+        ((BrokerEndpoint("P", "h", 65_536, 0),), (), None, "port 65536"),
+        ((BrokerEndpoint("P", "h", -1, 0),), (), None, "port -1"),
+        ((BrokerEndpoint("P", "h", 1, 2**15),), (), None, "security protocol"),
+        ((BrokerEndpoint("P", "h", 1, 0),) * 2, (), None, "twice"),
+        ((BrokerEndpoint("P", "h" * 256, 1, 0),), (), None, "256 characters"),
+        ((), (BrokerFeature("f", 2, 1),), None, "versions 2..1"),
+        ((), (BrokerFeature("f", 0, 2**15),), None, "versions"),
+        ((), (), "r" * 256, "rack"),
+    ],
+)
+def test_registration_values_outside_kafkas_wire_types_are_refused(
+    endpoints: tuple[BrokerEndpoint, ...],
+    features: tuple[BrokerFeature, ...],
+    rack: str | None,
+    words: str,
+) -> None:
+    @run_async
+    async def body() -> None:
+        h = Harness()
+        await h.start()
+        task = await h.submit(
+            h.controller.register_broker(
+                BrokerRegistrationRequest(1, CLUSTER_ID, b"\x01" * 16, endpoints, features, rack)
+            )
+        )
+        error = task.exception()
+        assert getattr(error, "code", None) is ErrorCode.INVALID_REGISTRATION, error
+        assert words in str(error)
+        assert h.log.uncommitted_records() == []
+        await h.stop()
+
+    body()
+
+
+@run_async
+async def test_unregistering_an_unknown_broker_is_broker_id_not_registered() -> None:
+    h = Harness()
+    await h.start()
+    task = await h.submit(h.controller.unregister_broker(66))
+    error = task.exception()
+    assert getattr(error, "code", None) is ErrorCode.BROKER_ID_NOT_REGISTERED
+    assert "66" in str(error)
     await h.stop()
