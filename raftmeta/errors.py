@@ -45,6 +45,7 @@ class ErrorCode(enum.IntEnum):
     BROKER_ID_NOT_REGISTERED = 102
     INCONSISTENT_CLUSTER_ID = 104
     INELIGIBLE_REPLICA = 107
+    INVALID_REGISTRATION = 119
     REPLICA_PLACEMENT_FAILED = 1000
     """Not a Kafka code: KIP-660 never shipped. Chosen outside Kafka's range so it cannot clash."""
 

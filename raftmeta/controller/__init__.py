@@ -14,14 +14,13 @@ Holds the controller's logic only; the values its requests and replies carry are
 
 from raftmeta.controller.brokers import BrokerSession, BrokerState
 from raftmeta.controller.controller import (
-    MAX_RECORDS_PER_USER_OP,
     ControllerSettings,
     NotControllerError,
     QuorumController,
     not_controller,
 )
 from raftmeta.controller.log import MetadataLog, RaftClientLog
-from raftmeta.controller.result import ControllerResult
+from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 
 __all__ = [
     "MAX_RECORDS_PER_USER_OP",

@@ -10,10 +10,12 @@ rebuilt from scratch after a failover, as in Kafka.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
 from elections import elections_for_unfenced_broker, online_elections_for_broker_removal
+from raftmeta.common.brokers import BrokerRegistrationRequest
+from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import (
     BrokerRegistrationChangeRecord,
@@ -21,6 +23,72 @@ from raftmeta.records import (
     FencingChange,
     Record,
 )
+
+MAX_BROKER_ID = 2**31 - 1
+MAX_PORT = 65_535
+INT16_MAX = 2**15 - 1
+MAX_NAME_LENGTH = 255
+"""The longest listener name, host, rack or feature name a registration may carry."""
+MAX_LISTENERS = 64
+MAX_FEATURES = 64
+
+
+def _invalid(message: str) -> KafkaError:
+    return KafkaError(ErrorCode.INVALID_REGISTRATION, message)
+
+
+def _check_text(what: str, text: str) -> None:
+    if len(text) > MAX_NAME_LENGTH:
+        raise _invalid(f"{what} is {len(text)} characters long; at most {MAX_NAME_LENGTH} allowed.")
+
+
+def check_registration(request: BrokerRegistrationRequest, voter_ids: Set[int]) -> None:
+    """INVALID_REGISTRATION unless the registration may be written as it is.
+
+    A registration is replayed by every node for as long as the broker lives, and its id is
+    the replica id the broker fetches the metadata log under, so a negative id or a
+    controller's id (which would let the broker pass for a voter) is refused, as are values
+    outside the wire types of Kafka's RegisterBrokerRecord (a uint16 port, int16 security
+    protocol and feature versions) and oversized lists and strings.
+    """
+    broker_id = request.broker_id
+    if not 0 <= broker_id <= MAX_BROKER_ID:
+        raise _invalid(f"Broker id {broker_id} is invalid: broker ids are 0..{MAX_BROKER_ID}.")
+    if broker_id in voter_ids:
+        raise _invalid(
+            f"Broker id {broker_id} is the id of a controller; a broker needs an id that no "
+            "voter of controller.quorum.voters uses."
+        )
+    if len(request.endpoints) > MAX_LISTENERS:
+        raise _invalid(f"{len(request.endpoints)} listeners given; at most {MAX_LISTENERS}.")
+    names: set[str] = set()
+    for endpoint in request.endpoints:
+        _check_text("A listener name", endpoint.name)
+        _check_text(f"The host of listener {endpoint.name}", endpoint.host)
+        if endpoint.name in names:
+            raise _invalid(f"Listener {endpoint.name} is given twice.")
+        names.add(endpoint.name)
+        if not 0 <= endpoint.port <= MAX_PORT:
+            raise _invalid(
+                f"Listener {endpoint.name} has port {endpoint.port}, outside 0..{MAX_PORT}."
+            )
+        if not 0 <= endpoint.security_protocol <= INT16_MAX:
+            raise _invalid(
+                f"Listener {endpoint.name} has security protocol {endpoint.security_protocol}, "
+                f"outside 0..{INT16_MAX}."
+            )
+    if len(request.features) > MAX_FEATURES:
+        raise _invalid(f"{len(request.features)} features given; at most {MAX_FEATURES}.")
+    for feature in request.features:
+        _check_text("A feature name", feature.name)
+        low, high = feature.min_supported_version, feature.max_supported_version
+        if not 0 <= low <= high <= INT16_MAX:
+            raise _invalid(
+                f"Feature {feature.name} supports versions {low}..{high}; versions must be "
+                f"0..{INT16_MAX} with the minimum first."
+            )
+    if request.rack is not None:
+        _check_text("The rack", request.rack)
 
 
 class BrokerState(enum.Enum):

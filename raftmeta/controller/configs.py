@@ -29,15 +29,48 @@ Validator = Callable[[str], str | None]
 """Returns a reason the value is bad, or ``None``."""
 
 
-def _int_at_least(minimum: int) -> Validator:
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+MAX_CONFIG_VALUE_LENGTH = 1024
+"""The longest config value accepted. Every value the controller accepts is short (a number, a
+boolean, a policy list); anything longer is refused before it is parsed, so a request cannot
+make every node replay and keep a megabyte-long value forever."""
+SHOWN_LENGTH = 100
+"""How much of a refused name or value an error message repeats."""
+
+
+def shown(text: str) -> str:
+    """``text`` for an error message, cut short if it is long."""
+    if len(text) <= SHOWN_LENGTH:
+        return text
+    return f"{text[:SHOWN_LENGTH]}... ({len(text)} characters)"
+
+
+def _int_in(minimum: int, maximum: int) -> Validator:
+    """An integer between the bounds: Kafka's INT configs are int32, its LONG ones int64."""
+
     def check(value: str) -> str | None:
         try:
             number = int(value.strip())
         except ValueError:
             return "must be an integer"
-        return None if number >= minimum else f"must be at least {minimum}"
+        if number < minimum:
+            return f"must be at least {minimum}"
+        if number > maximum:
+            return f"must be at most {maximum}"
+        return None
 
     return check
+
+
+def _int_at_least(minimum: int) -> Validator:
+    """A Kafka INT config (int32) of at least ``minimum``."""
+    return _int_in(minimum, INT32_MAX)
+
+
+def _long_at_least(minimum: int) -> Validator:
+    """A Kafka LONG config (int64) of at least ``minimum``."""
+    return _int_in(minimum, INT64_MAX)
 
 
 def _boolean(value: str) -> str | None:
@@ -62,21 +95,21 @@ TOPIC_CONFIGS: Mapping[str, Validator] = {
     MIN_INSYNC_REPLICAS: _int_at_least(1),
     UNCLEAN_LEADER_ELECTION_ENABLE: _boolean,
     "cleanup.policy": _cleanup_policy,
-    "retention.ms": _int_at_least(-1),
-    "retention.bytes": _int_at_least(-1),
+    "retention.ms": _long_at_least(-1),
+    "retention.bytes": _long_at_least(-1),
     "segment.bytes": _int_at_least(14),
-    "segment.ms": _int_at_least(1),
+    "segment.ms": _long_at_least(1),
     "max.message.bytes": _int_at_least(0),
     "compression.type": _one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
-    "min.compaction.lag.ms": _int_at_least(0),
-    "delete.retention.ms": _int_at_least(0),
+    "min.compaction.lag.ms": _long_at_least(0),
+    "delete.retention.ms": _long_at_least(0),
 }
 
 BROKER_CONFIGS: Mapping[str, Validator] = {
     MIN_INSYNC_REPLICAS: _int_at_least(1),
     UNCLEAN_LEADER_ELECTION_ENABLE: _boolean,
-    "log.retention.ms": _int_at_least(-1),
-    "log.retention.bytes": _int_at_least(-1),
+    "log.retention.ms": _long_at_least(-1),
+    "log.retention.bytes": _long_at_least(-1),
     "log.cleanup.policy": _cleanup_policy,
     "compression.type": _one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
     "message.max.bytes": _int_at_least(0),
@@ -87,13 +120,17 @@ def check_config(known: Mapping[str, Validator], kind: str, name: str, value: st
     """Raises INVALID_CONFIG for an unknown name or a bad value; ``None`` (delete) is fine."""
     validator = known.get(name)
     if validator is None:
-        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown {kind} config name: {name}")
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown {kind} config name: {shown(name)}")
     if value is None:
         return
-    reason = validator(value)
+    if len(value) > MAX_CONFIG_VALUE_LENGTH:
+        reason: str | None = f"longer than {MAX_CONFIG_VALUE_LENGTH} characters"
+    else:
+        reason = validator(value)
     if reason is not None:
         raise KafkaError(
-            ErrorCode.INVALID_CONFIG, f"Invalid value {value} for configuration {name}: {reason}"
+            ErrorCode.INVALID_CONFIG,
+            f"Invalid value {shown(value)} for configuration {name}: {reason}",
         )
 
 

@@ -73,7 +73,7 @@ from raftmeta.common.configs import (
     DescribeConfigsResult,
 )
 from raftmeta.common.elections import ElectionType, TopicPartition, TopicResults
-from raftmeta.common.items import OK, ItemError
+from raftmeta.common.items import DUPLICATE_TOPIC, OK, ItemError, duplicated
 from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
 from raftmeta.config import RaftmetaConfig
 from raftmeta.controller.alter_partition import check_isr_change
@@ -85,8 +85,9 @@ from raftmeta.controller.configs import (
     describe_config,
 )
 from raftmeta.controller.log import MetadataLog
-from raftmeta.controller.result import ControllerResult
+from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 from raftmeta.controller.topics import (
+    check_partition_total,
     check_topic_name,
     create_partitions_records,
     create_topic_records,
@@ -108,9 +109,6 @@ from raftmeta.storage.snapshots import SnapshotReader
 
 log = logging.getLogger(__name__)
 
-MAX_RECORDS_PER_USER_OP = 10_000
-"""Kafka's cap on the records one atomic user operation may write."""
-
 RERUN_CAPPED_MS = 10
 """How soon a periodic election run that stopped at its cap runs again, as in Kafka."""
 
@@ -126,6 +124,8 @@ class ControllerSettings:
 
     node_id: int
     cluster_id: str
+    voter_ids: frozenset[int] = frozenset()
+    """The controllers' ids (``controller.quorum.voters``): no broker may register under one."""
     metadata_max_idle_interval_ms: int = 500
     broker_session_timeout_ms: int = 9_000
     broker_heartbeat_interval_ms: int = 2_000
@@ -147,6 +147,7 @@ class ControllerSettings:
         return cls(
             node_id=config.node_id,
             cluster_id=cluster_id,
+            voter_ids=frozenset(config.controller_quorum_voters),
             metadata_max_idle_interval_ms=config.metadata_max_idle_interval_ms,
             broker_session_timeout_ms=config.broker_session_timeout_ms,
             broker_heartbeat_interval_ms=config.broker_heartbeat_interval_ms,
@@ -816,17 +817,11 @@ class QuorumController:
     ) -> Iterator[ControllerResult[CreateTopicResult]]:
         """One result per topic; each is staged before the next is placed, so topics created
         together see each other's replicas."""
-        counts: dict[str, int] = {}
+        check_partition_total(topics, self.settings.num_partitions, MAX_RECORDS_PER_USER_OP)
+        twice = duplicated(topic.name for topic in topics)
         for topic in topics:
-            counts[topic.name] = counts.get(topic.name, 0) + 1
-        for topic in topics:
-            if counts[topic.name] > 1:
-                yield ControllerResult(
-                    (),
-                    CreateTopicResult(
-                        topic.name, ItemError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
-                    ),
-                )
+            if topic.name in twice:
+                yield ControllerResult((), CreateTopicResult(topic.name, DUPLICATE_TOPIC))
                 continue
             try:
                 check_topic_name(topic.name)
@@ -872,25 +867,26 @@ class QuorumController:
     def _create_partitions(
         self, requests: list[NewPartitions], validate_only: bool
     ) -> Iterator[ControllerResult[TopicResult]]:
-        seen: set[str] = set()
+        twice = duplicated(request.topic for request in requests)
+        planned = 0
+        """New partitions this request has placed so far, validate-only ones included."""
         for request in requests:
-            if request.topic in seen:
-                yield ControllerResult(
-                    (),
-                    TopicResult(
-                        request.topic,
-                        ItemError(ErrorCode.INVALID_REQUEST, "Duplicate topic in request."),
-                    ),
-                )
+            if request.topic in twice:
+                yield ControllerResult((), TopicResult(request.topic, DUPLICATE_TOPIC))
                 continue
-            seen.add(request.topic)
             try:
-                records = create_partitions_records(self._latest, request, self._placer)
+                records = create_partitions_records(
+                    self._latest,
+                    request,
+                    self._placer,
+                    max_new_partitions=MAX_RECORDS_PER_USER_OP - planned,
+                )
             except KafkaError as error:
                 yield ControllerResult(
                     (), TopicResult(request.topic, ItemError(error.code, error.message))
                 )
                 continue
+            planned += len(records)
             yield ControllerResult(
                 () if validate_only else tuple(records), TopicResult(request.topic)
             )
@@ -903,17 +899,11 @@ class QuorumController:
         )
 
     def _delete_topics(self, names: list[str]) -> Iterator[ControllerResult[TopicResult]]:
-        seen: set[str] = set()
+        twice = duplicated(names)
         for name in names:
-            if name in seen:
-                yield ControllerResult(
-                    (),
-                    TopicResult(
-                        name, ItemError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
-                    ),
-                )
+            if name in twice:
+                yield ControllerResult((), TopicResult(name, DUPLICATE_TOPIC))
                 continue
-            seen.add(name)
             try:
                 records = delete_topic_records(self._latest, name)
             except KafkaError as error:
@@ -1057,6 +1047,7 @@ class QuorumController:
                 f"Expected cluster ID {self.settings.cluster_id}, but got cluster ID "
                 f"{request.cluster_id}.",
             )
+        lifecycle.check_registration(request, self.settings.voter_ids)
         broker_id = request.broker_id
         now = self._clock()
         existing = self._latest.broker(broker_id)

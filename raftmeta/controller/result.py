@@ -21,6 +21,9 @@ from raftmeta.records import Record
 
 Response = TypeVar("Response", covariant=True)
 
+MAX_RECORDS_PER_USER_OP = 10_000
+"""Kafka's cap on the records one atomic user operation may write (``QuorumController``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ControllerResult(Generic[Response]):

@@ -36,6 +36,8 @@ from raftmeta.records import (
 )
 
 MAX_TOPIC_NAME_LENGTH = 249
+EXCESSIVE_PARTITIONS_MESSAGE = "Excessively large number of partitions per request."
+"""Kafka's message when a CreateTopics request asks for more partitions than one batch holds."""
 _LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 
 
@@ -57,6 +59,26 @@ def check_topic_name(name: str) -> None:
             f'Topic name "{name}" is illegal, it contains a character other than '
             "ASCII alphanumerics, '.', '_' and '-'",
         )
+
+
+def check_partition_total(topics: Iterable[NewTopic], default_partitions: int, limit: int) -> None:
+    """POLICY_VIOLATION if the request asks for more than ``limit`` partitions in all.
+
+    Kafka's ``validateTotalNumberOfPartitions``: checked on the request as sent, before any
+    topic is placed, so a count of 2^31 - 1 is refused at once instead of being built. -1
+    counts as ``num.partitions``; a manual assignment counts its partitions; an invalid count
+    counts nothing (the topic's own check refuses it).
+    """
+    total = 0
+    for topic in topics:
+        if topic.assignments is not None:
+            total += len(topic.assignments)
+        elif topic.num_partitions == -1:
+            total += default_partitions
+        elif topic.num_partitions > 0:
+            total += topic.num_partitions
+        if total > limit:
+            raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE)
 
 
 class ImageClusterView:
@@ -273,9 +295,17 @@ def create_topic_records(
 
 
 def create_partitions_records(
-    image: MetadataImage, request: NewPartitions, placer: ReplicaPlacer
+    image: MetadataImage,
+    request: NewPartitions,
+    placer: ReplicaPlacer,
+    *,
+    max_new_partitions: int,
 ) -> list[Record]:
-    """PartitionRecords growing a topic, placed to continue its existing assignment."""
+    """PartitionRecords growing a topic, placed to continue its existing assignment.
+
+    POLICY_VIOLATION, before anything is placed, if the topic would gain more than
+    ``max_new_partitions`` (what is left of the request's record cap).
+    """
     topic = image.topic_by_name(request.topic)
     if topic is None:
         raise KafkaError(
@@ -291,6 +321,12 @@ def create_partitions_records(
     if request.count == current:
         raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
     added = request.count - current
+    if added > max_new_partitions:
+        raise KafkaError(
+            ErrorCode.POLICY_VIOLATION,
+            f"Adding {added} partition(s) to topic '{request.topic}' exceeds the "
+            f"{max(max_new_partitions, 0)} new partition(s) this request may still create.",
+        )
     replication_factor = len(topic.partitions[0].replicas) if current else 1
     if request.assignments is not None:
         if len(request.assignments) != added:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from raftmeta.auth import CLUSTER_NAME, Operation, ResourceType
 from raftmeta.common.configs import AlterConfig, ConfigResourceRef, DescribeConfigsResult
 from raftmeta.common.elections import ElectionType, TopicPartition
-from raftmeta.common.items import ItemError
+from raftmeta.common.items import ItemError, duplicated
 from raftmeta.common.topics import CreateTopicResult, TopicResult
 from raftmeta.controller import QuorumController
 from raftmeta.errors import ErrorCode, KafkaError
@@ -286,14 +286,12 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             controller: QuorumController, principal: str
         ) -> apb.IncrementalAlterConfigsResponse:
             resources = [convert.resource_from_pb(item.resource) for item in request.resources]
-            counts: dict[ConfigResourceRef, int] = {}
-            for resource in resources:
-                counts[resource] = counts.get(resource, 0) + 1
+            twice = duplicated(resources)
             errors: list[ItemError | None] = []
             changes: dict[ConfigResourceRef, list[AlterConfig]] = {}
             for resource, item in zip(resources, request.resources, strict=True):
                 error = self._config_allowed(principal, Operation.ALTER_CONFIGS, resource)
-                if error is None and counts[resource] > 1:
+                if error is None and resource in twice:
                     error = ItemError(
                         ErrorCode.INVALID_REQUEST, "Duplicate resource in the request."
                     )

@@ -289,9 +289,14 @@ class ControllerNode:
     # ------------------------------------------------------------------------ services
 
     def _register_services(self, server: Any) -> None:
-        from raftmeta.rpc import admin_pb2_grpc, broker_pb2_grpc
+        from raftmeta.rpc import admin_pb2, broker_pb2
         from raftmeta.server.admin_service import AdminService
         from raftmeta.server.broker_service import BrokerLifecycleService
+        from raftmeta.server.service_base import add_service
 
-        admin_pb2_grpc.add_AdminServicer_to_server(AdminService(self), server)
-        broker_pb2_grpc.add_BrokerLifecycleServicer_to_server(BrokerLifecycleService(self), server)
+        add_service(server, AdminService(self), admin_pb2.DESCRIPTOR.services_by_name["Admin"])
+        add_service(
+            server,
+            BrokerLifecycleService(self),
+            broker_pb2.DESCRIPTOR.services_by_name["BrokerLifecycle"],
+        )

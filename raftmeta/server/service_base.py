@@ -16,6 +16,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
+import grpc
+from google.protobuf.descriptor import ServiceDescriptor  # type: ignore[import-untyped]
+from google.protobuf.message_factory import GetMessageClass  # type: ignore[import-untyped]
+
 from raftmeta.auth import CLUSTER_NAME, AccessControl, Operation, ResourceType
 from raftmeta.controller import NotControllerError, QuorumController
 from raftmeta.errors import ErrorCode, KafkaError
@@ -131,3 +135,59 @@ class ServiceBase:
     def require_cluster(self, principal: str, operation: Operation) -> None:
         if not self.allowed(principal, operation, ResourceType.CLUSTER, CLUSTER_NAME):
             raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED)
+
+
+class _Undecodable:
+    """What a request body that protobuf cannot parse becomes, so the handler can refuse it."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _lenient(parse: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    def decode(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except Exception as error:
+            return _Undecodable(f"{type(error).__name__}: {str(error).splitlines()[0][:200]}")
+
+    return decode
+
+
+def _refusing_undecodable(
+    name: str, behavior: Callable[[Any, Any], Awaitable[Any]]
+) -> Callable[[Any, Any], Awaitable[Any]]:
+    async def run(request: Any, context: Any) -> Any:
+        if isinstance(request, _Undecodable):
+            log.warning("refused an undecodable %s request (%s)", name, request.reason)
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"The {name} request could not be decoded ({request.reason}).",
+            )
+        return await behavior(request, context)
+
+    return run
+
+
+def add_service(server: Any, servicer: object, service: ServiceDescriptor) -> None:
+    """Serves ``servicer``'s unary methods of ``service`` on ``server``.
+
+    What the generated ``add_*Servicer_to_server`` does, except that a body protobuf cannot
+    decode is answered INVALID_ARGUMENT with a one-line reason, where gRPC would answer
+    UNKNOWN with the parser's exception text.
+    """
+    handlers = {}
+    for method in service.methods:
+        request_class = GetMessageClass(method.input_type)
+        response_class = GetMessageClass(method.output_type)
+        handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+            _refusing_undecodable(method.name, getattr(servicer, method.name)),
+            request_deserializer=_lenient(request_class.FromString),
+            response_serializer=response_class.SerializeToString,
+        )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(service.full_name, handlers),)
+    )
+    register = getattr(server, "add_registered_method_handlers", None)
+    if register is not None:
+        register(service.full_name, handlers)

@@ -94,7 +94,7 @@ def test_snapshots_are_the_image_and_a_restart_recovers_it(tmp_path: Path) -> No
 def test_metrics_are_served_when_configured(tmp_path: Path) -> None:
     async def scenario(cluster: ControllerQuorum) -> None:
         await cluster.wait_for_active()
-        member = cluster.members[1]
+        member = cluster.members[cluster.ids[0]]
         assert member._metrics is not None
         url = member._metrics.url
         body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())
@@ -106,13 +106,15 @@ def test_metrics_are_served_when_configured(tmp_path: Path) -> None:
 def test_a_bad_placer_or_authorizer_is_a_one_line_config_error(tmp_path: Path) -> None:
     cluster = ControllerQuorum(tmp_path)
     with pytest.raises(ConfigError, match=r"replica\.placer\.class\.name"):
-        ControllerNode(cluster.config(1, **{"replica.placer.class.name": "no.such.Placer"}))
+        ControllerNode(
+            cluster.config(cluster.ids[0], **{"replica.placer.class.name": "no.such.Placer"})
+        )
     with pytest.raises(ConfigError, match=r"authorizer\.class\.name.*not an authorizer"):
-        ControllerNode(cluster.config(1, **{"authorizer.class.name": "pathlib.Path"}))
+        ControllerNode(cluster.config(cluster.ids[0], **{"authorizer.class.name": "pathlib.Path"}))
     with pytest.raises(ConfigError, match=r"raftmeta\.acls.*unknown operation"):
         ControllerNode(
             cluster.config(
-                1,
+                cluster.ids[0],
                 **{
                     "authorizer.class.name": "raftmeta.auth.AclAuthorizer",
                     "raftmeta.acls": "User:a:Fly:Cluster:kafka-cluster",
@@ -120,7 +122,9 @@ def test_a_bad_placer_or_authorizer_is_a_one_line_config_error(tmp_path: Path) -
             )
         )
     with pytest.raises(ConfigError, match=r"raftmeta\.auth\.tokens\.file"):
-        ControllerNode(cluster.config(1, **{"raftmeta.auth.tokens.file": str(tmp_path / "x")}))
+        ControllerNode(
+            cluster.config(cluster.ids[0], **{"raftmeta.auth.tokens.file": str(tmp_path / "x")})
+        )
 
 
 def test_serve_refuses_an_unusable_authorizer_in_one_line(tmp_path: Path) -> None:

@@ -43,7 +43,9 @@ class ControllerQuorum:
         self, root: Path, overrides: Mapping[str, ConfigValue] | None = None, size: int = 3
     ) -> None:
         self.root = root
-        self.ids = list(range(1, size + 1))
+        # Controllers take ids 3000.. and brokers 1..N, as in ``raftmeta dev``: a broker may
+        # not take a voter's id.
+        self.ids = list(range(3000, 3000 + size))
         self.overrides: dict[str, ConfigValue] = {**STEADY_RAFT, **(overrides or {})}
         self.ports: dict[int, int] = {}
         self.members: dict[int, ControllerNode] = {}
