@@ -28,8 +28,10 @@ from raftmeta.quorum.transport import RaftEndpoint
 log = logging.getLogger(__name__)
 
 PLAINTEXT_WARNING = (
-    "node %d: the Raft listener on %s:%d is plaintext and unauthenticated: any host that can "
-    "reach this port can speak for a voter, so it must not be reachable by untrusted hosts"
+    "node %d: the listener on %s:%d (Raft, and Admin and BrokerLifecycle on a controller) is "
+    "plaintext and unauthenticated: any host that can reach it can speak for a voter, so it "
+    "must not be reachable by untrusted hosts; set listener.security.protocol.map=CONTROLLER:SSL "
+    "and ssl.client.auth=required to enforce peer identities"
 )
 
 Register = Callable[[Any], None]
@@ -76,8 +78,10 @@ class RaftServer:
         await server.start()
         self._server = server
         self.port = bound
-        # Today the Raft listener is always plaintext (issue 12, item 2): say so once per start.
-        log.warning(PLAINTEXT_WARNING, self._endpoint.node_id, host, bound)
+        if self._credentials is None:
+            # Said once per start, and only once the port is really served: a node refused
+            # for a bad directory or a taken port says that one thing only.
+            log.warning(PLAINTEXT_WARNING, self._endpoint.node_id, host, bound)
         return bound
 
     async def stop(self) -> None:

@@ -46,12 +46,6 @@ LOAD_RESOURCE = "raftmeta-load"
 PLUGIN_PREFIXES = ("replica.placer.", "authorizer.", "listener.name.")
 """Keys under these belong to plug-ins, which read their own settings, or to one listener
 (``listener.name.controller.ssl.keystore.location``), which the TLS settings read."""
-PLAINTEXT_WARNING = (
-    "the controller listener is PLAINTEXT: peers and clients are not authenticated, so its "
-    "port (Raft, Admin, BrokerLifecycle) must not be reachable by untrusted hosts; set "
-    "listener.security.protocol.map=CONTROLLER:SSL and ssl.client.auth=required to enforce "
-    "peer identities"
-)
 NO_CLIENT_AUTH_WARNING = (
     "the controller listener is SSL without ssl.client.auth=required: traffic is encrypted "
     "but callers are not authenticated, so its port must not be reachable by untrusted hosts"
@@ -103,9 +97,7 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     for key in config.unknown_keys:
         if not key.startswith(PLUGIN_PREFIXES):
             log.warning("configuration %s was supplied but nothing reads it (a typo?)", key)
-    if member.tls is None:
-        log.warning("%s", PLAINTEXT_WARNING)
-    elif not member.identity.enforced:
+    if member.tls is not None and not member.identity.enforced:
         log.warning("%s", NO_CLIENT_AUTH_WARNING)
     changes = member.changes
 
