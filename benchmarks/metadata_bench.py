@@ -969,7 +969,7 @@ async def until_stdin_closes(on_line: Callable[[str], None]) -> None:
 async def controller_main(args: argparse.Namespace) -> None:
     """One voter of the CreateTopics quorum: a ``ControllerNode`` serving Raft, Admin and
     BrokerLifecycle on its port, until stdin closes."""
-    from raftmeta.config import parse_config
+    from raftmeta.config.node import parse_config
     from raftmeta.server.controller_node import ControllerNode
 
     ports = [int(port) for port in args.ports.split(",")]

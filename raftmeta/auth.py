@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from raftmeta.config import ConfigError, RaftmetaConfig
+from raftmeta.config.errors import ConfigError
+from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import AclOperation, AclPermissionType, AclResourceType

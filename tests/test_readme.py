@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from raftmeta.config import config_table_markdown
+from raftmeta.config.docs import config_table_markdown
 
 
 def test_readme_configuration_table_is_current() -> None:

@@ -35,7 +35,7 @@ from raftmeta.admin.types import (
 )
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
-from raftmeta.config import ConfigError
+from raftmeta.config.errors import ConfigError
 from raftmeta.controller_channel import (
     DEFAULT_REQUEST_TIMEOUT_MS,
     ControllerChannel,

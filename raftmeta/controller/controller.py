@@ -75,7 +75,7 @@ from raftmeta.common.configs import (
 from raftmeta.common.elections import ElectionType, TopicPartition, TopicResults
 from raftmeta.common.items import DUPLICATE_TOPIC, OK, ItemError, duplicated
 from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
-from raftmeta.config import RaftmetaConfig
+from raftmeta.config.node import RaftmetaConfig
 from raftmeta.controller.alter_partition import check_isr_change
 from raftmeta.controller.brokers import BrokerSession, BrokerState
 from raftmeta.controller.configs import (

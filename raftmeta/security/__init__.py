@@ -2,7 +2,7 @@
 principal a TLS peer's certificate maps to, and a throwaway CA for development and tests.
 
 Leaf package for the listeners and channels above it: it may import ``raftmeta.config`` (for
-:class:`~raftmeta.config.ConfigError`), grpc and ``cryptography``; nothing else of raftmeta.
+:class:`~raftmeta.config.errors.ConfigError`), grpc and ``cryptography``; nothing else of raftmeta.
 The quorum runtime, the composition root and the clients all use it to build their servers and
 channels, and the services use :func:`context_principal` to name their callers.
 """

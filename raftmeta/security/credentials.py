@@ -25,7 +25,7 @@ from pathlib import Path
 
 import grpc
 
-from raftmeta.config import ConfigError
+from raftmeta.config.errors import ConfigError
 from raftmeta.security.pem import KeyPair, load_keystore, load_truststore
 from raftmeta.security.tls import (
     CLIENT_AUTH_KEY,

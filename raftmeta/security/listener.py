@@ -19,7 +19,8 @@ from typing import Any
 
 import grpc
 
-from raftmeta.config import ConfigError, RaftmetaConfig
+from raftmeta.config.errors import ConfigError
+from raftmeta.config.node import RaftmetaConfig
 from raftmeta.security.credentials import channel_credentials
 from raftmeta.security.tls import (
     DEFAULT_SECURITY_PROTOCOL_MAP,

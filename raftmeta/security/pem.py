@@ -17,7 +17,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
-from raftmeta.config import ConfigError
+from raftmeta.config.errors import ConfigError
 from raftmeta.security.tls import (
     KEY_PASSWORD_KEY,
     KEYSTORE_CHAIN_KEY,

@@ -37,7 +37,7 @@ from typing import Protocol
 
 from cryptography import x509
 
-from raftmeta.config import ConfigError
+from raftmeta.config.errors import ConfigError
 
 USER_TYPE = "User"
 

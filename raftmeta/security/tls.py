@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from raftmeta.config import ConfigError
+from raftmeta.config.errors import ConfigError
 from raftmeta.security.principal import DEFAULT_RULES, PrincipalMapper, parse_mapping_rules
 
 SECURITY_PROTOCOL_MAP_KEY = "listener.security.protocol.map"

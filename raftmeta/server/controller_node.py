@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from placement import PlacerLoadError, ReplicaPlacer, close_placer, load_placer
 from raftmeta.auth import AccessControl
-from raftmeta.config import ConfigError, RaftmetaConfig
+from raftmeta.config.errors import ConfigError
+from raftmeta.config.node import RaftmetaConfig
 from raftmeta.controller import ControllerSettings, QuorumController, RaftClientLog
 from raftmeta.quorum.client import RaftClient
 from raftmeta.quorum.grpc_server import RaftServer, serve_raft

@@ -30,7 +30,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from raftmeta.config import RaftmetaConfig
+from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import KafkaError
 from raftmeta.quorum.node import RaftNode, monotonic_ms
 from raftmeta.quorum.settings import NodeSettings

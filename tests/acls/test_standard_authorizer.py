@@ -14,7 +14,7 @@ from raftmeta.auth import (
     StandardAuthorizer,
     load_authorizer,
 )
-from raftmeta.config import ConfigError
+from raftmeta.config.errors import ConfigError
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import (

@@ -8,21 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from raftmeta.config import (
-    CONFIG_KEYS,
-    REQUIRED,
-    ConfigError,
-    ConfigKey,
-    ConfigType,
+from raftmeta.config.docs import config_table_markdown
+from raftmeta.config.errors import ConfigError
+from raftmeta.config.keys import CONFIG_KEYS, REQUIRED, ConfigKey
+from raftmeta.config.node import (
     ConfigValue,
-    HostPort,
-    Listener,
     RaftmetaConfig,
-    config_table_markdown,
     load_config,
     parse_config,
     parse_override,
 )
+from raftmeta.config.values import ConfigType, HostPort, Listener
 
 BASE: dict[str, ConfigValue] = {
     "node.id": 1,

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from raftmeta.config import ConfigError, format_properties, parse_properties
+from raftmeta.config.errors import ConfigError
+from raftmeta.config.properties import format_properties, parse_properties
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 from raftmeta.common.brokers import AlterPartitionRequest, IsrMember, PartitionIsrChange
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.topics import NewTopic
-from raftmeta.config import parse_config
+from raftmeta.config.node import parse_config
 from raftmeta.controller import (
     ControllerSettings,
     NotControllerError,

@@ -171,7 +171,8 @@ def test_a_kafka_listener_mapped_to_ssl_is_refused_not_served_in_plaintext(
 ) -> None:
     from typing import cast
 
-    from raftmeta.config import ConfigError, parse_config
+    from raftmeta.config.errors import ConfigError
+    from raftmeta.config.node import parse_config
     from raftmeta.server.kafka.listener import start_kafka_listener
     from raftmeta.server.service_base import ControllerHost
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from raftmeta.config import parse_config
+from raftmeta.config.node import parse_config
 from raftmeta.quorum import NodeSettings, Peers, RaftClient, RaftNode
 from tests.quorum.harness import Changes, NodeCluster, Recorder
 from tests.support.scenario import run_scenario

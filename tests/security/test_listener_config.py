@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from raftmeta.cli.main import main
-from raftmeta.config import ConfigError, parse_config
+from raftmeta.config.errors import ConfigError
+from raftmeta.config.node import parse_config
 from raftmeta.security.listener import client_tls, controller_listener_tls
 from raftmeta.security.tls import ClientAuth
 from tests.security.support import TestPki

@@ -21,7 +21,7 @@ import pytest
 
 from raftmeta.broker import BrokerState
 from raftmeta.cli.main import main
-from raftmeta.config import parse_config
+from raftmeta.config.node import parse_config
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import broker_pb2 as bpb

@@ -11,7 +11,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from raftmeta.config import ConfigError
+from raftmeta.config.errors import ConfigError
 from raftmeta.security.certs import new_certificate_authority, write_dev_certificates
 from raftmeta.security.pem import load_keystore, load_truststore
 from raftmeta.security.tls import parse_tls_settings

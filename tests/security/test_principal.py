@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from raftmeta.config import ConfigError
+from raftmeta.config.errors import ConfigError
 from raftmeta.security.certs import new_certificate_authority
 from raftmeta.security.principal import (
     ANONYMOUS,

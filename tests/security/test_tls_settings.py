@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from raftmeta.config import ConfigError
+from raftmeta.config.errors import ConfigError
 from raftmeta.security.principal import DEFAULT_RULES
 from raftmeta.security.tls import (
     DEFAULT_SECURITY_PROTOCOL_MAP,

@@ -14,7 +14,7 @@ from raftmeta.auth import (
     load_authorizer,
     read_tokens,
 )
-from raftmeta.config import ConfigError
+from raftmeta.config.errors import ConfigError
 from raftmeta.errors import ErrorCode, KafkaError
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from raftmeta.config import ConfigError, parse_config
+from raftmeta.config.errors import ConfigError
+from raftmeta.config.node import parse_config
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import admin_pb2_grpc as apb_grpc

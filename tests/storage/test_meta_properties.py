@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from raftmeta.config import parse_properties
+from raftmeta.config.properties import parse_properties
 from raftmeta.storage.errors import MetaPropertiesError
 from raftmeta.storage.meta_properties import (
     MetaProperties,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta.broker import Broker, BrokerSettings, ControllerCaller
-from raftmeta.config import parse_config
+from raftmeta.config.node import parse_config
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.config import RaftConfig

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import grpc
 
-from raftmeta.config import ConfigValue, RaftmetaConfig, parse_config
+from raftmeta.config.node import ConfigValue, RaftmetaConfig, parse_config
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import admin_pb2_grpc as apb_grpc
 from raftmeta.rpc import broker_pb2 as bpb

@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from raftmeta.config import ConfigError, RaftmetaConfig
+from raftmeta.config.errors import ConfigError
+from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import ErrorCode
 from raftmeta.security.tls import (
     SECURITY_PROTOCOL_MAP_KEY,
