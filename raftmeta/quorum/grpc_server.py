@@ -76,8 +76,8 @@ class RaftServer:
         await server.start()
         self._server = server
         self.port = bound
-        # Today the Raft listener is always plaintext (issue 12, item 2): say so once per start.
-        log.warning(PLAINTEXT_WARNING, self._endpoint.node_id, host, bound)
+        if self._credentials is None:  # a plaintext Raft listener: say so once per start
+            log.warning(PLAINTEXT_WARNING, self._endpoint.node_id, host, bound)
         return bound
 
     async def stop(self) -> None:

@@ -85,6 +85,10 @@ def test_leader_kill_9_under_load_then_full_cluster_kill_9_loses_nothing_acknowl
         quorum.wait_for_leader()
         logs = converge_and_stop(quorum)
 
+    for node in quorum.nodes.values():
+        # The start-up warning names a plaintext listener, and only a plaintext one.
+        warned = "plaintext and unauthenticated" in node.log_path.read_text()
+        assert warned is not tls, f"node {node.node_id}: plaintext warning {warned} with tls={tls}"
     transport = "mTLS" if tls else "plaintext"
     print(
         f"\nkill -9 failover ({transport}): {failover_s * 1000:.0f} ms, "
