@@ -200,10 +200,14 @@ def _missing_parts() -> list[str]:
 
 
 @pytest.mark.skipif(bool(_missing_parts()), reason=f"not built yet: {_missing_parts()}")
-def test_the_demo_runs_end_to_end_and_ends_balanced(tmp_path: Path) -> None:
+def test_the_demo_runs_end_to_end_over_mutual_tls_and_ends_balanced(tmp_path: Path) -> None:
+    """The whole demo, with ``--tls``: every step a plaintext run takes, each controller, broker
+    and tool with its own certificate, so one run proves both (the plaintext quorum step is
+    covered by the tests above, and the demo's steps differ only in the credentials they pass).
+    One end-to-end run keeps the suite's time; the TLS run is the one with more to go wrong."""
     marker = uuid.uuid4().hex
     root = tmp_path / "demo"
-    demo = _spawn(["-m", "raftmeta", "demo", "--data-dir", str(root)], marker)
+    demo = _spawn(["-m", "raftmeta", "demo", "--tls", "--data-dir", str(root)], marker)
     try:
         stdout, stderr = demo.communicate(timeout=END_TO_END_TIMEOUT_S)
     finally:
@@ -212,6 +216,15 @@ def test_the_demo_runs_end_to_end_and_ends_balanced(tmp_path: Path) -> None:
     assert demo.returncode == 0, f"{stdout}\n{stderr}"
     state = json.loads((root / "demo.json").read_text())
     assert state["status"] == "ok"
+    assert state["tls"] is True and "over mutual TLS" in stdout
+    for name in ("node-3000", "broker-1"):
+        config = (root / f"{name}.properties").read_text()
+        assert "listener.security.protocol.map=CONTROLLER\\:SSL" in config, config
+    assert "--admin.config " in (root / "leader-election.log").read_text()
+    for node_id in (3000, 3001, 3002):
+        log = (root / f"node-{node_id}.log").read_text()
+        assert "plaintext and unauthenticated" not in log, f"node {node_id} says plaintext"
+        assert "refused from" not in log, f"node {node_id} refused one of the demo's own calls"
     assert state["audits"]["skewed"]["over_threshold"] == [state["victim"]]
     skewed = json.loads((root / "audit-skewed" / "report.json").read_text())
     assert _brokers_over_threshold(skewed) == [state["victim"]]

@@ -152,7 +152,7 @@ def run_dev(
             )
         print(
             "Describe with: raftmeta quorum describe --bootstrap-server "
-            f"{cluster.bootstrap_servers} --cluster-id {cluster.cluster_id}",
+            f"{cluster.bootstrap_servers} --cluster-id {cluster.cluster_id}{command_config}",
             flush=True,
         )
         print("Press Ctrl-C to stop.", flush=True)

@@ -20,6 +20,8 @@ from raftmeta.security.listener import secure_channel_credentials, sync_channel
 from raftmeta.security.tls import TlsSettings
 
 UNKNOWN = -1
+DEFAULT_TIMEOUT_S = 3.0
+"""How long each bootstrap server gets to answer unless ``request.timeout.ms`` says."""
 
 
 class DescribeError(Exception):
@@ -112,7 +114,7 @@ def describe_quorum(
     bootstrap: str,
     cluster_id: str,
     *,
-    timeout_s: float = 3.0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
     tls: TlsSettings | None = None,
 ) -> QuorumInfo:
     """Ask each bootstrap server in turn until one answers as the leader (over TLS with

@@ -41,9 +41,14 @@ def free_base_port(count: int = 3) -> int:
 class ProcessQuorum:
     """A process quorum: a ``DevCluster`` driven node by node, as the tests need."""
 
-    def __init__(self, root: Path, overrides: Mapping[str, str] | None = None) -> None:
-        self.cluster = DevCluster(root, free_base_port(), overrides)
+    def __init__(
+        self, root: Path, overrides: Mapping[str, str] | None = None, *, tls: bool = False
+    ) -> None:
+        """``tls``: every node on ``CONTROLLER:SSL`` with client certificates required (the dev
+        cluster's throwaway CA), and the test's own DescribeQuorum calls made as ``admin``."""
+        self.cluster = DevCluster(root, free_base_port(), overrides, tls=tls)
         self.cluster.prepare()
+        self.client_tls = self.cluster.client_tls()
 
     @property
     def nodes(self) -> dict[int, NodeProcess]:
@@ -75,7 +80,9 @@ class ProcessQuorum:
         """The leader's view, or None while no leader answers."""
         self.check_alive()
         try:
-            return describe_quorum(self.cluster.bootstrap_servers, self.cluster_id, timeout_s=1.0)
+            return describe_quorum(
+                self.cluster.bootstrap_servers, self.cluster_id, timeout_s=1.0, tls=self.client_tls
+            )
         except DescribeError:
             return None
 

@@ -8,6 +8,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
+from raftmeta.cli.quorum_describe import DescribeError, describe_quorum
 from tests.process.helpers import DEADLINE_S, ProcessQuorum, running
 from tests.support.waiting import wait_until
 
@@ -30,12 +33,21 @@ def converge_and_stop(quorum: ProcessQuorum) -> dict[int, list[str]]:
     return {node_id: quorum.logged_values(node_id) for node_id in quorum.nodes}
 
 
+@pytest.mark.parametrize("tls", [False, True], ids=["plaintext", "mtls"])
 def test_leader_kill_9_under_load_then_full_cluster_kill_9_loses_nothing_acknowledged(
-    tmp_path: Path,
+    tmp_path: Path, tls: bool
 ) -> None:
-    with running(ProcessQuorum(tmp_path)) as quorum:
+    """The main crash scenario, also over mutual TLS: the peers' Fetch, Vote and
+    BeginQuorumEpoch calls then go through the identity rule on every hop."""
+    with running(ProcessQuorum(tmp_path, tls=tls)) as quorum:
+        if tls:
+            config = quorum.cluster.nodes[3000].config.read_text()
+            assert "listener.security.protocol.map=CONTROLLER\\:SSL" in config, config
         quorum.start_all(load_rate=LOAD_RATE)
         first = quorum.wait_for_leader()
+        if tls:
+            with pytest.raises(DescribeError):  # the listener speaks nothing but TLS
+                describe_quorum(quorum.cluster.bootstrap_servers, quorum.cluster_id, timeout_s=1.0)
         wait_until(
             lambda: quorum.acked_by(first.leader_id) >= 40,
             "appends under the first leader",
@@ -73,7 +85,15 @@ def test_leader_kill_9_under_load_then_full_cluster_kill_9_loses_nothing_acknowl
         quorum.wait_for_leader()
         logs = converge_and_stop(quorum)
 
-    print(f"\nkill -9 failover: {failover_s * 1000:.0f} ms, {len(acked)} appends acknowledged")
+    for node in quorum.nodes.values():
+        # The start-up warning names a plaintext listener, and only a plaintext one.
+        warned = "plaintext and unauthenticated" in node.log_path.read_text()
+        assert warned is not tls, f"node {node.node_id}: plaintext warning {warned} with tls={tls}"
+    transport = "mTLS" if tls else "plaintext"
+    print(
+        f"\nkill -9 failover ({transport}): {failover_s * 1000:.0f} ms, "
+        f"{len(acked)} appends acknowledged"
+    )
     assert len(acked) >= 80
     assert len(set(acked)) == len(acked), "a value was acknowledged twice"
     first_id, first_log = next(iter(logs.items()))

@@ -3,7 +3,10 @@
 A three-node quorum of ``raftmeta serve`` processes and six brokers on three racks; three
 topics; a broker killed and brought back so leadership is skewed; a snapshot; the Spark audit
 that shows the skew and plans the fix; the preferred election that applies it; a second
-snapshot and audit that show the cluster balanced; everything stopped. ``--simulated`` runs
+snapshot and audit that show the cluster balanced; everything stopped. ``--tls`` runs all of it
+over mutual TLS: every controller, broker and tool with its own certificate from a throwaway CA
+(``raftmeta dev --tls``'s), the election tool with the admin's client properties file; the
+audit reads snapshot files, so it is the same either way. ``--simulated`` runs
 the consensus core alone in the seeded simulator instead (no processes, no Java).
 
 ``runner`` runs the ``steps`` in order with a progress display and stops every process it
@@ -35,6 +38,12 @@ def register(commands: Any) -> None:
         "--simulated", action="store_true", help="run the consensus core in the simulator instead"
     )
     demo.add_argument("--seed", type=int, default=2026, help="seed of the --simulated run")
+    demo.add_argument(
+        "--tls",
+        action="store_true",
+        help="run every node, broker and tool over mutual TLS, with a throwaway CA and "
+        "certificates under DATA_DIR/tls (as `raftmeta dev --tls`)",
+    )
     demo.set_defaults(handler=run_from_args)
 
 
@@ -51,4 +60,4 @@ def run_from_args(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     from raftmeta.cli.demo.runner import run_live_demo
 
-    return run_live_demo(args.data_dir)
+    return run_live_demo(args.data_dir, tls=args.tls)

@@ -103,8 +103,10 @@ def run_live_demo(
     console: Console | None = None,
     errors: Console | None = None,
     steps: tuple[Step, ...] = STEPS,
+    tls: bool = False,
 ) -> int:
-    """Run ``steps``; progress goes to ``console``, the one failure line to ``errors``."""
+    """Run ``steps``; progress goes to ``console``, the one failure line to ``errors``.
+    ``tls``: the cluster and every client in it speak mutual TLS."""
     console = console or Console(highlight=False)
     errors = errors or Console(stderr=True, highlight=False)
     try:
@@ -112,7 +114,8 @@ def run_live_demo(
     except DemoSetupError as error:
         _say(errors, f"raftmeta demo: {error}", "red")
         return 2
-    _say(console, f"raftmeta demo: a quorum, brokers, a failure and an audit, in {root}")
+    over = ", over mutual TLS" if tls else ""
+    _say(console, f"raftmeta demo: a quorum, brokers, a failure and an audit{over}, in {root}")
     book = ProcessBook(root)
     run = _Run(root)
     log_handler = _log_into(root / LOG_FILE)
@@ -123,7 +126,7 @@ def run_live_demo(
     previous_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with StepDisplay(console) as display:
-            ctx = DemoContext(root, display, book)
+            ctx = DemoContext(root, display, book, tls=tls)
             run.save(ctx)
             for step in steps:
                 run.current = step.title

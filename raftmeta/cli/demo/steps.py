@@ -27,6 +27,7 @@ from raftmeta.cli.demo.spark import STARTER
 from raftmeta.cli.demo.view import ClusterView, Partitions
 from raftmeta.cli.demo.waiting import wait_for
 from raftmeta.cli.devcluster import BrokerProcess, DevCluster
+from raftmeta.config.properties import parse_properties
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,8 @@ class DemoContext:
     snapshots: dict[str, Path] = field(default_factory=dict)
     audits: dict[str, AuditOutcome] = field(default_factory=dict)
     election_log: Path | None = None
+    tls: bool = False
+    """Mutual TLS for every process and tool (``DevCluster(tls=True)``)."""
 
     @property
     def bootstrap_servers(self) -> str:
@@ -95,6 +98,14 @@ class DemoContext:
         if self.view is None:
             raise StepFailed("no AdminClient: the quorum is not running")
         return self.view
+
+    def client_properties(self) -> dict[str, str]:
+        """``security.protocol`` and the ``ssl.*`` keys the admin tools use (from the dev
+        cluster's client properties file); empty for plaintext."""
+        cluster = self.require_cluster()
+        if not cluster.tls:
+            return {}
+        return parse_properties(cluster.client_config.read_text())
 
     def node_dirs(self) -> list[Path]:
         cluster = self.require_cluster()
@@ -140,7 +151,7 @@ def start_quorum(ctx: DemoContext) -> str:
     from raftmeta.cli.quorum_describe import DescribeError, wait_for_leader
 
     cluster = DevCluster(
-        ctx.root, free_port_run(3), CLUSTER_OVERRIDES, brokers=BROKERS, racks=RACKS
+        ctx.root, free_port_run(3), CLUSTER_OVERRIDES, brokers=BROKERS, racks=RACKS, tls=ctx.tls
     )
     ctx.cluster = cluster
     try:
@@ -157,17 +168,19 @@ def start_quorum(ctx: DemoContext) -> str:
             cluster.cluster_id,
             QUORUM_DEADLINE_S,
             give_up=lambda: bool(cluster.exited()),
+            tls=cluster.client_tls(),
         )
     except DescribeError as error:
         reason = ctx.process_died()
         raise StepFailed(reason or str(error)) from None
-    ctx.view = ClusterView(cluster.bootstrap_servers)
+    ctx.view = ClusterView(cluster.bootstrap_servers, ctx.client_properties())
     # Spark warms up on the quorum's first snapshot while the brokers and topics come up.
     node_dirs = ctx.node_dirs()
     warm_up_copy = ctx.root / "snapshots" / "warm-up"
     STARTER.offer_warm_up(lambda: copy_snapshot_after(node_dirs, -1, warm_up_copy))
     ids = ", ".join(str(n) for n in cluster.nodes)
-    return f"controllers {ids}; leader {info.leader_id} in epoch {info.leader_epoch}"
+    over = "; mutual TLS" if ctx.tls else ""
+    return f"controllers {ids}; leader {info.leader_id} in epoch {info.leader_epoch}{over}"
 
 
 def start_brokers(ctx: DemoContext) -> str:
@@ -295,6 +308,8 @@ def run_preferred_election(ctx: DemoContext) -> str:
         "--path-to-json-file",
         str(plan),
     ]
+    if ctx.tls:
+        argv += ["--admin.config", str(ctx.require_cluster().client_config)]
     output = io.StringIO()
     status: int | None
     try:
@@ -398,6 +413,7 @@ def summary(ctx: DemoContext) -> dict[str, Any]:
     """What ``demo.json`` records beside the closing table."""
     return {
         "data_dir": str(ctx.root),
+        "tls": ctx.tls,
         "victim": ctx.victim,
         "snapshots": {k: str(v) for k, v in ctx.snapshots.items()},
         "audits": {k: v.as_json() for k, v in ctx.audits.items()},

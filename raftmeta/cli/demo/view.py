@@ -7,7 +7,7 @@ and its errors into ``StepFailed``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -63,11 +63,14 @@ class Partitions:
 class ClusterView:
     """The AdminClient as the demo uses it; built once the quorum is up."""
 
-    def __init__(self, bootstrap_servers: str) -> None:
+    def __init__(self, bootstrap_servers: str, client: Mapping[str, str] | None = None) -> None:
+        """``client``: more AdminClient settings, e.g. ``security.protocol=SSL`` and the
+        ``ssl.*`` keys of a TLS cluster."""
         require_module("the AdminClient", "raftmeta.admin")
         from raftmeta.admin import AdminClient
 
-        self._admin: AdminClient = AdminClient({"bootstrap.servers": bootstrap_servers})
+        config: dict[str, object] = {**(client or {}), "bootstrap.servers": bootstrap_servers}
+        self._admin: AdminClient = AdminClient(config)
 
     def close(self) -> None:
         self._admin.close()
