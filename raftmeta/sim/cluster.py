@@ -41,7 +41,7 @@ from raftmeta.sim.faults import (
     Pause,
     random_fault_plan,
 )
-from raftmeta.sim.hostile import HostileNode, HostilePlan, Target
+from raftmeta.sim.hostile import HOSTILE_ID, HostileNode, HostilePlan, Target
 from raftmeta.sim.invariants import (
     LIVENESS,
     NO_NODE_STOPS,
@@ -126,6 +126,17 @@ class SimulationResult:
     liveness_ms: int | None
     rejected: int = 0
     """Peer messages the cores refused (forged ones, in a run with a hostile node)."""
+    unauthenticated: int = 0
+    """Messages the authenticated transport dropped: their claimed sender did not send them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sender:
+    """Who a delivered message says it is from, and the process that really sent it (the
+    identity its connection authenticated, as a certificate's principal does with mTLS)."""
+
+    claimed: int
+    real: int
 
 
 @dataclass(slots=True)
@@ -164,6 +175,7 @@ class Simulation:
         config: RaftConfig | None = None,
         trace_size: int = 300,
         hostile: HostilePlan | None = None,
+        authenticated: bool = False,
     ) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
@@ -192,8 +204,18 @@ class Simulation:
         self._pending_restarts: dict[int, bool] = {}
         """Crashed nodes waiting to restart, and whether they come back with a wiped disk."""
         self.hostile_plan = hostile
-        self.hostile = HostileNode(random.Random(seed ^ 0xBAD), node_ids, self.voter_ids)
+        self.hostile = HostileNode(
+            random.Random(seed ^ 0xBAD),
+            node_ids,
+            self.voter_ids,
+            impostor=hostile is not None and hostile.impostor,
+            impostor_kinds=hostile.impostor_kinds if hostile is not None else (),
+        )
         self.rejected = 0
+        self.authenticated = authenticated
+        """Model the mTLS identity rule: drop what a process sends under another's id."""
+        self.unauthenticated = 0
+        self._honest = {i: Sender(i, i) for i in node_ids}
 
     # ------------------------------------------------------------------ running
 
@@ -235,6 +257,7 @@ class Simulation:
             len(self._epochs_seen),
             liveness_ms,
             self.rejected,
+            self.unauthenticated,
         )
 
     def format_trace(self) -> str:
@@ -328,14 +351,23 @@ class Simulation:
     def _paused(self, node: SimNode) -> bool:
         return node.paused_until_us > self.now_us
 
-    def _deliver(self, destination: int, source: int, message: Message) -> None:
+    def _deliver(self, destination: int, sender: Sender, message: Message) -> None:
         node = self.nodes[destination]
         if node.core is None:
             return
         if self._paused(node):
-            self._push(node.paused_until_us + 1, _DELIVER, destination, source, message)
+            self._push(node.paused_until_us + 1, _DELIVER, destination, sender, message)
             return
-        self.trace.append((self.now_us, f"{source}->{destination}", message))
+        source = sender.claimed
+        if sender.real != source:
+            route = f"{sender.real}as{source}->{destination}"
+            if self.authenticated:
+                self.unauthenticated += 1
+                self.trace.append((self.now_us, "drop " + route, message))
+                return
+        else:
+            route = f"{source}->{destination}"
+        self.trace.append((self.now_us, route, message))
         try:
             node.core.step(source, message, self.now_ms)
         except LogInvariantError:
@@ -544,7 +576,9 @@ class Simulation:
             delay = self.rng.randint(100, 600)
             if links.max_extra_delay_us:
                 delay += self.rng.randint(0, links.max_extra_delay_us)
-            self._push(self.now_us + delay, _DELIVER, destination, node.node_id, message)
+            self._push(
+                self.now_us + delay, _DELIVER, destination, self._honest[node.node_id], message
+            )
 
     # ------------------------------------------------------------------ hostile node
 
@@ -562,8 +596,17 @@ class Simulation:
         node = hostile.rng.choice(running)
         core = node.core
         assert core is not None
-        sender, message = hostile.forge(Target(node.node_id, core.epoch, core.leader_id))
+        target = Target(
+            node.node_id,
+            core.epoch,
+            core.leader_id,
+            core.log.end_offset,
+            core.log.last_epoch,
+            core.high_watermark,
+        )
+        claimed, message = hostile.forge(target)
         delay = hostile.rng.randint(100, 600)
+        sender = Sender(claimed, HOSTILE_ID)
         self._push(self.now_us + delay, _DELIVER, node.node_id, sender, message)
 
     # ------------------------------------------------------------------ clients

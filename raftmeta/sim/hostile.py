@@ -1,8 +1,7 @@
 """A hostile process on the quorum's network: forged, well-formed messages of every kind.
 
-It models what issue 12 found an unauthenticated client could do over a plaintext listener,
-short of impersonating a member's answers (that needs the authenticated transport to stop, and
-would break safety by design). It sends:
+It models what issue 12 found an unauthenticated client could do over a plaintext listener.
+By default it sends:
 
 - any message, with fields in or out of range, under ids that are not members;
 - under a member's id, only messages with an out-of-range field, or a ``BeginQuorumEpoch`` /
@@ -10,7 +9,17 @@ would break safety by design). It sends:
   used to stop a leader with an assertion.
 
 The invariants must hold through all of it and no node may stop. The attacker may read each
-node's epoch and leader (``DescribeQuorum`` gives them away).
+node's epoch, leader, log end and high watermark (``DescribeQuorum`` gives them away).
+
+As an **impostor** (``HostilePlan(impostor=True)``) it also sends well-formed, in-range messages
+of every kind in a member's name, aimed to be believed: votes requested or granted at the
+target's epoch or the next, ``BeginQuorumEpoch`` / ``EndQuorumEpoch`` for a member, fetches at
+the leader's log end from a voter, fetch answers with forged records from the leader, snapshot
+chunks. No core can tell those from the member's own, so they break safety by design: only the
+authenticated transport (``Simulation(authenticated=True)``, the simulator's model of the mTLS
+identity rule in ``raftmeta.quorum.identity``) keeps them out, by dropping every message whose
+claimed sender is not the process that sent it. The hostile process has its own identity,
+``HOSTILE_ID``, so what it sends in its own name still reaches the cores, which must refuse it.
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import msgpack
 
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import Batch, OffsetAndEpoch, SnapshotId, make_batch
@@ -35,9 +46,24 @@ from raftmeta.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
+from raftmeta.sim.invariants import encode_value
 
 STRANGER_IDS = (-(2**31), -5, -1, 66, 4242, INT32_MAX)
 """Ids no simulated quorum uses (members are numbered from 1)."""
+HOSTILE_ID = 66
+"""The hostile process's own identity (the name in its certificate): not a member's."""
+IMPOSTOR_KINDS = (
+    "vote-request",
+    "vote-granted",
+    "begin-epoch",
+    "end-epoch",
+    "fetch",
+    "fetch-answer",
+    "snapshot-answer",
+)
+"""What an impostor can forge in a member's name (``HostilePlan.impostor_kinds``)."""
+FORGED_VALUE_BASE = 1 << 40
+"""Client values in forged records start here, far above any the simulation proposes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +73,15 @@ class HostilePlan:
 
     interval_ms: int = 4
     start_ms: int = 200
+    impostor: bool = False
+    """Also send in-range messages in members' names (see the module's docstring)."""
+    impostor_kinds: tuple[str, ...] = IMPOSTOR_KINDS
+    """Which of ``IMPOSTOR_KINDS`` the impostor forges, in equal shares."""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.impostor_kinds) - set(IMPOSTOR_KINDS)
+        if unknown or not self.impostor_kinds:
+            raise ValueError(f"impostor kinds must be some of {IMPOSTOR_KINDS}, not {unknown}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +91,27 @@ class Target:
     node_id: int
     epoch: int
     leader_id: int | None
+    end_offset: int = 0
+    last_epoch: int = 0
+    high_watermark: int = 0
 
 
 class HostileNode:
-    def __init__(self, rng: random.Random, members: Sequence[int], voters: Sequence[int]) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        members: Sequence[int],
+        voters: Sequence[int],
+        *,
+        impostor: bool = False,
+        impostor_kinds: tuple[str, ...] = IMPOSTOR_KINDS,
+    ) -> None:
         self.rng = rng
         self.members = tuple(members)
         self.voters = tuple(voters)
+        self.impostor = impostor
+        self.impostor_kinds = impostor_kinds
+        self._forged_values = 0
 
     # ------------------------------------------------------------------ values
 
@@ -88,6 +137,8 @@ class HostileNode:
 
     def forge(self, target: Target) -> tuple[int, Message]:
         """One message for ``target``, with the id it claims to come from."""
+        if self.impostor and self.rng.random() < 0.7:
+            return self._impersonate(target)
         roll = self.rng.random()
         if roll < (0.3 if target.leader_id == target.node_id else 0.1):
             return self._claim(target)  # most often at a leader: the claim that stopped one
@@ -185,3 +236,54 @@ class HostileNode:
         return FetchSnapshotResponse(
             ErrorCode.NONE, bad, leader, SnapshotId(self._bad_offset(), good), -1
         )
+
+    # ------------------------------------------------------------------ impostor
+
+    def _impersonate(self, target: Target) -> tuple[int, Message]:
+        """An in-range message in a member's name, shaped so that the target believes it."""
+        rng = self.rng
+        others = [v for v in self.voters if v != target.node_id] or list(self.voters)
+        member = rng.choice(others)
+        leader = target.leader_id if target.leader_id is not None else member
+        epoch = target.epoch
+        kind = rng.choice(self.impostor_kinds)
+        if (
+            kind == "vote-request"
+        ):  # a vote requested at the next epoch, by a candidate with a longer log
+            pre_vote = rng.random() < 0.3
+            last = target.end_offset + rng.choice((0, 1, 100))
+            return member, VoteRequest(
+                epoch + 1, member, max(target.last_epoch, epoch), last, pre_vote
+            )
+        if kind == "vote-granted":  # a vote granted, for the round the target runs or the next one
+            candidate_epoch = epoch + rng.choice((0, 0, 1))
+            pre_vote = rng.random() < 0.3
+            answer_epoch = epoch if pre_vote else candidate_epoch
+            return member, VoteResponse(
+                ErrorCode.NONE, answer_epoch, None, True, candidate_epoch, pre_vote
+            )
+        if kind == "begin-epoch":  # a member says it leads this epoch (when unknown) or the next
+            claimed = epoch if target.leader_id is None else epoch + 1
+            return member, BeginQuorumEpochRequest(member, claimed)
+        if kind == "end-epoch":  # the leader (or a member) resigns in favour of someone
+            successors = tuple(rng.sample(self.voters, len(self.voters)))
+            return leader, EndQuorumEpochRequest(leader, epoch, successors)
+        if kind == "fetch":  # a voter fetches at the leader's log end: counts toward the HW
+            return member, FetchRequest(epoch, target.end_offset, target.last_epoch, 0, 1024)
+        if kind == "fetch-answer":  # the leader answers a fetch with a forged record and a new HW
+            return leader, self._forged_fetch_answer(target, epoch, leader)
+        # "snapshot-answer": a chunk of a forged snapshot, for a follower downloading one
+        snapshot_id = SnapshotId(max(target.high_watermark, 1), epoch)
+        data = msgpack.packb([snapshot_id.end_offset, 0, [self._forged_value()]])
+        return leader, FetchSnapshotResponse(
+            ErrorCode.NONE, epoch, leader, snapshot_id, 0, len(data), len(data), data
+        )
+
+    def _forged_fetch_answer(self, target: Target, epoch: int, leader: int) -> FetchResponse:
+        base = target.end_offset
+        batch = make_batch(base, epoch, [encode_value(self._forged_value())])
+        return FetchResponse(ErrorCode.NONE, epoch, leader, base, base + 1, 0, (batch,))
+
+    def _forged_value(self) -> int:
+        self._forged_values += 1
+        return FORGED_VALUE_BASE + self._forged_values
