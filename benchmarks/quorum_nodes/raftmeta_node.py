@@ -18,6 +18,7 @@ import asyncio
 import cProfile
 import dataclasses
 import json
+import logging
 import signal
 import sys
 import time
@@ -253,6 +254,9 @@ def main() -> int:
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--voters", required=True, help="id=host:port,... for every voter")
     parser.add_argument("--linger-ms", type=int, help="append linger (default: the shipped one)")
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s"
+    )
     asyncio.run(serve(parser.parse_args()))
     return 0
 
