@@ -1,8 +1,16 @@
 """``RaftClient``: the embedding API over a ``RaftNode``.
 
-An application implements ``Listener`` and calls ``append``; it never sees the core. Appends
-made close together are gathered for ``linger_ms`` into one batch, so a burst of writes costs
-one fsync on the leader and one round trip to the followers rather than one each.
+An application implements ``Listener`` and calls ``append``; it never sees the core.
+
+Batching is adaptive (group commit). With nothing of this client's waiting to commit, an append
+is proposed at once, in the same turn of the event loop (appends made in that turn share its
+batch): a lone write pays no linger. Appends that arrive while earlier batches are still being
+written or replicated gather into the next batch, which is proposed as soon as those commit, so a
+burst costs one fsync on the leader and one round trip to the followers per batch rather than
+one each. ``linger_ms`` (``controller.quorum.append.linger.ms``) stays an upper bound: a gathering
+batch is proposed after that long even if earlier ones have not committed, which keeps batches
+pipelined when commits are slow. ``adaptive=False`` restores the fixed linger (every batch waits
+``linger_ms``), for comparison.
 
 Offsets are handed out when ``append`` is called, before the batch is proposed: only this
 accumulator proposes while the node leads an epoch, so the next offset is known. That is what
@@ -81,8 +89,11 @@ class RaftClient:
         linger_ms: int | None = None,
         max_bytes_between_snapshots: int | None = None,
         max_snapshot_interval_ms: int | None = None,
+        adaptive: bool = True,
     ) -> None:
         self.node = node
+        self.adaptive = adaptive
+        """Propose at once when nothing waits to commit; otherwise gather (group commit)."""
         self.listener = listener
         self.snapshot_source = snapshot_source
         settings = node.settings
@@ -147,7 +158,8 @@ class RaftClient:
             accumulator = _Accumulator(core.epoch, core.log.end_offset)
             self._accumulator = accumulator
             loop = asyncio.get_running_loop()
-            if self.linger_ms > 0:
+            if self.linger_ms > 0 and not (self.adaptive and not self._in_flight):
+                # Gather: the batch goes when what is in flight commits, or after the linger.
                 accumulator.flush_handle = loop.call_later(self.linger_ms / 1000, self.flush)
             else:
                 accumulator.flush_handle = loop.call_soon(self.flush)
@@ -225,6 +237,10 @@ class RaftClient:
                 else:
                     waiting.future.set_exception(NotLeaderError(None, batch.epoch))
         self.committed_offset = batches[-1].next_offset
+        if self.adaptive and not in_flight and self._accumulator is not None:
+            # Group commit: what gathered while the previous batches were written and
+            # replicated goes now, without waiting out the rest of the linger.
+            self.flush()
 
     def leader_change(self, leader: LeaderAndEpoch) -> None:
         self.listener.handle_leader_change(leader.leader_id, leader.epoch)
