@@ -197,6 +197,9 @@ class RaftNode:
         self._waiters: dict[tuple[int, type[Request]], asyncio.Future[Response]] = {}
         self._calls: set[asyncio.Task[None]] = set()
         self._applied_offset = 0
+        self.written_offset = 0
+        """The log end the last completed write made durable on this node's disk; the log
+        beyond it is being written or waits for the next write."""
         self._snapshot_task: asyncio.Task[None] | None = None
         self._snapshot_written: tuple[SnapshotId, int] | None = None
         """A snapshot the worker finished, for the driver to hand to the core between Readys."""
@@ -269,6 +272,7 @@ class RaftNode:
         )
         latest = disk.directory.latest_snapshot
         self._applied_offset = core.log.start_offset
+        self.written_offset = core.log.end_offset
         if latest is not None:
             reader = await asyncio.to_thread(disk.directory.read_snapshot, latest)
             self._app.load_snapshot(reader)
@@ -481,6 +485,7 @@ class RaftNode:
         self._send(ready.messages)
         if ready.needs_persist():
             await asyncio.to_thread(disk.persist, ready)
+        self.written_offset = ready.log_end_offset
         self._send(ready.messages_after_persist)
         app = self._app
         if ready.loaded_snapshot is not None:

@@ -1,9 +1,9 @@
-"""Adaptive batching: a lone append is proposed at once, and appends that arrive while earlier
-ones are being written and replicated gather into the next batch (group commit).
+"""Adaptive batching: a lone append is proposed at once, and appends that arrive while the leader
+writes earlier ones gather into the next batch (group commit).
 
 The linger is set to a minute here, so the only way these appends can commit within the
 scenario's deadline is the adaptive path: a batch proposed because nothing was in flight, or
-because what was in flight committed.
+because the write in progress finished.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ def test_appends_made_while_a_batch_is_in_flight_gather_into_the_next(tmp_path: 
         await asyncio.sleep(0)  # the first batch is proposed in this turn of the loop
         assert leader.node.core.log.end_offset == first_offset + 1
         later = [leader.client.append([f"later-{i}".encode()]) for i in range(10)]
-        # Held back while the first batch is being written and replicated...
+        # Held back while the leader writes the first batch...
         assert leader.node.core.log.end_offset == first_offset + 1
         await asyncio.wait_for(first, DEADLINE_S)
-        # ...and proposed, as one batch, as soon as it commits.
+        # ...and proposed, as one batch, once that write is done.
         offsets = await asyncio.wait_for(asyncio.gather(*(f for _, f in later)), DEADLINE_S)
         assert offsets == [offset for offset, _ in later]
         batches = [b for b in leader.recorder.batches if b.base_offset > first_offset]
