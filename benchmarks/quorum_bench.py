@@ -18,6 +18,10 @@ this driver and the nodes adds nothing to them. Per run and system:
 Figures are medians over runs (failover: over every failover of every run).
 
 Run: ``.venv/bin/python benchmarks/quorum_bench.py [--runs 3] [--quick]``
+
+``--write-path`` runs raftmeta alone in its two batching modes in one run, interleaved per run:
+the fixed 1 ms linger (``--fixed-linger`` on the node) against adaptive batching, and prints the
+ratios; results go to ``results/write_path_bench.txt``.
 """
 
 from __future__ import annotations
@@ -148,9 +152,16 @@ class NodeProcess:
 class Quorum:
     """Three node processes of one system, which can be killed and restarted one at a time."""
 
-    def __init__(self, system: str, root: Path, linger_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        system: str,
+        root: Path,
+        linger_ms: int | None = None,
+        extra_args: Sequence[str] = (),
+    ) -> None:
         self.system = system
         self.linger_ms = linger_ms
+        self.extra_args = list(extra_args)
         self.root = root
         self.ports = free_ports(3)
         self.nodes: dict[int, NodeProcess] = {}
@@ -171,6 +182,7 @@ class Quorum:
                 "--voters",
                 voters,
                 *linger,
+                *self.extra_args,
             ]
         others = ",".join(a for i, a in enumerate(addresses) if i != index)
         return [
@@ -268,9 +280,17 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[rank]
 
 
-def run_system(system: str, load: Load, figures: Figures, log: Callable[[str], None]) -> None:
+def run_system(
+    system: str,
+    load: Load,
+    figures: Figures,
+    log: Callable[[str], None],
+    extra_args: Sequence[str] = (),
+    label: str | None = None,
+) -> None:
+    label = label or system
     with tempfile.TemporaryDirectory(prefix=f"quorum-bench-{system}-") as tmp:
-        quorum = Quorum(system, Path(tmp))
+        quorum = Quorum(system, Path(tmp), extra_args=extra_args)
         try:
             quorum.start_all()
             leader = quorum.wait_caught_up()
@@ -291,7 +311,7 @@ def run_system(system: str, load: Load, figures: Figures, log: Callable[[str], N
             figures.rate_p50.append(percentile(rate["latencies_ms"], 0.50))
             figures.rate_p99.append(percentile(rate["latencies_ms"], 0.99))
             log(
-                f"  {system}: {figures.records_per_s[-1]:,.0f} records/s, serial p50/p99 "
+                f"  {label}: {figures.records_per_s[-1]:,.0f} records/s, serial p50/p99 "
                 f"{figures.serial_p50[-1]:.2f}/{figures.serial_p99[-1]:.2f} ms, "
                 f"{load.rate_per_s:.0f}/s p50/p99 {figures.rate_p50[-1]:.2f}/"
                 f"{figures.rate_p99[-1]:.2f} ms"
@@ -303,10 +323,10 @@ def run_system(system: str, load: Load, figures: Figures, log: Callable[[str], N
                         # Counted at the give-up time, so the median is not flattered.
                         figures.failed_failovers += 1
                         into.append(FAILOVER_TIMEOUT_S * 1000)
-                        log(f"  {system}: {kind} failover: no commit in {FAILOVER_TIMEOUT_S} s")
+                        log(f"  {label}: {kind} failover: no commit in {FAILOVER_TIMEOUT_S} s")
                     else:
                         into.append(elapsed)
-                        log(f"  {system}: {kind} failover {elapsed:.0f} ms")
+                        log(f"  {label}: {kind} failover {elapsed:.0f} ms")
         finally:
             quorum.close()
 
@@ -404,16 +424,102 @@ def table(results: dict[str, Figures], load: Load, runs: int) -> Iterator[str]:
     yield f"ratio = raftmeta / PySyncObj; latencies and records/s are medians over {runs} runs"
 
 
+WRITE_PATH_MODES: dict[str, list[str]] = {
+    "fixed linger (before)": ["--fixed-linger"],
+    "adaptive (after)": [],
+}
+"""The two batching modes of ``--write-path``: every batch waits the 1 ms linger, against
+group commit (a batch goes at once when nothing is in flight)."""
+
+
+def write_path_table(results: dict[str, Figures], load: Load, runs: int) -> Iterator[str]:
+    before, after = (results[label] for label in WRITE_PATH_MODES)
+    rows: list[tuple[str, list[float], list[float], bool]] = [
+        # label, before, after, higher is better
+        (
+            f"committed records/s, {load.window} in flight",
+            before.records_per_s,
+            after.records_per_s,
+            True,
+        ),
+        ("leader CPU-s per 10k records", before.cpu_s_per_10k, after.cpu_s_per_10k, False),
+        ("serial commit p50 ms", before.serial_p50, after.serial_p50, False),
+        ("serial commit p99 ms", before.serial_p99, after.serial_p99, False),
+        ("CPU-ms per serial commit, 3 processes", before.serial_cpu_ms, after.serial_cpu_ms, False),
+        (f"{load.rate_per_s:.0f}/s commit p50 ms", before.rate_p50, after.rate_p50, False),
+        (f"{load.rate_per_s:.0f}/s commit p99 ms", before.rate_p99, after.rate_p99, False),
+        ("kill -9 -> first new commit ms", before.kill_ms, after.kill_ms, False),
+        ("graceful stop -> first new commit ms", before.graceful_ms, after.graceful_ms, False),
+    ]
+    yield f"{'figure (median)':<40} {'before':>10} {'after':>10} {'after/before':>13}"
+    for label, old, new, higher_better in rows:
+        a, b = median(old), median(new)
+        if a is None or b is None:
+            continue
+        ratio = b / a if a else float("nan")
+        better = (b >= a) if higher_better else (b <= a)
+        text = f"{b:,.0f}" if b >= 100 else f"{b:.2f}"
+        old_text = f"{a:,.0f}" if a >= 100 else f"{a:.2f}"
+        verdict = "better" if better else "WORSE"
+        yield f"{label:<40} {old_text:>10} {text:>10} {ratio:>12.2f}x  {verdict}"
+    for name, figures in results.items():
+        if figures.graceful_ms:
+            samples = figures.graceful_ms
+            yield (
+                f"{name} graceful handovers (each follows a kill -9 and restart of the previous "
+                f"leader): {len(samples)} samples, max {max(samples):.0f} ms: "
+                + ", ".join(f"{sample:.0f}" for sample in samples)
+            )
+    yield (
+        f"before = every batch waits controller.quorum.append.linger.ms (1 ms); after = group "
+        f"commit, linger only an upper bound; medians over {runs} runs, modes interleaved per run"
+    )
+
+
+def write_path(args: argparse.Namespace, load: Load) -> int:
+    report = Report(RESULTS.with_name("write_path_bench.txt"))
+    out = report.out
+    report.start()
+    out(
+        "three raftmeta voter processes on 127.0.0.1, 100-byte records, fsync on every flush; "
+        f"{load.throughput_records:,} appends with {load.window} in flight, "
+        f"{load.serial_count} serial appends through the embedded append API (timed in the "
+        f"leader), {load.failovers} kill -9 and {load.failovers} graceful failovers per run"
+    )
+    results = {label: Figures() for label in WRITE_PATH_MODES}
+    progress: list[str] = []
+    for run in range(args.runs):
+        print(f"run {run + 1}/{args.runs}", flush=True)
+        for label, extra in WRITE_PATH_MODES.items():
+            run_system("raftmeta", load, results[label], progress.append, extra, label)
+            for line in progress:
+                print(line, flush=True)
+            progress.clear()
+    out("")
+    for line in write_path_table(results, load, args.runs):
+        out(line)
+    report.save()
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=3, help="runs per system (median is shown)")
     parser.add_argument("--quick", action="store_true", help="smaller phases, one failover each")
+    parser.add_argument(
+        "--write-path",
+        action="store_true",
+        help="raftmeta only: fixed 1 ms linger against adaptive batching (group commit), "
+        "both in one run",
+    )
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     load = QUICK if args.quick else FULL
+    if args.write_path:
+        return write_path(args, load)
     ensure_pysyncobj()
 
     report = Report(RESULTS)

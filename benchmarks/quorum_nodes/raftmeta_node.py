@@ -18,6 +18,7 @@ import asyncio
 import cProfile
 import dataclasses
 import json
+import logging
 import signal
 import sys
 import time
@@ -39,9 +40,9 @@ RECORD = b"r" * 100
 class Bench:
     """The listener, the load phases and the command loop of one node."""
 
-    def __init__(self, node: RaftNode) -> None:
+    def __init__(self, node: RaftNode, *, adaptive: bool = True) -> None:
         self.node = node
-        self.client = RaftClient(node, self)
+        self.client = RaftClient(node, self, adaptive=adaptive)
         self.committed_records = 0
         self.leader: tuple[int | None, int] = (None, -1)
         self.armed_epoch: int | None = None
@@ -211,7 +212,7 @@ async def serve(args: argparse.Namespace) -> None:
     if args.linger_ms is not None:
         settings = dataclasses.replace(settings, append_linger_ms=args.linger_ms)
     node = RaftNode(settings, Peers)
-    bench = Bench(node)
+    bench = Bench(node, adaptive=not args.fixed_linger)
     server = await serve_raft(node)
     await node.start()
 
@@ -253,6 +254,14 @@ def main() -> int:
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--voters", required=True, help="id=host:port,... for every voter")
     parser.add_argument("--linger-ms", type=int, help="append linger (default: the shipped one)")
+    parser.add_argument(
+        "--fixed-linger",
+        action="store_true",
+        help="every batch waits the linger (the batching before group commit), for comparison",
+    )
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s"
+    )
     asyncio.run(serve(parser.parse_args()))
     return 0
 

@@ -1,8 +1,15 @@
 """``RaftClient``: the embedding API over a ``RaftNode``.
 
-An application implements ``Listener`` and calls ``append``; it never sees the core. Appends
-made close together are gathered for ``linger_ms`` into one batch, so a burst of writes costs
-one fsync on the leader and one round trip to the followers rather than one each.
+An application implements ``Listener`` and calls ``append``; it never sees the core.
+
+Batching is adaptive (group commit). With the leader's disk idle, an append is proposed at once,
+in the same turn of the event loop (appends made in that turn share its batch): a lone write
+pays no linger. Appends that arrive while the leader writes earlier batches gather into the next
+batch, proposed as soon as that write is done, so a burst costs one fsync on the leader per
+batch rather than one each, and the replication of one batch overlaps the write of the next.
+``linger_ms`` (``controller.quorum.append.linger.ms``) stays an upper bound a user can set: a
+gathering batch is proposed after that long even if the write has not finished.
+``adaptive=False`` restores the fixed linger (every batch waits ``linger_ms``), for comparison.
 
 Offsets are handed out when ``append`` is called, before the batch is proposed: only this
 accumulator proposes while the node leads an epoch, so the next offset is known. That is what
@@ -81,8 +88,11 @@ class RaftClient:
         linger_ms: int | None = None,
         max_bytes_between_snapshots: int | None = None,
         max_snapshot_interval_ms: int | None = None,
+        adaptive: bool = True,
     ) -> None:
         self.node = node
+        self.adaptive = adaptive
+        """Propose at once when nothing waits to commit; otherwise gather (group commit)."""
         self.listener = listener
         self.snapshot_source = snapshot_source
         settings = node.settings
@@ -147,7 +157,8 @@ class RaftClient:
             accumulator = _Accumulator(core.epoch, core.log.end_offset)
             self._accumulator = accumulator
             loop = asyncio.get_running_loop()
-            if self.linger_ms > 0:
+            if self.linger_ms > 0 and not (self.adaptive and not self._writing()):
+                # Gather: the batch goes when the write in progress is done, or after the linger.
                 accumulator.flush_handle = loop.call_later(self.linger_ms / 1000, self.flush)
             else:
                 accumulator.flush_handle = loop.call_soon(self.flush)
@@ -229,8 +240,18 @@ class RaftClient:
     def leader_change(self, leader: LeaderAndEpoch) -> None:
         self.listener.handle_leader_change(leader.leader_id, leader.epoch)
 
+    def _writing(self) -> bool:
+        """Whether the leader's log holds batches its disk has not finished writing."""
+        node = self.node
+        return node.running and node.core.log.end_offset > node.written_offset
+
     def state_changed(self) -> None:
-        """Fail every pending append as soon as the epoch they were promised in is lost."""
+        """Fail every pending append as soon as the epoch they were promised in is lost;
+        propose what gathered while the previous write was in progress once it is done."""
+        if self.adaptive and self._accumulator is not None and not self._writing():
+            # Group commit: the batch that gathered during the write goes now, without
+            # waiting out the rest of the linger.
+            self.flush()
         pending_epoch: int | None = None
         if self._in_flight:
             pending_epoch = self._in_flight[0].epoch

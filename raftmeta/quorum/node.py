@@ -47,7 +47,7 @@ from raftmeta.raft.messages import (
     VoteResponse,
 )
 from raftmeta.raft.ready import LeaderAndEpoch, Outbound, Ready
-from raftmeta.raft.roles import Role
+from raftmeta.raft.roles import Follower, Prospective, Resigned, Role
 from raftmeta.raft.snapshot_policy import snapshot_id_for
 from raftmeta.storage.data_dir import MetadataDir
 from raftmeta.storage.errors import SnapshotError
@@ -109,6 +109,66 @@ class _NoApplication:
         return None
 
 
+class _LeadershipLog:
+    """Logs at INFO, once each, every change of the leader this node knows of, and why.
+
+    The core is looked at after every input it takes; a change is a new (leader, epoch) pair,
+    or this node resigning. Why is read off what the node saw before: a leader it followed
+    that had resigned (EndQuorumEpoch) makes the next leader a handover.
+    """
+
+    __slots__ = ("_handing_over", "_known", "_last", "_node_id")
+
+    def __init__(self, node_id: int) -> None:
+        self._node_id = node_id
+        self._last: tuple[int | None, int, bool] | None = None
+        self._handing_over = False
+        self._known: tuple[int, int] | None = None
+        """The last (leader, epoch) this node knew of."""
+
+    def observe(self, core: RaftCore) -> None:
+        state = core.state
+        resigned = isinstance(state, Resigned)
+        current = (core.leader_id, core.epoch, resigned)
+        last = self._last
+        if isinstance(state, Follower | Prospective) and state.leader_resigned:
+            self._handing_over = True
+        if current == last:
+            return
+        self._last = current
+        leader, epoch, _ = current
+        if last is None:
+            reason = "resumed from disk"
+        elif resigned:
+            if isinstance(state, Resigned) and state.preferred_successors:
+                successors = ", ".join(str(v) for v in state.preferred_successors)
+                reason = f"resigned, handing over to {successors}"
+                self._handing_over = True
+            else:
+                reason = "resigned"
+        elif leader is None:
+            electing = core.role in (Role.PROSPECTIVE, Role.CANDIDATE)
+            reason = "no leader known: election under way" if electing else "no leader known"
+        elif (leader, epoch) == self._known:
+            reason = "unchanged after a pre-vote round that did not win"
+        elif epoch == last[1] and last[0] is None and not self._handing_over:
+            reason = "learned of the leader of this epoch"
+        elif self._handing_over:
+            reason = "handover"
+        else:
+            reason = "elected"
+        if leader is not None:
+            self._handing_over = False
+            self._known = (leader, epoch)
+        log.info(
+            "node %d: leader is now %s in epoch %d (%s)",
+            self._node_id,
+            "nobody" if leader is None else f"node {leader}",
+            epoch,
+            reason,
+        )
+
+
 class NodeStoppedError(ConnectionError):
     """The node is not running, so a call into it can get no answer."""
 
@@ -137,12 +197,16 @@ class RaftNode:
         self._waiters: dict[tuple[int, type[Request]], asyncio.Future[Response]] = {}
         self._calls: set[asyncio.Task[None]] = set()
         self._applied_offset = 0
+        self.written_offset = 0
+        """The log end the last completed write made durable on this node's disk; the log
+        beyond it is being written or waits for the next write."""
         self._snapshot_task: asyncio.Task[None] | None = None
         self._snapshot_written: tuple[SnapshotId, int] | None = None
         """A snapshot the worker finished, for the driver to hand to the core between Readys."""
         self.failure: BaseException | None = None
         """Why the driver stopped on its own, if it did; the node is unusable after it."""
         self._refusals = RefusalLog(log, self.node_id)
+        self._leadership = _LeadershipLog(self.node_id)
 
     # ------------------------------------------------------------------------ life cycle
 
@@ -208,6 +272,7 @@ class RaftNode:
         )
         latest = disk.directory.latest_snapshot
         self._applied_offset = core.log.start_offset
+        self.written_offset = core.log.end_offset
         if latest is not None:
             reader = await asyncio.to_thread(disk.directory.read_snapshot, latest)
             self._app.load_snapshot(reader)
@@ -219,6 +284,7 @@ class RaftNode:
             self.settings.raft.request_timeout_ms,
         )
         self._core = core
+        self._leadership.observe(core)
         self._app.state_changed()
         self._driver = asyncio.create_task(self._run(), name=f"raft-node-{self.node_id}")
 
@@ -342,6 +408,9 @@ class RaftNode:
         self._app.state_changed()
 
     def _after_input(self) -> None:
+        core = self._core
+        if core is not None:
+            self._leadership.observe(core)
         self._app.state_changed()
         self._wakeup.set()
 
@@ -395,6 +464,7 @@ class RaftNode:
                 now = monotonic_ms()
                 if now >= core.next_deadline_ms():
                     core.tick(now)
+                    self._leadership.observe(core)
                     self._app.state_changed()
                 ready = core.ready()
                 if ready is None:
@@ -415,6 +485,7 @@ class RaftNode:
         self._send(ready.messages)
         if ready.needs_persist():
             await asyncio.to_thread(disk.persist, ready)
+        self.written_offset = ready.log_end_offset
         self._send(ready.messages_after_persist)
         app = self._app
         if ready.loaded_snapshot is not None:
@@ -495,6 +566,14 @@ class RaftNode:
         response = await channel.call(destination, request)
         if response is not None:
             self._deliver_response(destination, response)
+        elif self.running:
+            # Told at once, the core resends a failed fetch after its short retry backoff
+            # instead of waiting out the whole fetch resend time.
+            try:
+                self.core.unreachable(destination, request, monotonic_ms())
+            except NodeStoppedError:
+                return
+            self._after_input()
 
     def _fail_waiters(self) -> None:
         waiters, self._waiters = self._waiters, {}

@@ -2,7 +2,8 @@
 
 Everything the core learns arrives through ``step`` (a message from a peer), ``tick`` (the
 monotonic clock moved), ``propose`` (the application wants records appended), ``resign``,
-``snapshot_taken`` and ``advance`` (the runtime made a Ready durable). Everything it wants
+``unreachable`` (a request got no answer), ``snapshot_taken`` and ``advance`` (the runtime
+made a Ready durable). Everything it wants
 done leaves through ``ready()``. It does no I/O, reads no clock and draws randomness only
 from the ``random.Random`` it is handed, so a simulator can replay any run from its seed.
 
@@ -338,6 +339,26 @@ class RaftCore:
         self.state = resigned
         for voter in ranked:
             self._send_end_quorum_epoch(voter, resigned, now_ms)
+
+    def unreachable(self, destination: int, request: Request, now_ms: int) -> None:
+        """The runtime could not get ``request`` to ``destination`` or no answer came back
+        (the connection was refused, reset or is still reconnecting).
+
+        A fetch that failed that way is sent again after the retry backoff rather than after
+        ``fetch_resend_ms``: otherwise one fetch lost to a reconnecting channel, typically
+        the first one to a leader that has just been restarted, costs as much as the fetch
+        timeout, which then fires first and starts an election against a live leader. Any
+        other request is left to its own timer, as before.
+        """
+        if not isinstance(request, FetchRequest | FetchSnapshotRequest):
+            return
+        in_flight = self._fetch_in_flight
+        if in_flight is None or in_flight[0] != destination:
+            return
+        position = request.fetch_offset if isinstance(request, FetchRequest) else request.position
+        if in_flight[1] != position:
+            return
+        self._retry_fetch_later(now_ms)
 
     def snapshot_taken(
         self, snapshot_id: SnapshotId, size: int, *, advance_log_start: bool = True
