@@ -105,16 +105,17 @@ def test_describe_cluster_and_topics_match_the_grpc_answers(quorum: KafkaQuorum)
         ),
     )
     expected = quorum.grpc("DescribeCluster", apb.DescribeClusterRequest())
-    grpc_brokers = {broker.broker_id: (broker.host, broker.port) for broker in expected.brokers}
+    # KIP-919: to a client bootstrapped to the controllers, the controllers are the nodes.
+    controllers = quorum.kafka_addresses()
 
     admin = kafka_python(quorum)
     try:
         cluster = admin.describe_cluster()
         assert cluster["cluster_id"] == expected.cluster_id
         assert cluster["controller_id"] == quorum.active().node_id
-        assert {b["broker_id"]: (b["host"], b["port"]) for b in cluster["brokers"]} == (
-            grpc_brokers
-        )
+        assert {
+            b["broker_id"]: f"{b['host']}:{b['port']}" for b in cluster["brokers"]
+        } == controllers
         (topic,) = admin.describe_topics(["described"])
     finally:
         admin.close()
@@ -129,12 +130,9 @@ def test_describe_cluster_and_topics_match_the_grpc_answers(quorum: KafkaQuorum)
     described = client.describe_cluster().result(TIMEOUT_S)
     assert described.cluster_id == expected.cluster_id
     # librdkafka describes the cluster from Metadata, whose nodes are the Kafka-speaking ones:
-    # the active controller on this listener, named as the controller so clients reach it.
-    active = quorum.active()
-    assert described.controller.id == active.node_id
-    assert [f"{node.host}:{node.port}" for node in described.nodes] == [
-        quorum.kafka_address(active)
-    ]
+    # the controllers on their KAFKA listeners, the active one named as the controller.
+    assert described.controller.id == quorum.active().node_id
+    assert {node.id: f"{node.host}:{node.port}" for node in described.nodes} == controllers
 
 
 def test_elect_leaders_preferred_per_partition_equals_the_grpc_result(
