@@ -10,7 +10,8 @@ not speak Kafka's protocol, so brokers appear only as partition leaders, replica
 
 Metadata's topics are read through the Admin service on the active controller, waiting as the
 gRPC reads do for its pending records to commit, so a client sees its own writes; a standby
-answers them with the retriable LEADER_NOT_AVAILABLE.
+answers them from its own committed image (with the same ACL checks), as a Kafka broker
+answers from its metadata cache: a client may send Metadata to any node it was told of.
 """
 
 from __future__ import annotations
@@ -82,41 +83,53 @@ def _topic(topic: apb.TopicDescription, live: set[int]) -> Fields:
 
 
 async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
-    """Kafka's Metadata: a null topic list (or an empty one before v1) asks for every topic."""
+    """Kafka's Metadata: a null topic list (or an empty one before v1) asks for every topic.
+
+    The active controller answers after its pending records commit (a client sees its own
+    writes); a standby answers from its own committed image, as a Kafka broker answers from
+    its metadata cache."""
     names = [topic.name for topic in request.topics or ()]
     all_topics = request.topics is None or (version == 0 and not names)
     nodes, active = controller_nodes(context)
+    wanted = apb.DescribeTopicsRequest(topic_names=names, all_topics=all_topics)
     cluster = await context.admin.DescribeCluster(apb.DescribeClusterRequest(), None)
-    code, _ = header_error(cluster.header)
-    if code:
-        # Not the active controller (or not yet one): name the one that is and send the
-        # requested topics back with a retriable error, so clients look again.
-        return {
-            "throttle_time_ms": 0,
-            "brokers": nodes,
-            "cluster_id": context.owner.node.cluster_id or None,
-            "controller_id": active,
-            "topics": [
-                {
-                    "error_code": LEADER_NOT_AVAILABLE,
-                    "name": name,
-                    "topic_id": codec.uuid_value(None),
-                    "is_internal": False,
-                    "partitions": [],
-                    "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
-                }
-                for name in names
-            ],
-            "error_code": 0,
+    if not header_error(cluster.header)[0]:
+        described = await context.admin.DescribeTopics(wanted, None)
+        brokers = list(cluster.brokers)
+        live = {broker.broker_id for broker in brokers if not broker.fenced}
+    else:
+        here = context.admin.describe_topics_here(wanted, None)
+        controller = context.owner.maybe_controller
+        if here is None or controller is None:
+            # Not running yet: send the requested topics back with a retriable error.
+            return {
+                "throttle_time_ms": 0,
+                "brokers": nodes,
+                "cluster_id": context.owner.node.cluster_id or None,
+                "controller_id": active,
+                "topics": [
+                    {
+                        "error_code": LEADER_NOT_AVAILABLE,
+                        "name": name,
+                        "topic_id": codec.uuid_value(None),
+                        "is_internal": False,
+                        "partitions": [],
+                        "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
+                    }
+                    for name in names
+                ],
+                "error_code": 0,
+            }
+        described = here
+        live = {
+            broker_id
+            for broker_id, broker in controller.committed_image.brokers.items()
+            if not broker.fenced
         }
-    described = await context.admin.DescribeTopics(
-        apb.DescribeTopicsRequest(topic_names=names, all_topics=all_topics), None
-    )
-    live = {broker.broker_id for broker in cluster.brokers if not broker.fenced}
     return {
         "throttle_time_ms": 0,
         "brokers": nodes,
-        "cluster_id": cluster.cluster_id,
+        "cluster_id": context.owner.node.cluster_id,
         "controller_id": active,
         "topics": [_topic(topic, live) for topic in described.topics],
         "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
