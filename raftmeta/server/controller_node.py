@@ -35,6 +35,7 @@ from raftmeta.records import BrokerEndpoint, SecurityProtocol
 from raftmeta.security.credentials import channel_credentials, server_credentials
 from raftmeta.security.listener import controller_listener_tls
 from raftmeta.security.tls import TlsSettings
+from raftmeta.server.kafka import KAFKA_LISTENER
 from raftmeta.storage.snapshots import SnapshotReader
 
 if TYPE_CHECKING:
@@ -46,8 +47,6 @@ log = logging.getLogger(__name__)
 
 CONTROLLER_LISTENER = "CONTROLLER"
 """The name a controller registers its gRPC listener under (Kafka's controller listener)."""
-KAFKA_LISTENER = "KAFKA"
-"""The name of the Kafka-protocol listener in ``listeners`` and in registrations."""
 
 TICK_INTERVAL_MS = 100
 """How often the controller runs its periodic work: request deadlines, broker session

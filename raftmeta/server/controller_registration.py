@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import grpc
 
@@ -24,9 +24,21 @@ from raftmeta.records import BrokerEndpoint, RegisterControllerRecord
 from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.rpc import broker_pb2_grpc as bpb_grpc
 from raftmeta.security.listener import aio_channel
+from raftmeta.server.service_base import ControllerHost
 
-if TYPE_CHECKING:
-    from raftmeta.server.controller_node import ControllerNode
+
+class _Changes(Protocol):
+    async def wait(self) -> None: ...
+
+
+class RegisteringNode(ControllerHost, Protocol):
+    """The controller node as the registrar sees it."""
+
+    @property
+    def changes(self) -> _Changes:
+        """Wakes waiters whenever the node's state may have moved."""
+        ...
+
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +52,7 @@ class ControllerRegistrar:
 
     def __init__(
         self,
-        owner: ControllerNode,
+        owner: RegisteringNode,
         endpoints: Callable[[], tuple[BrokerEndpoint, ...]],
         credentials: grpc.ChannelCredentials | None,
     ) -> None:

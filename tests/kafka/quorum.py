@@ -110,6 +110,19 @@ class KafkaQuorum:
             )
         return seen[0] if seen and all(found == seen[0] for found in seen) else {}
 
+    def wait_for_topic_everywhere(self, name: str) -> None:
+        """Until every running controller's committed image holds topic ``name``: a standby
+        answers Metadata from its own image, which may trail the active controller's."""
+
+        def everywhere() -> bool:
+            return all(
+                node.maybe_controller is not None
+                and node.maybe_controller.committed_image.topic_by_name(name) is not None
+                for node in self.quorum.controllers.values()
+            )
+
+        wait_until(everywhere, f"topic {name} committed on every controller", DEADLINE_S)
+
     def grpc(self, method: str, request: Any) -> Any:
         return self.call(self.quorum.channel.call(f"Admin/{method}", request))
 

@@ -104,6 +104,7 @@ def test_describe_cluster_and_topics_match_the_grpc_answers(quorum: KafkaQuorum)
             topics=[apb.NewTopic(name="described", num_partitions=3, replication_factor=3)]
         ),
     )
+    quorum.wait_for_topic_everywhere("described")  # kafka-python may ask any controller
     expected = quorum.grpc("DescribeCluster", apb.DescribeClusterRequest())
     # KIP-919: to a client bootstrapped to the controllers, the controllers are the nodes.
     controllers = quorum.kafka_addresses()

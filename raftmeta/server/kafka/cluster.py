@@ -20,8 +20,7 @@ from typing import Any
 
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
-from raftmeta.server.controller_node import KAFKA_LISTENER
-from raftmeta.server.kafka import codec
+from raftmeta.server.kafka import KAFKA_LISTENER, codec
 from raftmeta.server.kafka.context import Fields, KafkaContext, header_error
 
 LEADER_NOT_AVAILABLE = 5
