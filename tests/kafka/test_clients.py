@@ -19,6 +19,7 @@ from kafka.errors import TopicAlreadyExistsError
 
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
+from raftmeta.rpc import broker_pb2 as bpb
 from tests.kafka.quorum import KafkaQuorum, kafka_quorum
 from tests.support.waiting import wait_until
 
@@ -184,3 +185,21 @@ def test_elect_leaders_preferred_per_partition_equals_the_grpc_result(
         } == expected
     finally:
         quorum.call(quorum.quorum.start_broker(1))
+
+
+def test_a_registration_for_an_id_that_is_not_a_voter_is_refused_over_grpc(
+    quorum: KafkaQuorum,
+) -> None:
+    request = bpb.RegisterControllerRequest(
+        controller_id=7,
+        cluster_id=quorum.active().node.cluster_id,
+        incarnation_id=bytes(16),
+        listeners=[bpb.Listener(name="KAFKA", host="6.6.6.6", port=9092)],
+    )
+    response = quorum.call(
+        quorum.quorum.channel.call("BrokerLifecycle/RegisterController", request)
+    )
+    assert response.header.error_code == ErrorCode.INVALID_REGISTRATION
+    assert "not a voter" in response.header.error_message
+    assert "\n" not in response.header.error_message
+    assert 7 not in quorum.active().controller.committed_image.controllers
