@@ -48,6 +48,7 @@ from raftmeta.records import (
     PartitionRecord,
     Record,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicId,
@@ -433,6 +434,7 @@ class _Content:
     topic_ids_by_name: Mapping[str, TopicId]
     configs: Mapping[ConfigResource, Mapping[str, str]]
     acls: Mapping[Uuid, AccessControlEntryRecord]
+    controllers: Mapping[int, RegisterControllerRecord]
 
     def records(self) -> Iterator[Record]:
         features, brokers, configs = self.features, self.brokers, self.configs
@@ -441,6 +443,9 @@ class _Content:
             yield FeatureLevelRecord(name, features[name])
         for broker_id in sorted(brokers):
             yield brokers[broker_id].to_record()
+        controllers = self.controllers
+        for controller_id in sorted(controllers):
+            yield controllers[controller_id]
         topic_resource = int(ConfigResourceType.TOPIC)
         for name in sorted(topic_ids_by_name):
             topic = topics[topic_ids_by_name[name]]
@@ -474,6 +479,8 @@ class MetadataImage:
         """Topic names by :func:`topic_collision_key`, so CreateTopics checks in one lookup."""
         self._configs: dict[ConfigResource, dict[str, str]] = {}
         self._acls = AclIndex()
+        self._controllers: dict[int, RegisterControllerRecord] = {}
+        """The latest registration (KIP-919) of each controller, by controller id."""
         self._partition_count = 0
         # Indexes, derived from the partitions and kept in step on every replay. Empty sets and
         # zero counts are dropped, so two images with equal state hold equal indexes.
@@ -508,6 +515,7 @@ class MetadataImage:
         }
         other._configs = {resource: dict(entries) for resource, entries in self._configs.items()}
         other._acls = self._acls.copy()
+        other._controllers = dict(self._controllers)
         other._partition_count = self._partition_count
         # The ISR index is most of the image's size (3M keys at 1M partitions, 0.27 s to copy):
         # both images share its sets until either changes one.
@@ -581,6 +589,9 @@ class MetadataImage:
 
     def _replay_register_broker(self, record: RegisterBrokerRecord) -> None:
         self._brokers[record.broker_id] = BrokerRegistration.from_record(record)
+
+    def _replay_register_controller(self, record: RegisterControllerRecord) -> None:
+        self._controllers[record.controller_id] = record
 
     def _registration_at_epoch(self, broker_id: int, broker_epoch: int) -> BrokerRegistration:
         registration = self._brokers.get(broker_id)
@@ -836,6 +847,11 @@ class MetadataImage:
         return self._brokers.get(broker_id)
 
     @property
+    def controllers(self) -> Mapping[int, RegisterControllerRecord]:
+        """Each registered controller's latest registration, by controller id."""
+        return MappingProxyType(self._controllers)
+
+    @property
     def topics(self) -> Mapping[TopicId, TopicImage]:
         return MappingProxyType(self._topics)
 
@@ -940,14 +956,15 @@ class MetadataImage:
             dict(self._topic_ids_by_name),
             {resource: dict(entries) for resource, entries in self._configs.items()},
             dict(self._acls._by_id),
+            dict(self._controllers),
         )
         return lambda: encode_each(frozen.records())
 
     def to_records(self) -> Iterator[Record]:
         """The image as records, in a canonical order so equal images write equal snapshots.
 
-        Order: feature levels, brokers, then per topic (by name) its TopicRecord, its configs
-        and its partitions (by id), then every other config, then the ACLs by id.
+        Order: feature levels, brokers, controllers, then per topic (by name) its TopicRecord,
+        its configs and its partitions (by id), then every other config, then the ACLs by id.
         """
         return _Content(
             self._features,
@@ -956,6 +973,7 @@ class MetadataImage:
             self._topic_ids_by_name,
             self._configs,
             self._acls._by_id,
+            self._controllers,
         ).records()
 
     def digest(self) -> str:
@@ -980,6 +998,7 @@ class MetadataImage:
             and self._topic_ids_by_name == other._topic_ids_by_name
             and self._configs == other._configs
             and self._acls == other._acls
+            and self._controllers == other._controllers
             and self._topics == other._topics
         )
 
@@ -1011,6 +1030,7 @@ _REPLAY_BY_TYPE: dict[type[Any], Callable[[MetadataImage, Any], None]] = {
     FeatureLevelRecord: MetadataImage._replay_feature_level,
     AccessControlEntryRecord: MetadataImage._replay_acl,
     RemoveAccessControlEntryRecord: MetadataImage._replay_remove_acl,
+    RegisterControllerRecord: MetadataImage._replay_register_controller,
     NoOpRecord: _ignore,
 }
 

@@ -159,6 +159,7 @@ class RecordType(enum.IntEnum):
     ACCESS_CONTROL_ENTRY = 18
     REMOVE_ACCESS_CONTROL_ENTRY = 19
     NO_OP = 20
+    REGISTER_CONTROLLER = 27
 
 
 class RecordDecodeError(ValueError):
@@ -361,6 +362,24 @@ class RemoveAccessControlEntryRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RegisterControllerRecord:
+    """A controller's registration (KIP-919): its listeners, so clients bootstrapped to any
+    controller learn where every controller, the active one included, is reached.
+
+    Replaces the controller's previous registration; a restarted controller registers again
+    under a new ``incarnation_id``. Kafka's ``ZkMigrationReady`` is left out (no ZooKeeper).
+    """
+
+    record_type: ClassVar[RecordType] = RecordType.REGISTER_CONTROLLER
+    version: ClassVar[int] = 0
+
+    controller_id: int
+    incarnation_id: Uuid
+    endpoints: tuple[BrokerEndpoint, ...] = ()
+    features: tuple[BrokerFeature, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class NoOpRecord:
     """Written by an idle controller so the high watermark and staleness checks keep moving."""
 
@@ -380,6 +399,7 @@ Record: TypeAlias = (
     | FeatureLevelRecord
     | AccessControlEntryRecord
     | RemoveAccessControlEntryRecord
+    | RegisterControllerRecord
     | NoOpRecord
 )
 
@@ -395,6 +415,7 @@ RECORD_CLASSES: tuple[type[Record], ...] = (
     FeatureLevelRecord,
     AccessControlEntryRecord,
     RemoveAccessControlEntryRecord,
+    RegisterControllerRecord,
     NoOpRecord,
 )
 
@@ -480,6 +501,20 @@ _ARRAY_OF: dict[type[Any], Callable[[Any], tuple[Any, ...]]] = {
 _ARRAY_OF[RegisterBrokerRecord] = _register_broker_array
 
 
+def _register_controller_array(record: RegisterControllerRecord) -> tuple[Any, ...]:
+    return (
+        RecordType.REGISTER_CONTROLLER.value,
+        RegisterControllerRecord.version,
+        record.controller_id,
+        record.incarnation_id,
+        tuple(map(_endpoint_fields, record.endpoints)),
+        tuple(map(_feature_fields, record.features)),
+    )
+
+
+_ARRAY_OF[RegisterControllerRecord] = _register_controller_array
+
+
 def encode_record(record: Record) -> bytes:
     try:
         to_array = _ARRAY_OF[type(record)]
@@ -535,6 +570,22 @@ _DECODERS: dict[tuple[int, int], Callable[[tuple[Any, ...]], Any]] = {
 }
 _DECODERS[(RecordType.REGISTER_BROKER.value, RegisterBrokerRecord.version)] = (
     _decode_register_broker
+)
+_build_register_controller = fast_constructor(RegisterControllerRecord)
+
+
+def _decode_register_controller(array: tuple[Any, ...]) -> RegisterControllerRecord:
+    (_, _, controller_id, incarnation_id, endpoints, features) = array
+    return _build_register_controller(
+        controller_id,
+        incarnation_id,
+        tuple(_build_endpoint(*endpoint) for endpoint in endpoints),
+        tuple(_build_feature(*feature) for feature in features),
+    )
+
+
+_DECODERS[(RecordType.REGISTER_CONTROLLER.value, RegisterControllerRecord.version)] = (
+    _decode_register_controller
 )
 _CLASS_BY_TYPE: dict[int, type[Any]] = {int(cls.record_type): cls for cls in RECORD_CLASSES}
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from raftmeta.cli.devcluster import BrokerProcess, DevCluster
+from raftmeta.cli.devcluster import KAFKA_PORT_OFFSET, BrokerProcess, DevCluster
 from raftmeta.security.tls import TlsSettings
 from raftmeta.storage.errors import StorageError
 
@@ -40,7 +40,16 @@ def register(commands: Any) -> None:
         action="store_true",
         help="mutual TLS everywhere, with a throwaway CA and certificates under DATA_DIR/tls",
     )
+    dev.add_argument(
+        "--kafka",
+        action="store_true",
+        help="a Kafka-protocol listener on every controller (base port + 100 + i), for Kafka "
+        "admin clients; plaintext only",
+    )
     dev.set_defaults(handler=run)
+
+
+MAX_PORT = 65_535
 
 
 def _port(text: str) -> int:
@@ -64,8 +73,27 @@ def _count(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    kafka = bool(getattr(args, "kafka", False))
+    if kafka and args.tls:
+        print(
+            "raftmeta dev: --kafka cannot be used with --tls: the Kafka listener is plaintext only",
+            file=sys.stderr,
+        )
+        return 2
+    if kafka and args.base_port + KAFKA_PORT_OFFSET + 2 > MAX_PORT:
+        print(
+            f"raftmeta dev: --kafka needs ports up to --base-port + {KAFKA_PORT_OFFSET + 2}; "
+            f"base port {args.base_port} leaves them past {MAX_PORT}",
+            file=sys.stderr,
+        )
+        return 2
     return run_dev(
-        args.data_dir, args.base_port, brokers=args.brokers, racks=args.racks, tls=args.tls
+        args.data_dir,
+        args.base_port,
+        brokers=args.brokers,
+        racks=args.racks,
+        tls=args.tls,
+        kafka=kafka,
     )
 
 
@@ -77,6 +105,7 @@ def run_dev(
     racks: int = 0,
     leader_deadline_s: float = 30.0,
     tls: bool = False,
+    kafka: bool = False,
 ) -> int:
     """``raftmeta dev``: start the quorum and the brokers, report where everything is, and
     stop it all (brokers first) on Ctrl-C or SIGTERM."""
@@ -84,7 +113,7 @@ def run_dev(
 
     from raftmeta.cli.quorum_describe import DescribeError, wait_for_leader
 
-    cluster = DevCluster(root, base_port, brokers=brokers, racks=racks, tls=tls)
+    cluster = DevCluster(root, base_port, brokers=brokers, racks=racks, tls=tls, kafka=kafka)
     try:
         fresh = cluster.prepare()
     except (OSError, ValueError, StorageError) as error:
@@ -155,6 +184,13 @@ def run_dev(
             f"{cluster.bootstrap_servers} --cluster-id {cluster.cluster_id}{command_config}",
             flush=True,
         )
+        if kafka:
+            print(f"Kafka bootstrap servers: {cluster.kafka_bootstrap}", flush=True)
+            print(
+                "Kafka admin clients: e.g. confluent_kafka.admin.AdminClient("
+                f"{{'bootstrap.servers': '{cluster.kafka_bootstrap}'}})",
+                flush=True,
+            )
         print("Press Ctrl-C to stop.", flush=True)
         # Wakes at once on a signal; the timeout only bounds how late a crashed node is noticed.
         while not stop.wait(0.5):

@@ -144,6 +144,10 @@ def stop_all(nodes: Sequence[NodeProcess], deadline_s: float = STOP_DEADLINE_S) 
             node.wait(deadline_s)
 
 
+KAFKA_PORT_OFFSET = 100
+"""A controller's KAFKA listener port is its gRPC base port plus this plus its index."""
+
+
 def node_properties(
     node_id: int, ports: dict[int, int], data_dir: Path, cluster_id: str
 ) -> dict[str, str]:
@@ -191,9 +195,16 @@ class DevCluster:
         brokers: int = 0,
         racks: int = 0,
         tls: bool = False,
+        kafka: bool = False,
     ) -> None:
         self.root = root.resolve()
         self.tls = tls
+        self.kafka_ports = (
+            {node_id: base_port + KAFKA_PORT_OFFSET + i for i, node_id in enumerate(NODE_IDS)}
+            if kafka
+            else {}
+        )
+        """Each controller's KAFKA listener port (``--kafka``), base port + 100 + i."""
         """Mutual TLS everywhere, with a throwaway CA made under ``<root>/tls`` by
         :meth:`prepare` (new certificates on every start)."""
         self.overrides = dict(overrides or {})
@@ -219,6 +230,11 @@ class DevCluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"127.0.0.1:{port}" for port in self.ports.values())
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        """The controllers' KAFKA listeners, for a Kafka client's ``bootstrap.servers``."""
+        return ",".join(f"127.0.0.1:{port}" for port in self.kafka_ports.values())
 
     def data_dir(self, node_id: int) -> Path:
         return self.root / f"node-{node_id}"
@@ -277,6 +293,8 @@ class DevCluster:
             MetadataDir.format(data_dir, node_id, self.cluster_id, ignore_formatted=True)
             properties = node_properties(node_id, self.ports, data_dir, self.cluster_id)
             properties.update(tls.get(f"controller-{node_id}", {}))
+            if node_id in self.kafka_ports:
+                properties["listeners"] = f"KAFKA://127.0.0.1:{self.kafka_ports[node_id]}"
             properties.update(self.overrides)
             node.config.write_text(format_properties(properties))
         for broker_id, broker in self.brokers.items():

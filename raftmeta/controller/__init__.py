@@ -20,12 +20,14 @@ from raftmeta.controller.controller import (
     not_controller,
 )
 from raftmeta.controller.log import MetadataLog, RaftClientLog
+from raftmeta.controller.registration import ControllerRegistrationRequest
 from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 
 __all__ = [
     "MAX_RECORDS_PER_USER_OP",
     "BrokerSession",
     "BrokerState",
+    "ControllerRegistrationRequest",
     "ControllerResult",
     "ControllerSettings",
     "MetadataLog",

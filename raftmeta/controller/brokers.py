@@ -10,7 +10,7 @@ rebuilt from scratch after a failover, as in Kafka.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from elections import elections_for_unfenced_broker, online_elections_for_broker_removal
@@ -18,6 +18,8 @@ from raftmeta.common.brokers import BrokerRegistrationRequest
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import (
+    BrokerEndpoint,
+    BrokerFeature,
     BrokerRegistrationChangeRecord,
     ControlledShutdownChange,
     FencingChange,
@@ -59,10 +61,18 @@ def check_registration(request: BrokerRegistrationRequest, voter_ids: Set[int]) 
             f"Broker id {broker_id} is the id of a controller; a broker needs an id that no "
             "voter of controller.quorum.voters uses."
         )
-    if len(request.endpoints) > MAX_LISTENERS:
-        raise _invalid(f"{len(request.endpoints)} listeners given; at most {MAX_LISTENERS}.")
+    check_listeners(request.endpoints, request.features)
+    if request.rack is not None:
+        _check_text("The rack", request.rack)
+
+
+def check_listeners(endpoints: Sequence[BrokerEndpoint], features: Sequence[BrokerFeature]) -> None:
+    """INVALID_REGISTRATION unless listeners and features fit Kafka's registration records:
+    unique names, a uint16 port, int16 security protocol and feature versions, bounded sizes."""
+    if len(endpoints) > MAX_LISTENERS:
+        raise _invalid(f"{len(endpoints)} listeners given; at most {MAX_LISTENERS}.")
     names: set[str] = set()
-    for endpoint in request.endpoints:
+    for endpoint in endpoints:
         _check_text("A listener name", endpoint.name)
         _check_text(f"The host of listener {endpoint.name}", endpoint.host)
         if endpoint.name in names:
@@ -77,9 +87,9 @@ def check_registration(request: BrokerRegistrationRequest, voter_ids: Set[int]) 
                 f"Listener {endpoint.name} has security protocol {endpoint.security_protocol}, "
                 f"outside 0..{INT16_MAX}."
             )
-    if len(request.features) > MAX_FEATURES:
-        raise _invalid(f"{len(request.features)} features given; at most {MAX_FEATURES}.")
-    for feature in request.features:
+    if len(features) > MAX_FEATURES:
+        raise _invalid(f"{len(features)} features given; at most {MAX_FEATURES}.")
+    for feature in features:
         _check_text("A feature name", feature.name)
         low, high = feature.min_supported_version, feature.max_supported_version
         if not 0 <= low <= high <= INT16_MAX:
@@ -87,8 +97,6 @@ def check_registration(request: BrokerRegistrationRequest, voter_ids: Set[int]) 
                 f"Feature {feature.name} supports versions {low}..{high}; versions must be "
                 f"0..{INT16_MAX} with the minimum first."
             )
-    if request.rack is not None:
-        _check_text("The rack", request.rack)
 
 
 class BrokerState(enum.Enum):

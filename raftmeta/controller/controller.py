@@ -50,6 +50,7 @@ from typing import Any, TypeVar, cast
 
 import raftmeta.controller.acls as acl_control
 import raftmeta.controller.brokers as lifecycle
+import raftmeta.controller.registration as controller_registration
 from elections import (
     EXCESSIVE_BATCH_MESSAGE,
     elect_leaders,
@@ -1028,6 +1029,29 @@ class QuorumController:
             timeout_ms=timeout_ms,
             needs_leadership=False,
             wait_for_commit=False,
+        )
+
+    # --- controllers ----------------------------------------------------------------------
+
+    async def register_controller(
+        self,
+        request: controller_registration.ControllerRegistrationRequest,
+        *,
+        timeout_ms: int | None = None,
+    ) -> None:
+        """ControllerRegistration (KIP-919); returns once the registration is committed."""
+        await self._submit(
+            "registerController",
+            lambda: ControllerResult(
+                controller_registration.registration_records(
+                    request,
+                    cluster_id=self.settings.cluster_id,
+                    voter_ids=self.settings.voter_ids,
+                    image=self._latest,
+                ),
+                None,
+            ),
+            timeout_ms=timeout_ms,
         )
 
     # --- brokers ------------------------------------------------------------------------

@@ -159,3 +159,23 @@ class UnregisterBrokerResponse(_message.Message):
     HEADER_FIELD_NUMBER: _ClassVar[int]
     header: _admin_pb2.ResponseHeader
     def __init__(self, header: _Optional[_Union[_admin_pb2.ResponseHeader, _Mapping]] = ...) -> None: ...
+
+class RegisterControllerRequest(_message.Message):
+    __slots__ = ("controller_id", "cluster_id", "incarnation_id", "listeners", "features")
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_ID_FIELD_NUMBER: _ClassVar[int]
+    LISTENERS_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
+    controller_id: int
+    cluster_id: str
+    incarnation_id: bytes
+    listeners: _containers.RepeatedCompositeFieldContainer[Listener]
+    features: _containers.RepeatedCompositeFieldContainer[Feature]
+    def __init__(self, controller_id: _Optional[int] = ..., cluster_id: _Optional[str] = ..., incarnation_id: _Optional[bytes] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., features: _Optional[_Iterable[_Union[Feature, _Mapping]]] = ...) -> None: ...
+
+class RegisterControllerResponse(_message.Message):
+    __slots__ = ("header",)
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    header: _admin_pb2.ResponseHeader
+    def __init__(self, header: _Optional[_Union[_admin_pb2.ResponseHeader, _Mapping]] = ...) -> None: ...

@@ -54,6 +54,11 @@ class BrokerLifecycleStub:
                 request_serializer=raftmeta_dot_rpc_dot_broker__pb2.UnregisterBrokerRequest.SerializeToString,
                 response_deserializer=raftmeta_dot_rpc_dot_broker__pb2.UnregisterBrokerResponse.FromString,
                 _registered_method=True)
+        self.RegisterController = channel.unary_unary(
+                '/raftmeta.broker.v1.BrokerLifecycle/RegisterController',
+                request_serializer=raftmeta_dot_rpc_dot_broker__pb2.RegisterControllerRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_broker__pb2.RegisterControllerResponse.FromString,
+                _registered_method=True)
 
 
 class BrokerLifecycleServicer:
@@ -86,6 +91,14 @@ class BrokerLifecycleServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterController(self, request, context):
+        """A controller registers its listeners (KIP-919's ControllerRegistration); answered once
+        the RegisterControllerRecord is committed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BrokerLifecycleServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -108,6 +121,11 @@ def add_BrokerLifecycleServicer_to_server(servicer, server):
                     servicer.UnregisterBroker,
                     request_deserializer=raftmeta_dot_rpc_dot_broker__pb2.UnregisterBrokerRequest.FromString,
                     response_serializer=raftmeta_dot_rpc_dot_broker__pb2.UnregisterBrokerResponse.SerializeToString,
+            ),
+            'RegisterController': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterController,
+                    request_deserializer=raftmeta_dot_rpc_dot_broker__pb2.RegisterControllerRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_broker__pb2.RegisterControllerResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -218,6 +236,33 @@ class BrokerLifecycle:
             '/raftmeta.broker.v1.BrokerLifecycle/UnregisterBroker',
             raftmeta_dot_rpc_dot_broker__pb2.UnregisterBrokerRequest.SerializeToString,
             raftmeta_dot_rpc_dot_broker__pb2.UnregisterBrokerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterController(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.broker.v1.BrokerLifecycle/RegisterController',
+            raftmeta_dot_rpc_dot_broker__pb2.RegisterControllerRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_broker__pb2.RegisterControllerResponse.FromString,
             options,
             channel_credentials,
             insecure,

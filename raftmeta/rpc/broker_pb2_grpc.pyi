@@ -36,6 +36,10 @@ class BrokerLifecycleStub:
     AlterPartition: _UnaryUnary[broker_pb2.AlterPartitionRequest, broker_pb2.AlterPartitionResponse]
     """A partition leader proposes a new ISR."""
     UnregisterBroker: _UnaryUnary[broker_pb2.UnregisterBrokerRequest, broker_pb2.UnregisterBrokerResponse]
+    RegisterController: _UnaryUnary[broker_pb2.RegisterControllerRequest, broker_pb2.RegisterControllerResponse]
+    """A controller registers its listeners (KIP-919's ControllerRegistration); answered once
+    the RegisterControllerRecord is committed.
+    """
 
 class BrokerLifecycleServicer:
     def RegisterBroker(
@@ -68,6 +72,16 @@ class BrokerLifecycleServicer:
         context: Any,
     ) -> broker_pb2.UnregisterBrokerResponse | Awaitable[broker_pb2.UnregisterBrokerResponse]:
         """Not implemented unless overridden."""
+        ...
+
+    def RegisterController(
+        self,
+        request: broker_pb2.RegisterControllerRequest,
+        context: Any,
+    ) -> broker_pb2.RegisterControllerResponse | Awaitable[broker_pb2.RegisterControllerResponse]:
+        """A controller registers its listeners (KIP-919's ControllerRegistration); answered once
+        the RegisterControllerRecord is committed.
+        """
         ...
 
 def add_BrokerLifecycleServicer_to_server(

@@ -24,6 +24,7 @@ from raftmeta.common.items import ItemError, duplicated
 from raftmeta.common.topics import CreateTopicResult, TopicResult
 from raftmeta.controller import QuorumController
 from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.image import MetadataImage
 from raftmeta.quorum.raft_service import RaftService
 from raftmeta.records import ConfigResourceType
 from raftmeta.rpc import admin_pb2 as apb
@@ -154,37 +155,53 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
 
         async def body(controller: QuorumController, principal: str) -> apb.DescribeTopicsResponse:
             await controller.sync()
-            image = controller.committed_image
-
-            def may_describe(name: str) -> bool:
-                return self.allowed(principal, Operation.DESCRIBE, ResourceType.TOPIC, name)
-
-            described: list[apb.TopicDescription] = []
-            if request.all_topics:
-                for name in sorted(image.topic_ids_by_name):
-                    topic = image.topic_by_name(name)
-                    if topic is not None and may_describe(name):
-                        described.append(convert.topic_description(image, topic))
-            else:
-                for name in dict.fromkeys(request.topic_names):
-                    topic = image.topic_by_name(name)
-                    if not may_describe(name):
-                        described.append(
-                            apb.TopicDescription(
-                                name=name,
-                                error_code=int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
-                                error_message=AUTHORIZATION_FAILED,
-                            )
-                        )
-                    elif topic is None:
-                        described.append(convert.unknown_topic(name))
-                    else:
-                        described.append(convert.topic_description(image, topic))
-            return apb.DescribeTopicsResponse(
-                header=convert.header(), topics=described, metadata_offset=image.offset
-            )
+            return self._describe_topics(controller.committed_image, principal, request)
 
         return await self.serve(context, fail, body)
+
+    def describe_topics_here(
+        self, request: apb.DescribeTopicsRequest, context: Any
+    ) -> apb.DescribeTopicsResponse | None:
+        """DescribeTopics from this controller's committed image, active or not (a standby
+        answering a Kafka client bootstrapped to it, KIP-919); None before the controller
+        runs. Without the active controller's sync, so it may trail it by the commits in
+        flight."""
+        controller = self._owner.maybe_controller
+        if controller is None:
+            return None
+        principal = self._owner.access.principal(call_metadata(context))
+        return self._describe_topics(controller.committed_image, principal, request)
+
+    def _describe_topics(
+        self, image: MetadataImage, principal: str, request: apb.DescribeTopicsRequest
+    ) -> apb.DescribeTopicsResponse:
+        def may_describe(name: str) -> bool:
+            return self.allowed(principal, Operation.DESCRIBE, ResourceType.TOPIC, name)
+
+        described: list[apb.TopicDescription] = []
+        if request.all_topics:
+            for name in sorted(image.topic_ids_by_name):
+                topic = image.topic_by_name(name)
+                if topic is not None and may_describe(name):
+                    described.append(convert.topic_description(image, topic))
+        else:
+            for name in dict.fromkeys(request.topic_names):
+                topic = image.topic_by_name(name)
+                if not may_describe(name):
+                    described.append(
+                        apb.TopicDescription(
+                            name=name,
+                            error_code=int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                            error_message=AUTHORIZATION_FAILED,
+                        )
+                    )
+                elif topic is None:
+                    described.append(convert.unknown_topic(name))
+                else:
+                    described.append(convert.topic_description(image, topic))
+        return apb.DescribeTopicsResponse(
+            header=convert.header(), topics=described, metadata_offset=image.offset
+        )
 
     async def DescribeCluster(
         self, request: apb.DescribeClusterRequest, context: Any

@@ -9,16 +9,26 @@ as Kafka's broker-to-controller calls do.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from raftmeta.auth import Operation
 from raftmeta.common.brokers import BrokerHeartbeatRequest
 from raftmeta.controller import QuorumController
+from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.rpc import broker_pb2_grpc as bpb_grpc
+from raftmeta.security.principal import (
+    NodeRole,
+    PeerAuthenticationError,
+    context_principal,
+    node_identity,
+)
 from raftmeta.server import convert
-from raftmeta.server.service_base import ServiceBase, timeout_of
+from raftmeta.server.service_base import CLUSTER_DENIED, ServiceBase, timeout_of
+
+log = logging.getLogger(__name__)
 
 
 class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
@@ -101,3 +111,40 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
             return bpb.UnregisterBrokerResponse(header=convert.header())
 
         return await self.serve(context, fail, body)
+
+    async def RegisterController(
+        self, request: bpb.RegisterControllerRequest, context: Any
+    ) -> bpb.RegisterControllerResponse:
+        def fail(header: apb.ResponseHeader) -> bpb.RegisterControllerResponse:
+            return bpb.RegisterControllerResponse(header=header)
+
+        async def body(
+            controller: QuorumController, principal: str
+        ) -> bpb.RegisterControllerResponse:
+            self.require_controller(context, request.controller_id)
+            self.require_cluster(principal, Operation.CLUSTER_ACTION)
+            await controller.register_controller(convert.controller_registration_from_pb(request))
+            return bpb.RegisterControllerResponse(header=convert.header())
+
+        return await self.serve(context, fail, body)
+
+    def require_controller(self, context: Any, controller_id: int) -> None:
+        """With client certificates required, only ``controller-<id>``'s own certificate may
+        register controller ``<id>``."""
+        identity_rule = self._owner.identity
+        if not identity_rule.enforced:
+            return
+        try:
+            principal = context_principal(context, identity_rule.mapper)
+        except PeerAuthenticationError as error:
+            reason = str(error)
+        else:
+            identity = node_identity(principal)
+            if identity is None or identity.role is not NodeRole.CONTROLLER:
+                reason = f"{principal} is not a controller's certificate"
+            elif identity.node_id != controller_id:
+                reason = f"the certificate is controller {identity.node_id}'s"
+            else:
+                return
+        log.warning("RegisterController for controller %d refused: %s", controller_id, reason)
+        raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED)

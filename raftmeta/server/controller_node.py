@@ -31,16 +31,22 @@ from raftmeta.quorum.node import RaftNode, monotonic_ms
 from raftmeta.quorum.peers import Peers
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.batch import Batch
+from raftmeta.records import BrokerEndpoint, SecurityProtocol
 from raftmeta.security.credentials import channel_credentials, server_credentials
 from raftmeta.security.listener import controller_listener_tls
 from raftmeta.security.tls import TlsSettings
+from raftmeta.server.kafka import KAFKA_LISTENER
 from raftmeta.storage.snapshots import SnapshotReader
 
 if TYPE_CHECKING:
+    from raftmeta.server.controller_registration import ControllerRegistrar
     from raftmeta.server.kafka.listener import KafkaListener
     from raftmeta.server.metrics import MetricsServer
 
 log = logging.getLogger(__name__)
+
+CONTROLLER_LISTENER = "CONTROLLER"
+"""The name a controller registers its gRPC listener under (Kafka's controller listener)."""
 
 TICK_INTERVAL_MS = 100
 """How often the controller runs its periodic work: request deadlines, broker session
@@ -145,6 +151,7 @@ class ControllerNode:
         """Who may send Raft and BrokerLifecycle calls (off without client certificates)."""
         self._server_credentials = None if self.tls is None else server_credentials(self.tls)
         peer_credentials = None if self.tls is None else channel_credentials(self.tls)
+        self._peer_credentials = peer_credentials
         self.placer = load_configured_placer(config)
         self.access = AccessControl.from_config(config)
         self.changes = Changes()
@@ -156,6 +163,8 @@ class ControllerNode:
         self._server: RaftServer | None = None
         self.kafka: KafkaListener | None = None
         """The Kafka-protocol listener, when ``listeners`` names a KAFKA one."""
+        self.registrar: ControllerRegistrar | None = None
+        """Keeps this controller's registration (KIP-919) in the log, with a KAFKA listener."""
 
     # ------------------------------------------------------------------------ life cycle
 
@@ -218,7 +227,35 @@ class ControllerNode:
         self.client.snapshot_source = lambda: controller.committed_image.snapshot_work()
         controller.start(tick_interval_ms=self.tick_interval_ms)
         await node.start(voters)
+        self._start_registration()
         self._start_metrics()
+
+    def _start_registration(self) -> None:
+        """Register this controller's listeners (KIP-919) when it serves Kafka's protocol,
+        so that every controller can name every controller's KAFKA endpoint to clients."""
+        if self.kafka is None or self.registrar is not None:
+            return
+        from raftmeta.server.controller_registration import ControllerRegistrar
+
+        self.registrar = ControllerRegistrar(
+            self, self.registered_endpoints, self._peer_credentials
+        )
+        self.registrar.start()
+
+    def registered_endpoints(self) -> tuple[BrokerEndpoint, ...]:
+        """The listeners this controller registers: its controller listener (Raft, Admin
+        and BrokerLifecycle over gRPC) and its KAFKA listener, if any."""
+        host, _, port = self.address.rpartition(":")
+        protocol = SecurityProtocol.PLAINTEXT if self.tls is None else SecurityProtocol.SSL
+        endpoints = [BrokerEndpoint(CONTROLLER_LISTENER, host, int(port), int(protocol))]
+        if self.kafka is not None:
+            kafka_host, _, kafka_port = self.kafka.address.rpartition(":")
+            endpoints.append(
+                BrokerEndpoint(
+                    KAFKA_LISTENER, kafka_host, int(kafka_port), int(SecurityProtocol.PLAINTEXT)
+                )
+            )
+        return tuple(endpoints)
 
     def _start_metrics(self) -> None:
         """Serve Prometheus metrics when ``metrics.port`` asks for them (-1: none).
@@ -236,6 +273,9 @@ class ControllerNode:
     async def stop(self, *, graceful: bool = True) -> None:
         """Stop the controller (failing its parked requests with NOT_CONTROLLER), then leave
         the quorum; a graceful stop of the leader hands leadership over first."""
+        if self.registrar is not None:
+            await self.registrar.stop()
+            self.registrar = None
         if self._controller is not None:
             await self._controller.stop()
         await self.node.stop(graceful=graceful)

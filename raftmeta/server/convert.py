@@ -25,6 +25,7 @@ from raftmeta.common.configs import (
 from raftmeta.common.elections import TopicPartition, TopicResults
 from raftmeta.common.items import ItemError
 from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
+from raftmeta.controller.registration import ControllerRegistrationRequest
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage, TopicImage
 from raftmeta.records import BrokerEndpoint, BrokerFeature, Uuid
@@ -289,6 +290,27 @@ def registration_from_pb(request: bpb.RegisterBrokerRequest) -> BrokerRegistrati
             for feature in request.features
         ),
         rack=request.rack if request.HasField("rack") else None,
+    )
+
+
+def controller_registration_from_pb(
+    request: bpb.RegisterControllerRequest,
+) -> ControllerRegistrationRequest:
+    """The request as the controller takes it; the controller checks every value."""
+    return ControllerRegistrationRequest(
+        controller_id=request.controller_id,
+        cluster_id=request.cluster_id,
+        incarnation_id=request.incarnation_id,
+        endpoints=tuple(
+            BrokerEndpoint(listener.name, listener.host, listener.port, listener.security_protocol)
+            for listener in request.listeners
+        ),
+        features=tuple(
+            BrokerFeature(
+                feature.name, feature.min_supported_version, feature.max_supported_version
+            )
+            for feature in request.features
+        ),
     )
 
 

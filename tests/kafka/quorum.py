@@ -42,6 +42,11 @@ class KafkaQuorum:
             "every broker to be registered and unfenced",
             DEADLINE_S,
         )
+        wait_until(
+            lambda: self.registered() == self.kafka_addresses(),
+            "every controller's KAFKA listener to be registered on every controller",
+            DEADLINE_S,
+        )
 
     def close(self) -> None:
         try:
@@ -77,6 +82,46 @@ class KafkaQuorum:
     def kafka_address(self, node: ControllerNode) -> str:
         assert node.kafka is not None, "the controller serves a KAFKA listener"
         return node.kafka.address
+
+    def kafka_addresses(self) -> dict[int, str]:
+        """Every running controller's KAFKA listener, by controller id."""
+        return {
+            node_id: self.kafka_address(node)
+            for node_id, node in self.quorum.controllers.items()
+            if node.maybe_controller is not None
+        }
+
+    def registered(self) -> dict[int, str]:
+        """The KAFKA endpoints every running controller's committed image holds, when they
+        all hold the same ones (else empty)."""
+        seen = []
+        for node in self.quorum.controllers.values():
+            controller = node.maybe_controller
+            if controller is None:
+                continue
+            registrations = controller.committed_image.controllers
+            seen.append(
+                {
+                    controller_id: f"{endpoint.host}:{endpoint.port}"
+                    for controller_id, registration in registrations.items()
+                    for endpoint in registration.endpoints
+                    if endpoint.name == "KAFKA"
+                }
+            )
+        return seen[0] if seen and all(found == seen[0] for found in seen) else {}
+
+    def wait_for_topic_everywhere(self, name: str) -> None:
+        """Until every running controller's committed image holds topic ``name``: a standby
+        answers Metadata from its own image, which may trail the active controller's."""
+
+        def everywhere() -> bool:
+            return all(
+                node.maybe_controller is not None
+                and node.maybe_controller.committed_image.topic_by_name(name) is not None
+                for node in self.quorum.controllers.values()
+            )
+
+        wait_until(everywhere, f"topic {name} committed on every controller", DEADLINE_S)
 
     def grpc(self, method: str, request: Any) -> Any:
         return self.call(self.quorum.channel.call(f"Admin/{method}", request))

@@ -19,6 +19,7 @@ from kafka.errors import TopicAlreadyExistsError
 
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
+from raftmeta.rpc import broker_pb2 as bpb
 from tests.kafka.quorum import KafkaQuorum, kafka_quorum
 from tests.support.waiting import wait_until
 
@@ -104,17 +105,19 @@ def test_describe_cluster_and_topics_match_the_grpc_answers(quorum: KafkaQuorum)
             topics=[apb.NewTopic(name="described", num_partitions=3, replication_factor=3)]
         ),
     )
+    quorum.wait_for_topic_everywhere("described")  # kafka-python may ask any controller
     expected = quorum.grpc("DescribeCluster", apb.DescribeClusterRequest())
-    grpc_brokers = {broker.broker_id: (broker.host, broker.port) for broker in expected.brokers}
+    # KIP-919: to a client bootstrapped to the controllers, the controllers are the nodes.
+    controllers = quorum.kafka_addresses()
 
     admin = kafka_python(quorum)
     try:
         cluster = admin.describe_cluster()
         assert cluster["cluster_id"] == expected.cluster_id
         assert cluster["controller_id"] == quorum.active().node_id
-        assert {b["broker_id"]: (b["host"], b["port"]) for b in cluster["brokers"]} == (
-            grpc_brokers
-        )
+        assert {
+            b["broker_id"]: f"{b['host']}:{b['port']}" for b in cluster["brokers"]
+        } == controllers
         (topic,) = admin.describe_topics(["described"])
     finally:
         admin.close()
@@ -129,12 +132,9 @@ def test_describe_cluster_and_topics_match_the_grpc_answers(quorum: KafkaQuorum)
     described = client.describe_cluster().result(TIMEOUT_S)
     assert described.cluster_id == expected.cluster_id
     # librdkafka describes the cluster from Metadata, whose nodes are the Kafka-speaking ones:
-    # the active controller on this listener, named as the controller so clients reach it.
-    active = quorum.active()
-    assert described.controller.id == active.node_id
-    assert [f"{node.host}:{node.port}" for node in described.nodes] == [
-        quorum.kafka_address(active)
-    ]
+    # the controllers on their KAFKA listeners, the active one named as the controller.
+    assert described.controller.id == quorum.active().node_id
+    assert {node.id: f"{node.host}:{node.port}" for node in described.nodes} == controllers
 
 
 def test_elect_leaders_preferred_per_partition_equals_the_grpc_result(
@@ -185,3 +185,21 @@ def test_elect_leaders_preferred_per_partition_equals_the_grpc_result(
         } == expected
     finally:
         quorum.call(quorum.quorum.start_broker(1))
+
+
+def test_a_registration_for_an_id_that_is_not_a_voter_is_refused_over_grpc(
+    quorum: KafkaQuorum,
+) -> None:
+    request = bpb.RegisterControllerRequest(
+        controller_id=7,
+        cluster_id=quorum.active().node.cluster_id,
+        incarnation_id=bytes(16),
+        listeners=[bpb.Listener(name="KAFKA", host="6.6.6.6", port=9092)],
+    )
+    response = quorum.call(
+        quorum.quorum.channel.call("BrokerLifecycle/RegisterController", request)
+    )
+    assert response.header.error_code == ErrorCode.INVALID_REGISTRATION
+    assert "not a voter" in response.header.error_message
+    assert "\n" not in response.header.error_message
+    assert 7 not in quorum.active().controller.committed_image.controllers

@@ -33,6 +33,7 @@ from raftmeta.records import (
     PartitionRecord,
     Record,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicId,
@@ -100,6 +101,13 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
         AccessControlEntryRecord, uuids, int8s, names, int8s, names, names, int8s, int8s
     ),
     RemoveAccessControlEntryRecord: st.builds(RemoveAccessControlEntryRecord, uuids),
+    RegisterControllerRecord: st.builds(
+        RegisterControllerRecord,
+        controller_id=int32s,
+        incarnation_id=uuids,
+        endpoints=st.lists(endpoints, max_size=3).map(tuple),
+        features=st.lists(features, max_size=3).map(tuple),
+    ),
     NoOpRecord: st.just(NoOpRecord()),
 }
 
@@ -310,6 +318,23 @@ def _remove_acl(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Record]
     return [RemoveAccessControlEntryRecord(acl_id)]
 
 
+CONTROLLER_IDS = (3000, 3001, 3002)
+
+
+def _register_controller(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Record]:
+    """A controller's (re-)registration: a new incarnation or new listeners replace the old."""
+    controller_id = draw(st.sampled_from(CONTROLLER_IDS))
+    port = draw(st.integers(9000, 9003))
+    return [
+        RegisterControllerRecord(
+            controller_id,
+            draw(uuids),
+            (BrokerEndpoint("KAFKA", "127.0.0.1", port, 0),),
+            (BrokerFeature("metadata.version", 1, 3),),
+        )
+    ]
+
+
 def _no_op(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Record]:
     return [NoOpRecord()]
 
@@ -330,6 +355,7 @@ _STEPS = (
     _create_acl,
     _create_acl,
     _remove_acl,
+    _register_controller,
     _no_op,
 )
 

@@ -19,6 +19,7 @@ from raftmeta.records import (
     PartitionRecord,
     Record,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnregisterBrokerRecord,
@@ -92,6 +93,33 @@ def test_registering_again_replaces_the_registration() -> None:
     assert broker is not None
     assert (broker.broker_epoch, broker.rack, broker.fenced) == (1, "rack-b", True)
     assert list(image.brokers) == [1]
+
+
+def _controller(controller_id: int, incarnation: int, port: int) -> RegisterControllerRecord:
+    return RegisterControllerRecord(
+        controller_id,
+        bytes([incarnation] * 16),
+        (BrokerEndpoint("KAFKA", "127.0.0.1", port, 0),),
+    )
+
+
+def test_the_image_keeps_each_controllers_latest_registration_in_snapshots_too() -> None:
+    image = replayed(_controller(3001, 1, 9101), _controller(3000, 1, 9100))
+    image.apply(_controller(3001, 2, 9111), 2)  # a restart: a new incarnation replaces the old
+    assert dict(image.controllers) == {
+        3000: _controller(3000, 1, 9100),
+        3001: _controller(3001, 2, 9111),
+    }
+    loaded = MetadataImage.from_records(image.to_records(), image.offset)
+    assert loaded == image
+    assert loaded.digest() == image.digest()
+    assert image != replayed(_controller(3000, 1, 9100), NoOpRecord(), NoOpRecord())
+
+
+def test_a_log_without_controller_registrations_loads_with_none() -> None:
+    image = replayed(register(1, 0), NoOpRecord())
+    assert dict(image.controllers) == {}
+    assert MetadataImage.from_records(image.to_records(), image.offset) == image
 
 
 def test_unregister_removes_the_registration() -> None:

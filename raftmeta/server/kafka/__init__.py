@@ -5,3 +5,7 @@ Real Kafka admin clients (confluent-kafka, kafka-python, ...) bootstrap to a con
 entry points the gRPC Admin service uses, so validation, records and error codes are the same.
 Only :mod:`raftmeta.server.kafka.codec` touches the codec library.
 """
+
+KAFKA_LISTENER = "KAFKA"
+"""The name in ``listeners`` that asks for a Kafka-protocol listener (``KAFKA://host:port``),
+and the listener name a controller registers it under (KIP-919)."""

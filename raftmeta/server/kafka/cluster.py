@@ -1,11 +1,17 @@
 """Metadata (key 3) and DescribeCluster (key 60), read through the Admin service's own reads.
 
-Both wait, as the gRPC reads do, for the active controller's pending records to commit, so a
-client sees its own writes. DescribeCluster lists the image's unfenced brokers (all with
-include_fenced_brokers) with their first registered endpoint, as the gRPC call does. Metadata
-lists only this controller, on this listener, as its node: a Kafka client dials every node
-Metadata names, and raftmeta's brokers do not speak Kafka's protocol, so the ControllerId a
-client reads names the one node it can reach with its admin calls.
+To a client bootstrapped to the controllers, the controllers are the cluster (KIP-919): both
+APIs name as their nodes the controllers whose registration (``RegisterControllerRecord``)
+carries a KAFKA listener, as this node's committed image holds them, plus this controller on
+this listener, and the active controller as ControllerId. So a client that bootstrapped to a
+standby finds the active controller and sends its admin calls there, and moves on when
+leadership does. A Kafka client dials every node these answers name, and raftmeta's brokers do
+not speak Kafka's protocol, so brokers appear only as partition leaders, replicas and ISR.
+
+Metadata's topics are read through the Admin service on the active controller, waiting as the
+gRPC reads do for its pending records to commit, so a client sees its own writes; a standby
+answers them from its own committed image (with the same ACL checks), as a Kafka broker
+answers from its metadata cache: a client may send Metadata to any node it was told of.
 """
 
 from __future__ import annotations
@@ -14,13 +20,11 @@ from typing import Any
 
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
-from raftmeta.server.kafka import codec
+from raftmeta.server.kafka import KAFKA_LISTENER, codec
 from raftmeta.server.kafka.context import Fields, KafkaContext, header_error
 
 LEADER_NOT_AVAILABLE = 5
 """Kafka's retriable code for a partition (or a whole answer) without a leader yet."""
-CONTROLLER_ENDPOINTS = 2
-"""DescribeCluster v1's endpoint_type asking for the controllers (KIP-919)."""
 
 
 def _self_node(context: KafkaContext) -> Fields:
@@ -32,18 +36,25 @@ def _self_node(context: KafkaContext) -> Fields:
     }
 
 
-def _broker_nodes(brokers: Any, *, include_fenced: bool = False) -> list[Fields]:
-    return [
-        {
-            "node_id": broker.broker_id,
-            "host": broker.host,
-            "port": broker.port,
-            "rack": broker.rack if broker.has_rack else None,
-            "is_fenced": broker.fenced,
-        }
-        for broker in brokers
-        if include_fenced or not broker.fenced
-    ]
+def controller_nodes(context: KafkaContext) -> tuple[list[Fields], int]:
+    """The controllers reachable on a KAFKA listener, by id, and the active one's id (-1 when
+    none is known or it has no KAFKA listener registered yet, so clients ask again)."""
+    nodes = {context.owner.node_id: _self_node(context)}
+    controller = context.owner.maybe_controller
+    if controller is None:
+        return list(nodes.values()), -1
+    for controller_id, registration in controller.committed_image.controllers.items():
+        for endpoint in registration.endpoints:
+            if endpoint.name == KAFKA_LISTENER and controller_id != context.owner.node_id:
+                nodes[controller_id] = {
+                    "node_id": controller_id,
+                    "host": endpoint.host,
+                    "port": endpoint.port,
+                    "rack": None,
+                }
+    leader_id = controller.leader_id
+    active = leader_id if leader_id is not None and leader_id in nodes else -1
+    return [nodes[node_id] for node_id in sorted(nodes)], active
 
 
 def _partition(partition: apb.PartitionDescription, live: set[int]) -> Fields:
@@ -71,45 +82,54 @@ def _topic(topic: apb.TopicDescription, live: set[int]) -> Fields:
 
 
 async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
-    """Kafka's Metadata: a null topic list (or an empty one before v1) asks for every topic."""
+    """Kafka's Metadata: a null topic list (or an empty one before v1) asks for every topic.
+
+    The active controller answers after its pending records commit (a client sees its own
+    writes); a standby answers from its own committed image, as a Kafka broker answers from
+    its metadata cache."""
     names = [topic.name for topic in request.topics or ()]
     all_topics = request.topics is None or (version == 0 and not names)
+    nodes, active = controller_nodes(context)
+    wanted = apb.DescribeTopicsRequest(topic_names=names, all_topics=all_topics)
     cluster = await context.admin.DescribeCluster(apb.DescribeClusterRequest(), None)
-    code, _ = header_error(cluster.header)
-    if code:
-        # Not the active controller (or not yet one): name the one that is and send the
-        # requested topics back with a retriable error, so clients look again.
-        return {
-            "throttle_time_ms": 0,
-            "brokers": [_self_node(context)],
-            "cluster_id": None,
-            "controller_id": cluster.header.controller_id,
-            "topics": [
-                {
-                    "error_code": LEADER_NOT_AVAILABLE,
-                    "name": name,
-                    "topic_id": codec.uuid_value(None),
-                    "is_internal": False,
-                    "partitions": [],
-                    "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
-                }
-                for name in names
-            ],
-            "error_code": 0,
+    if not header_error(cluster.header)[0]:
+        described = await context.admin.DescribeTopics(wanted, None)
+        brokers = list(cluster.brokers)
+        live = {broker.broker_id for broker in brokers if not broker.fenced}
+    else:
+        here = context.admin.describe_topics_here(wanted, None)
+        controller = context.owner.maybe_controller
+        if here is None or controller is None:
+            # Not running yet: send the requested topics back with a retriable error.
+            return {
+                "throttle_time_ms": 0,
+                "brokers": nodes,
+                "cluster_id": context.owner.node.cluster_id or None,
+                "controller_id": active,
+                "topics": [
+                    {
+                        "error_code": LEADER_NOT_AVAILABLE,
+                        "name": name,
+                        "topic_id": codec.uuid_value(None),
+                        "is_internal": False,
+                        "partitions": [],
+                        "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
+                    }
+                    for name in names
+                ],
+                "error_code": 0,
+            }
+        described = here
+        live = {
+            broker_id
+            for broker_id, broker in controller.committed_image.brokers.items()
+            if not broker.fenced
         }
-    described = await context.admin.DescribeTopics(
-        apb.DescribeTopicsRequest(topic_names=names, all_topics=all_topics), None
-    )
-    live = {broker.broker_id for broker in cluster.brokers if not broker.fenced}
-    # Only nodes that speak Kafka's protocol are offered: clients dial every node Metadata
-    # names, and raftmeta's brokers serve Raft and gRPC, not Kafka. Brokers stay visible in
-    # DescribeCluster and as partition leaders, replicas and ISR members.
-    nodes = [_self_node(context)]
     return {
         "throttle_time_ms": 0,
         "brokers": nodes,
-        "cluster_id": cluster.cluster_id,
-        "controller_id": cluster.controller_id,
+        "cluster_id": context.owner.node.cluster_id,
+        "controller_id": active,
         "topics": [_topic(topic, live) for topic in described.topics],
         "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
         "error_code": header_error(described.header)[0],
@@ -117,33 +137,26 @@ async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
 
 
 async def describe_cluster(context: KafkaContext, request: Any, version: int) -> Fields:
-    """Kafka's DescribeCluster: the brokers, or this controller for endpoint_type 2."""
-    cluster = await context.admin.DescribeCluster(apb.DescribeClusterRequest(), None)
-    code, message = header_error(cluster.header)
-    wants_controllers = version >= 1 and request.endpoint_type == CONTROLLER_ENDPOINTS
-    if code:
-        nodes: list[Fields] = []
-        controller_id = cluster.header.controller_id
-    elif wants_controllers:
-        nodes = [dict(_self_node(context), broker_id=context.owner.node_id)]
-        controller_id = cluster.controller_id
-    else:
-        include_fenced = version >= 2 and bool(request.include_fenced_brokers)
-        nodes = [
-            {"broker_id": node.pop("node_id"), **node}
-            for node in _broker_nodes(cluster.brokers, include_fenced=include_fenced)
-        ]
-        controller_id = cluster.controller_id
-    for node in nodes:
-        node.pop("node_id", None)
-        node.setdefault("is_fenced", False)
+    """Kafka's DescribeCluster, answered by any controller: the controllers as the nodes
+    (for either endpoint_type: to a client bootstrapped to the controllers they are the
+    cluster) and the active controller as ControllerId."""
+    nodes, active = controller_nodes(context)
     return {
         "throttle_time_ms": 0,
-        "error_code": code,
-        "error_message": message,
+        "error_code": 0,
+        "error_message": None,
         "endpoint_type": request.endpoint_type if version >= 1 else 1,
-        "cluster_id": cluster.cluster_id,
-        "controller_id": controller_id,
-        "brokers": nodes,
+        "cluster_id": context.owner.node.cluster_id,
+        "controller_id": active,
+        "brokers": [
+            {
+                "broker_id": node["node_id"],
+                "host": node["host"],
+                "port": node["port"],
+                "rack": None,
+                "is_fenced": False,
+            }
+            for node in nodes
+        ],
         "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
     }

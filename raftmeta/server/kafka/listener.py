@@ -27,7 +27,7 @@ from raftmeta.security.tls import (
     protocol_of,
 )
 from raftmeta.server.admin_service import AdminService
-from raftmeta.server.kafka import cluster, codec, elections, topics
+from raftmeta.server.kafka import KAFKA_LISTENER, cluster, codec, elections, topics
 from raftmeta.server.kafka.context import Endpoint, Fields, KafkaContext
 from raftmeta.server.kafka.framing import DEFAULT_MAX_REQUEST_BYTES, FrameError, read_frame
 from raftmeta.server.kafka.versions import (
@@ -259,10 +259,6 @@ class KafkaListener:
             "response shape to carry it",
         )
         return None
-
-
-KAFKA_LISTENER = "KAFKA"
-"""The name in ``listeners`` that asks for a Kafka-protocol listener (``KAFKA://host:port``)."""
 
 
 async def start_kafka_listener(
