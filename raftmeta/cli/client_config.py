@@ -34,6 +34,11 @@ enough to ride out a controller failover, short enough that a wrong address fail
 DEFAULT_API_TIMEOUT_MS = 30_000
 """How long a command waits for its whole answer unless ``default.api.timeout.ms`` says."""
 
+UNREACHABLE_TIMEOUT_MS = 1_000
+"""A command gives up after this long when every bootstrap server refuses the connection or
+does not resolve and none has answered: the address is wrong or the quorum is down, and the
+user learns which server was tried at once rather than after ``request.timeout.ms``."""
+
 _TIMEOUT_KEYS = ("request.timeout.ms", "default.api.timeout.ms")
 KNOWN_KEYS = ("bearer.token", *_TIMEOUT_KEYS, *CLIENT_TLS_KEYS)
 
@@ -60,6 +65,7 @@ class ClientSettings:
         config: dict[str, object] = {
             "bootstrap.servers": bootstrap_servers,
             "request.timeout.ms": max(1, self.request_timeout_ms),
+            "bootstrap.unreachable.timeout.ms": UNREACHABLE_TIMEOUT_MS,
         }
         if self.bearer_token is not None:
             config["bearer.token"] = self.bearer_token

@@ -107,11 +107,13 @@ def test_settings_become_an_admin_client_config() -> None:
     assert settings.admin_config("h:1") == {
         "bootstrap.servers": "h:1",
         "request.timeout.ms": 1,
+        "bootstrap.unreachable.timeout.ms": client_config.UNREACHABLE_TIMEOUT_MS,
         "bearer.token": "t",
     }
     assert client_config.ClientSettings().admin_config("h:1") == {
         "bootstrap.servers": "h:1",
         "request.timeout.ms": client_config.REQUEST_TIMEOUT_MS,
+        "bootstrap.unreachable.timeout.ms": client_config.UNREACHABLE_TIMEOUT_MS,
     }
 
 
