@@ -74,6 +74,9 @@ def validate(
     if missing:
         raise ElectionCommandError(f"Missing required option(s): {', '.join(missing)}")
     assert bootstrap_server is not None and election_type is not None
+    if topic is None and partition is not None:
+        # Before the choice of target, so that --partition alone is told what it lacks.
+        raise ElectionCommandError("Option partition is only allowed if topic is used")
     given = [topic is not None, all_topic_partitions, path_to_json_file is not None]
     if sum(given) != 1:
         raise ElectionCommandError(
@@ -81,8 +84,6 @@ def validate(
         )
     if topic is not None and partition is None:
         raise ElectionCommandError("Missing required option(s): partition")
-    if topic is None and partition is not None:
-        raise ElectionCommandError("Option partition is only allowed if topic is used")
     if not bootstrap_server.strip():
         raise ElectionCommandError("Option bootstrap-server needs at least one HOST:PORT")
     parsed_type = parse_election_type(election_type)
