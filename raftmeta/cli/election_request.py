@@ -128,8 +128,14 @@ def read_partitions_file(path: Path) -> tuple[TopicPartition, ...]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ElectionCommandError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ElectionCommandError(f"{path}: cannot read it: {error}") from None
+    except IsADirectoryError:
+        raise ElectionCommandError(f"{path}: is a directory, not a JSON file") from None
+    except UnicodeDecodeError as error:
+        raise ElectionCommandError(
+            f"{path}: not a JSON file: byte {error.start} is not UTF-8 text"
+        ) from None
+    except OSError as error:
+        raise ElectionCommandError(f"{path}: cannot read it: {error.strerror or error}") from None
     return parse_partitions_json(text)
 
 
@@ -141,6 +147,10 @@ def parse_partitions_json(text: str) -> tuple[TopicPartition, ...]:
     """
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ElectionCommandError(
+            "Replica election data is nested too deeply to be a partitions list"
+        ) from None
     except json.JSONDecodeError as error:
         raise ElectionCommandError(
             f"Replica election data is not valid JSON: {error.msg} "
