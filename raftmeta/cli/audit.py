@@ -85,6 +85,12 @@ def run_audit(args: argparse.Namespace) -> int:
         sources = discover(args.path)
     except AnalyticsInputError as error:
         raise CommandLineError(str(error)) from None
+    except OSError as error:  # a device, a socket, a directory it may not read
+        where = error.filename or args.path
+        raise CommandLineError(
+            f"{where}: not a snapshot, a metadata directory or a folder of them "
+            f"({error.strerror or error})"
+        ) from None
     status_console = Console(stderr=True)
     with status_console.status("starting") as status:
 
@@ -98,6 +104,10 @@ def run_audit(args: argparse.Namespace) -> int:
                 report = _spark_report(args, threshold, progress)
         except AnalyticsInputError as error:
             raise CommandLineError(str(error)) from None
+        except OSError as error:
+            raise CommandLineError(
+                f"{error.filename or args.path}: cannot read it ({error.strerror or error})"
+            ) from None
         if not report["clusters"]:
             raise CommandLineError(
                 f"{args.path}: no readable metadata in {len(sources)} source(s) "

@@ -137,3 +137,17 @@ def test_a_simulated_demo_that_breaks_a_promise_says_so(
     assert "no new leader was elected" in str(raised.value)
     status, _, err = run(capsys, "demo", "--simulated", "--seed", "7")
     assert status == 1 and err.count("\n") == 1 and "no new leader" in err
+
+
+def test_audit_of_a_device_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by tests/test_cli_fuzz.py: ``audit /dev/null`` was a NotADirectoryError."""
+    status, out, err = run(
+        capsys, "audit", "/dev/null", "--engine", "plain", "--out", str(tmp_path / "out")
+    )
+    assert (status, out) == (1, "") and err.startswith("/dev/null: ") and err.count("\n") == 1
+
+
+def test_a_line_break_in_a_typed_name_stays_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by tests/test_cli_fuzz.py: a path with a line break made the error two lines."""
+    status, _, err = run(capsys, "log", "dump", "no\nsuch")
+    assert status in (1, 2) and err.count("\n") == 1 and "no\\nsuch" in err
