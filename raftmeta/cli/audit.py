@@ -129,7 +129,13 @@ def run_audit(args: argparse.Namespace) -> int:
 
         console = Console()
         render_text(report, console.print)
-        console.print(f"{len(sources)} cluster(s); report, plots and election plan in {args.out}")
+        from analytics.report import plots_available
+
+        if plots_available():
+            what = "report, plots and election plan"
+        else:
+            what = "report and election plan (no plots: matplotlib, of the spark extra, is absent)"
+        console.print(f"{len(sources)} cluster(s); {what} in {args.out}")
     return 0
 
 
@@ -140,6 +146,15 @@ def _plain_report(path: Path, threshold: float, progress: Any) -> dict[str, Any]
 
 
 def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> dict[str, Any]:
+    try:
+        import pyarrow  # noqa: F401  (the readers hand Spark Arrow batches)
+        import pyspark  # noqa: F401
+    except ImportError as error:
+        raise CommandLineError(
+            f"--engine spark needs {error.name}, of the spark extra "
+            "(pip install 'raftmeta[spark]'); --engine plain needs neither",
+            USAGE_ERROR,
+        ) from None
     from analytics.session import SparkUnavailableError, get_spark, resolve_master
 
     progress(f"starting Spark ({resolve_master(args.master)})")
