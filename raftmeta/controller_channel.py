@@ -298,7 +298,7 @@ class ControllerChannel:
         except grpc.aio.AioRpcError as error:
             code = error.code()
             if code in _RETRIABLE_GRPC_CODES:
-                tried[endpoint] = _unreachable_reason(error.details() or "")
+                tried[endpoint] = unreachable_reason(error.details() or "")
                 return None
             if code is grpc.StatusCode.DEADLINE_EXCEEDED:
                 # The deadline was the whole remaining budget: the caller's loop ends now.
@@ -345,7 +345,7 @@ class ControllerChannel:
 UNREACHABLE = "unreachable"
 
 
-def _unreachable_reason(details: str) -> str:
+def unreachable_reason(details: str) -> str:
     """``unreachable``, with why in words when gRPC's details say (refused, no such host)."""
     text = details.lower()
     if "connection refused" in text:

@@ -86,3 +86,13 @@ def test_a_real_process_fails_at_once() -> None:
     assert finished.returncode == 1 and finished.stdout == ""
     assert finished.stderr.count("\n") == 1 and dead in finished.stderr
     assert "Traceback" not in finished.stderr
+
+
+def test_quorum_describe_says_the_reason_in_the_same_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with refusing_endpoint() as dead:
+        main(["quorum", "describe", "--status", "--bootstrap-server", f"{dead},{UNRESOLVABLE}"])
+    err = capsys.readouterr().err
+    assert f"cannot reach {dead} (connection refused)" in err
+    assert f"cannot reach {UNRESOLVABLE} (host not found)" in err
