@@ -26,9 +26,15 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+Columns: TypeAlias = "dict[str, list[Any]] | pa.RecordBatch"
+"""Rows as plain columns (name to values, as ``analytics.readers.read_split_columns`` gives)
+or as an Arrow batch: the plain audit takes either and never imports pyarrow itself, so
+``raftmeta audit --engine plain`` runs on an install without it."""
 
 DEFAULT_THRESHOLD_PERCENT = 10
 """Kafka's default ``leader.imbalance.per.broker.percentage``."""
@@ -93,17 +99,24 @@ class _Cluster:
     events: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _rows(batches: Iterable[pa.RecordBatch]) -> Iterable[dict[str, Any]]:
+def _columns(batch: Columns) -> dict[str, list[Any]]:
+    return batch if isinstance(batch, dict) else batch.to_pydict()
+
+
+def _rows(batches: Iterable[Columns]) -> Iterable[dict[str, Any]]:
     for batch in batches:
-        yield from batch.to_pylist()
+        columns = _columns(batch)
+        names = list(columns)
+        for values in zip(*(columns[name] for name in names), strict=True):
+            yield dict(zip(names, values, strict=True))
 
 
 def plain_audit(
     *,
-    partitions: Iterable[pa.RecordBatch],
-    brokers: Iterable[pa.RecordBatch],
-    topics: Iterable[pa.RecordBatch],
-    events: Iterable[pa.RecordBatch] = (),
+    partitions: Iterable[Columns],
+    brokers: Iterable[Columns],
+    topics: Iterable[Columns],
+    events: Iterable[Columns] = (),
     threshold_percent: float = DEFAULT_THRESHOLD_PERCENT,
     bucket_ms: int = DEFAULT_BUCKET_MS,
 ) -> dict[str, Any]:
@@ -128,8 +141,8 @@ def plain_audit(
     }
 
 
-def _add_partitions(clusters: defaultdict[str, _Cluster], batch: pa.RecordBatch) -> None:
-    columns = batch.to_pydict()
+def _add_partitions(clusters: defaultdict[str, _Cluster], batch: Columns) -> None:
+    columns = _columns(batch)
     rows = zip(
         columns["cluster"],
         columns["snapshot_offset"],
@@ -338,20 +351,22 @@ def audit_path(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The plain audit of the files under ``path``, read by the same readers Spark uses."""
-    from analytics.readers import plan, read_split
+    from analytics.readers import plan, read_split_columns
     from analytics.sources import discover
 
     sources = discover(path)
 
-    def read(kind: str) -> list[pa.RecordBatch]:
+    def read(kind: str) -> list[Columns]:
         if progress is not None:
             progress(f"reading {kind}")
-        return [batch for split in plan(sources, kind) for batch in read_split(split)]
+        return [batch for split in plan(sources, kind) for batch in read_split_columns(split)]
 
     brokers, topics, events = read("brokers"), read("topics"), read("events")
     if progress is not None:
         progress("reading and auditing partitions")
-    partitions = (batch for split in plan(sources, "partitions") for batch in read_split(split))
+    partitions = (
+        batch for split in plan(sources, "partitions") for batch in read_split_columns(split)
+    )
     return plain_audit(
         partitions=partitions,
         brokers=brokers,

@@ -31,12 +31,10 @@ import gc
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack
-import pyarrow as pa
 
-from analytics.schemas import BROKERS, EVENTS, KINDS, PARTITIONS, TOPICS
 from analytics.sources import AnalyticsInputError, Source
 from raftmeta.image import MetadataImage, PartitionRegistration, ReplayError
 from raftmeta.raft.batch import Batch
@@ -64,12 +62,43 @@ from raftmeta.storage.codec import BATCH_HEADER_SIZE, BatchScanner, decode_batch
 from raftmeta.storage.errors import StorageError
 from raftmeta.storage.snapshots import FOOTER_SIZE, SnapshotReader
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# pyarrow is imported where batches are built, never at module level: the plain audit
+# (``raftmeta audit --engine plain``) reads through :func:`read_split_columns` and must work on
+# an install without the spark extra, where pyarrow is absent.
+
+KINDS = ("partitions", "brokers", "topics", "events")
+"""The kinds of row a split yields."""
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "partitions": (
+        *("cluster", "snapshot_offset", "topic", "topic_id", "partition", "replicas", "isr"),
+        *("leader", "preferred_leader", "leader_epoch", "partition_epoch"),
+        "leader_recovery_state",
+    ),
+    "brokers": (
+        *("cluster", "snapshot_offset", "broker_id", "rack", "fenced"),
+        *("in_controlled_shutdown", "broker_epoch"),
+    ),
+    "topics": ("cluster", "snapshot_offset", "topic", "topic_id", "partitions", "configs"),
+    "events": (
+        *("cluster", "offset", "epoch", "batch_time_ms", "record_type", "broker_id", "topic"),
+        *("topic_id", "partition", "replicas", "leader", "previous_leader", "isr"),
+        *("previous_isr", "isr_added", "isr_removed", "leader_epoch", "leader_recovery_state"),
+        *("election", "fencing", "controlled_shutdown"),
+    ),
+}
+"""Each kind's column names in the order of its schema in :mod:`analytics.schemas` (a test
+holds the two equal; this copy needs no pyarrow)."""
+EVENT_COLUMNS = COLUMNS["events"]
+
 DEFAULT_MAX_SPLIT_BYTES = 4 << 20
 ROWS_PER_ARROW_BATCH = 65536
 
 _CONTROL_FLAG = 0x01
 _RECOVERY_NAMES = {state.value: state.name for state in LeaderRecoveryState}
-_INT_LIST = pa.list_(pa.int32())
 _TOPIC_TYPE = int(RecordType.TOPIC)
 _PARTITION_TYPE = int(RecordType.PARTITION)
 _PARTITION_ARRAY_LENGTH = 2 + len(dataclasses.fields(PartitionRecord))
@@ -288,21 +317,40 @@ def _collector_paused() -> Iterator[None]:
 
 def read_split(split: Split) -> Iterator[pa.RecordBatch]:
     """The rows of one split as Arrow record batches in the kind's schema."""
+    import pyarrow as pa
+
+    from analytics.schemas import SCHEMAS
+
+    schema = SCHEMAS[split.kind]
+    for columns in read_split_columns(split):
+        yield pa.RecordBatch.from_pydict(columns, schema=schema)
+
+
+def read_split_columns(split: Split) -> Iterator[dict[str, list[Any]]]:
+    """The rows of one split as plain columns (name to list of values, in the kind's schema
+    order), at most ``ROWS_PER_ARROW_BATCH`` rows at a time. Needs no pyarrow."""
     with _collector_paused():
         yield from _read_split(split)
 
 
-def _read_split(split: Split) -> Iterator[pa.RecordBatch]:
+def _read_split(split: Split) -> Iterator[dict[str, list[Any]]]:
     try:
         if split.mode == "snapshot-range":
             yield from _read_snapshot_range(split)
         elif split.mode == "events":
-            yield from _read_events(split)
+            yield from _chunks(list(event_rows(split)), EVENT_COLUMNS)
         else:
             image, counts = load_image(split.source, with_partitions=split.kind == "partitions")
-            yield from image_batches(image, split.source.cluster, split.kind, counts)
+            rows = image_rows(image, split.source.cluster, split.kind, counts)
+            yield from _chunks(rows, COLUMNS[split.kind])
     except (StorageError, RecordDecodeError, ReplayError) as error:
         raise AnalyticsInputError(f"{split.source.description}: {error}") from None
+
+
+def _chunks(rows: list[dict[str, Any]], names: tuple[str, ...]) -> Iterator[dict[str, list[Any]]]:
+    for start in range(0, len(rows), ROWS_PER_ARROW_BATCH):
+        chunk = rows[start : start + ROWS_PER_ARROW_BATCH]
+        yield {name: [row.get(name) for row in chunk] for name in names}
 
 
 def _snapshot_records(
@@ -375,7 +423,7 @@ def _recovery_name(state: int) -> str:
     return _RECOVERY_NAMES.get(state, str(state))
 
 
-def _read_snapshot_range(split: Split) -> Iterator[pa.RecordBatch]:
+def _read_snapshot_range(split: Split) -> Iterator[dict[str, list[Any]]]:
     """PartitionRecords of one range of a snapshot body, decoded a batch of rows at a time.
 
     The records are unpacked as plain arrays (see :mod:`raftmeta.records`: ``[type, version,
@@ -395,21 +443,21 @@ def _read_snapshot_range(split: Split) -> Iterator[pa.RecordBatch]:
         unpacker.feed(b"".join(msgpack.unpackb(batch.payload, raw=False)))
         pending.extend(array for array in unpacker if array[0] == _PARTITION_TYPE)
         if len(pending) >= ROWS_PER_ARROW_BATCH:
-            yield _partition_batch(split, pending, names, id_texts)
+            yield _partition_columns(split, pending, names, id_texts)
             pending = []
     stop = scanner.stop
     if stop is not None and not stop.clean:
         raise AnalyticsInputError(f"{split.source.snapshot}: {stop.describe()}")
     if pending:
-        yield _partition_batch(split, pending, names, id_texts)
+        yield _partition_columns(split, pending, names, id_texts)
 
 
-def _partition_batch(
+def _partition_columns(
     split: Split,
     arrays: list[tuple[Any, ...]],
     names: dict[bytes, str],
     id_texts: dict[bytes, str],
-) -> pa.RecordBatch:
+) -> dict[str, list[Any]]:
     try:
         columns = list(zip(*arrays, strict=True))
     except ValueError:
@@ -434,22 +482,25 @@ def _partition_batch(
     leaders = columns[field["leader"]]
     recovery = columns[field["leader_recovery_state"]]
     count = len(arrays)
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.array([split.source.cluster] * count, pa.string()),
-            pa.array([split.snapshot_offset] * count, pa.int64()),
-            pa.array(list(map(names.get, topic_ids)), pa.string()),
-            pa.array(list(map(id_texts.__getitem__, topic_ids)), pa.string()),
-            pa.array(columns[field["partition_id"]], pa.int32()),
-            pa.array(replicas, _INT_LIST),
-            pa.array(columns[field["isr"]], _INT_LIST),
-            pa.array(leaders, pa.int32()),
-            pa.array([r[0] if r else NO_LEADER for r in replicas], pa.int32()),
-            pa.array(columns[field["leader_epoch"]], pa.int32()),
-            pa.array(columns[field["partition_epoch"]], pa.int32()),
-            pa.array(list(map(_RECOVERY_NAMES.__getitem__, recovery)), pa.string()),
-        ],
-        schema=PARTITIONS,
+    return dict(
+        zip(
+            COLUMNS["partitions"],
+            [
+                [split.source.cluster] * count,
+                [split.snapshot_offset] * count,
+                list(map(names.get, topic_ids)),
+                list(map(id_texts.__getitem__, topic_ids)),
+                list(columns[field["partition_id"]]),
+                list(replicas),
+                list(columns[field["isr"]]),
+                list(leaders),
+                [r[0] if r else NO_LEADER for r in replicas],
+                list(columns[field["leader_epoch"]]),
+                list(columns[field["partition_epoch"]]),
+                list(map(_RECOVERY_NAMES.__getitem__, recovery)),
+            ],
+            strict=True,
+        )
     )
 
 
@@ -460,8 +511,12 @@ def image_batches(
     partition_counts: dict[bytes, int] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The image's rows of ``kind`` (partitions, brokers or topics) as Arrow batches."""
+    import pyarrow as pa
+
+    from analytics.schemas import SCHEMAS
+
     rows = image_rows(image, cluster, kind, partition_counts)
-    schema = {"partitions": PARTITIONS, "brokers": BROKERS, "topics": TOPICS}[kind]
+    schema = SCHEMAS[kind]
     for start in range(0, len(rows), ROWS_PER_ARROW_BATCH):
         yield pa.RecordBatch.from_pylist(rows[start : start + ROWS_PER_ARROW_BATCH], schema)
 
@@ -531,12 +586,6 @@ def image_rows(
 
 
 # --- events ----------------------------------------------------------------------------------
-
-
-def _read_events(split: Split) -> Iterator[pa.RecordBatch]:
-    rows = list(event_rows(split))
-    for start in range(0, len(rows), ROWS_PER_ARROW_BATCH):
-        yield pa.RecordBatch.from_pylist(rows[start : start + ROWS_PER_ARROW_BATCH], EVENTS)
 
 
 def event_rows(split: Split) -> Iterator[dict[str, Any]]:

@@ -73,12 +73,23 @@ def write_outputs(
         plan_path = directory / PLAN_FILE
         plan_path.write_text(json.dumps(plan_document(cluster), indent=2) + "\n")
         written.append(plan_path)
+        if not plots_available():
+            continue  # the report and the plan are the audit; the plots need the spark extra
         if progress is not None:
             progress(f"plotting {name}")
         from analytics.plots import plot_cluster
 
         written.extend(plot_cluster(name, cluster, report["threshold_percent"], directory))
     return written
+
+
+def plots_available() -> bool:
+    """Whether matplotlib (from the ``spark`` extra) is installed to draw the plots."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _format_ratio(value: float | None) -> str:

@@ -11,7 +11,12 @@ rule, so it lives here once:
   election is under way), move to the next bootstrap server after a short, growing pause;
 * a server that stops answering in the middle of a call (paused, frozen) misses the channel's
   keepalive pings and the call fails as UNAVAILABLE within seconds, not at its deadline;
-* stop at the deadline with REQUEST_TIMED_OUT and a message naming every server tried.
+* stop at the deadline with REQUEST_TIMED_OUT and a message naming every server tried;
+* with ``unreachable_timeout_ms`` (the command-line tools), stop sooner, with
+  BROKER_NOT_AVAILABLE, when no server has ever answered and every bootstrap server has been
+  unreachable (connection refused, host not found) for that long: a wrong address is known at
+  once, and a tool should say so in a second rather than wait out its deadline. Clients that
+  live through failovers (the broker, the AdminClient by default) leave it unset.
 
 Any other answer is the caller's to interpret: an item error, a request-level error code in the
 response header, anything but NOT_CONTROLLER.
@@ -148,10 +153,13 @@ class ControllerChannel:
         bearer_token: str | None = None,
         request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS,
         tls: TlsSettings | None = None,
+        unreachable_timeout_ms: int | None = None,
     ) -> None:
         """``tls`` set: every channel speaks TLS, checks servers against its truststore and
         presents its keystore's certificate, if any (raises ``ConfigError`` for unreadable
-        files); None: plaintext."""
+        files); None: plaintext. ``unreachable_timeout_ms`` set: a call gives up once every
+        bootstrap server has been unreachable that long and none has answered since the
+        channel was made."""
         self._credentials = secure_channel_credentials(tls)
         self._bootstrap = parse_bootstrap_servers(bootstrap_servers)
         if isinstance(request_timeout_ms, bool) or not isinstance(request_timeout_ms, int):
@@ -160,7 +168,19 @@ class ControllerChannel:
             raise ValueError(f"request timeout must be above 0 ms, got {request_timeout_ms}")
         if bearer_token is not None and (not bearer_token or "\n" in bearer_token):
             raise ValueError("bearer token must be a non-empty single line")
+        if unreachable_timeout_ms is not None and (
+            isinstance(unreachable_timeout_ms, bool)
+            or not isinstance(unreachable_timeout_ms, int)
+            or unreachable_timeout_ms < 0
+        ):
+            raise ValueError(
+                "unreachable timeout must be an int of ms, 0 or more, "
+                f"got {unreachable_timeout_ms!r}"
+            )
         self._request_timeout_ms = request_timeout_ms
+        self._unreachable_timeout_ms = unreachable_timeout_ms
+        self._answered = False
+        """Whether any server has answered anything on this channel."""
         self._metadata: tuple[tuple[str, str], ...] = (
             (("authorization", f"Bearer {bearer_token}"),) if bearer_token is not None else ()
         )
@@ -197,7 +217,8 @@ class ControllerChannel:
             raise ValueError(f"unknown method {method!r}; known: {', '.join(sorted(_METHODS))}")
         budget_ms = self._request_timeout_ms if timeout_ms is None else timeout_ms
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + max(0, budget_ms) / 1000
+        started = loop.time()
+        deadline = started + max(0, budget_ms) / 1000
         tried: dict[str, str] = {}
         backoff_s = RETRY_BACKOFF_INITIAL_S
         redirects_in_a_row = 0
@@ -207,7 +228,10 @@ class ControllerChannel:
                 raise self._timed_out(method, budget_ms, tried)
             endpoint = self._controller or self._take_bootstrap()
             response = await self._attempt(method, spec, endpoint, request, remaining_s, tried)
+            if response is None and self._nobody_to_ask(started, loop.time(), tried):
+                raise self._unreachable(method, tried)
             if response is not None:
+                self._answered = True
                 redirected, named = _redirect(response)
                 if not redirected:
                     tried.pop(endpoint, None)
@@ -274,7 +298,7 @@ class ControllerChannel:
         except grpc.aio.AioRpcError as error:
             code = error.code()
             if code in _RETRIABLE_GRPC_CODES:
-                tried[endpoint] = "unreachable"
+                tried[endpoint] = unreachable_reason(error.details() or "")
                 return None
             if code is grpc.StatusCode.DEADLINE_EXCEEDED:
                 # The deadline was the whole remaining budget: the caller's loop ends now.
@@ -291,6 +315,21 @@ class ControllerChannel:
                 f"{method} at {endpoint} failed with gRPC {code.name}{details}",
             ) from None
 
+    def _nobody_to_ask(self, started: float, now: float, tried: dict[str, str]) -> bool:
+        """Whether the fail-fast rule says stop: nothing ever answered, every bootstrap server
+        is unreachable, and has been for ``unreachable_timeout_ms``."""
+        limit_ms = self._unreachable_timeout_ms
+        if limit_ms is None or self._answered or (now - started) * 1000 < limit_ms:
+            return False
+        return all(tried.get(server, "").startswith(UNREACHABLE) for server in self._bootstrap)
+
+    def _unreachable(self, method: str, tried: dict[str, str]) -> KafkaError:
+        what = "; ".join(f"{server}: {tried[server]}" for server in self._bootstrap)
+        return KafkaError(
+            ErrorCode.BROKER_NOT_AVAILABLE,
+            f"{method}: cannot reach any bootstrap server ({what})",
+        )
+
     def _timed_out(self, method: str, budget_ms: int, tried: dict[str, str]) -> KafkaError:
         if tried:
             what = "; ".join(f"{endpoint}: {why}" for endpoint, why in tried.items())
@@ -301,6 +340,21 @@ class ControllerChannel:
             f"{method}: no controller answered within {math.ceil(budget_ms)} ms "
             f"(bootstrap servers {','.join(self._bootstrap)}; {what})",
         )
+
+
+UNREACHABLE = "unreachable"
+
+
+def unreachable_reason(details: str) -> str:
+    """``unreachable``, with why in words when gRPC's details say (refused, no such host)."""
+    text = details.lower()
+    if "connection refused" in text:
+        return f"{UNREACHABLE} (connection refused)"
+    if "resolv" in text or "domain name not found" in text or "name or service" in text:
+        return f"{UNREACHABLE} (host not found)"
+    if "handshake" in text or "ssl" in text or "certificate" in text:
+        return f"{UNREACHABLE} (TLS handshake failed)"
+    return UNREACHABLE
 
 
 def _serialize(message: Any) -> bytes:

@@ -49,7 +49,19 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 F = TypeVar("F")
 
-CONFIG_KEYS = ("bootstrap.servers", "request.timeout.ms", "bearer.token", *CLIENT_TLS_KEYS)
+UNREACHABLE_TIMEOUT_KEY = "bootstrap.unreachable.timeout.ms"
+"""raftmeta's own key: give up on a call after this long when no server has ever answered and
+every bootstrap server is unreachable (refused, no such host), rather than retrying until
+``request.timeout.ms``. Unset (the default), the client rides out a quorum that is down, as
+Kafka's does; the command-line tools set it so that a wrong address fails in a second."""
+
+CONFIG_KEYS = (
+    "bootstrap.servers",
+    "request.timeout.ms",
+    "bearer.token",
+    UNREACHABLE_TIMEOUT_KEY,
+    *CLIENT_TLS_KEYS,
+)
 """The keys an admin client's config dict may hold."""
 
 _ONE = "result"
@@ -63,6 +75,8 @@ class AdminSettings:
     bearer_token: str | None = None
     tls: TlsSettings | None = None
     """From ``security.protocol=SSL`` and the ``ssl.*`` keys; None speaks plaintext."""
+    unreachable_timeout_ms: int | None = None
+    """``bootstrap.unreachable.timeout.ms``; None retries unreachable servers to the deadline."""
 
 
 def parse_admin_config(config: Mapping[str, object]) -> AdminSettings:
@@ -96,7 +110,15 @@ def parse_admin_config(config: Mapping[str, object]) -> AdminSettings:
         tls = client_tls({key: str(config[key]) for key in CLIENT_TLS_KEYS if key in config})
     except ConfigError as error:
         raise ValueError(str(error)) from None
-    return AdminSettings(parse_bootstrap_servers(servers), timeout, token, tls)
+    unreachable = config.get(UNREACHABLE_TIMEOUT_KEY)
+    if unreachable is not None and (
+        isinstance(unreachable, bool) or not isinstance(unreachable, int) or unreachable < 0
+    ):
+        raise ValueError(
+            f"{UNREACHABLE_TIMEOUT_KEY} must be a whole number of ms, 0 or more, "
+            f"got {unreachable!r}"
+        )
+    return AdminSettings(parse_bootstrap_servers(servers), timeout, token, tls, unreachable)
 
 
 def _timeout_ms(request_timeout: float | None) -> int | None:
@@ -391,6 +413,7 @@ class AsyncAdminClient(_Operations[asyncio.Future[Any]]):
                 bearer_token=settings.bearer_token,
                 request_timeout_ms=settings.request_timeout_ms,
                 tls=settings.tls,
+                unreachable_timeout_ms=settings.unreachable_timeout_ms,
             )
             self._loop, self._requests = loop, AdminRequests(channel)
         elif loop is not self._loop:

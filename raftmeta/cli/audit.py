@@ -85,6 +85,12 @@ def run_audit(args: argparse.Namespace) -> int:
         sources = discover(args.path)
     except AnalyticsInputError as error:
         raise CommandLineError(str(error)) from None
+    except OSError as error:  # a device, a socket, a directory it may not read
+        where = error.filename or args.path
+        raise CommandLineError(
+            f"{where}: not a snapshot, a metadata directory or a folder of them "
+            f"({error.strerror or error})"
+        ) from None
     status_console = Console(stderr=True)
     with status_console.status("starting") as status:
 
@@ -98,6 +104,10 @@ def run_audit(args: argparse.Namespace) -> int:
                 report = _spark_report(args, threshold, progress)
         except AnalyticsInputError as error:
             raise CommandLineError(str(error)) from None
+        except OSError as error:
+            raise CommandLineError(
+                f"{error.filename or args.path}: cannot read it ({error.strerror or error})"
+            ) from None
         if not report["clusters"]:
             raise CommandLineError(
                 f"{args.path}: no readable metadata in {len(sources)} source(s) "
@@ -119,7 +129,13 @@ def run_audit(args: argparse.Namespace) -> int:
 
         console = Console()
         render_text(report, console.print)
-        console.print(f"{len(sources)} cluster(s); report, plots and election plan in {args.out}")
+        from analytics.report import plots_available
+
+        if plots_available():
+            what = "report, plots and election plan"
+        else:
+            what = "report and election plan (no plots: matplotlib, of the spark extra, is absent)"
+        console.print(f"{len(sources)} cluster(s); {what} in {args.out}")
     return 0
 
 
@@ -130,6 +146,15 @@ def _plain_report(path: Path, threshold: float, progress: Any) -> dict[str, Any]
 
 
 def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> dict[str, Any]:
+    try:
+        import pyarrow  # noqa: F401  (the readers hand Spark Arrow batches)
+        import pyspark  # noqa: F401
+    except ImportError as error:
+        raise CommandLineError(
+            f"--engine spark needs {error.name}, of the spark extra "
+            "(pip install 'raftmeta[spark]'); --engine plain needs neither",
+            USAGE_ERROR,
+        ) from None
     from analytics.session import SparkUnavailableError, get_spark, resolve_master
 
     progress(f"starting Spark ({resolve_master(args.master)})")

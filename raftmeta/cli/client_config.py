@@ -34,6 +34,14 @@ enough to ride out a controller failover, short enough that a wrong address fail
 DEFAULT_API_TIMEOUT_MS = 30_000
 """How long a command waits for its whole answer unless ``default.api.timeout.ms`` says."""
 
+UNREACHABLE_TIMEOUT_MS = 1_000
+"""A command gives up after this long when every bootstrap server refuses the connection or
+does not resolve and none has answered: the address is wrong or the quorum is down, and the
+user learns which server was tried at once rather than after ``request.timeout.ms``."""
+
+INT_MAX = 2**31 - 1
+"""The largest value of a Kafka INT setting (Java's Integer.MAX_VALUE)."""
+
 _TIMEOUT_KEYS = ("request.timeout.ms", "default.api.timeout.ms")
 KNOWN_KEYS = ("bearer.token", *_TIMEOUT_KEYS, *CLIENT_TLS_KEYS)
 
@@ -60,6 +68,7 @@ class ClientSettings:
         config: dict[str, object] = {
             "bootstrap.servers": bootstrap_servers,
             "request.timeout.ms": max(1, self.request_timeout_ms),
+            "bootstrap.unreachable.timeout.ms": UNREACHABLE_TIMEOUT_MS,
         }
         if self.bearer_token is not None:
             config["bearer.token"] = self.bearer_token
@@ -82,8 +91,14 @@ def read_client_config(path: Path) -> ClientSettings:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ClientConfigError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ClientConfigError(f"{path}: cannot read it: {error}") from None
+    except IsADirectoryError:
+        raise ClientConfigError(f"{path}: is a directory, not a properties file") from None
+    except UnicodeDecodeError as error:
+        raise ClientConfigError(
+            f"{path}: not a properties file: byte {error.start} is not UTF-8 text"
+        ) from None
+    except OSError as error:
+        raise ClientConfigError(f"{path}: cannot read it: {error.strerror or error}") from None
     try:
         return parse_client_config(text)
     except ClientConfigError as error:
@@ -131,11 +146,17 @@ def ignored_key_warning(key: str) -> str:
 def _timeout_value(key: str, raw: str) -> int:
     value = raw.strip()
     try:
-        number = int(value)
+        number = int(value) if len(value) <= 20 else INT_MAX + 1
     except ValueError:
         raise ClientConfigError(
             f"Invalid value {value} for configuration {key}: Not a number of type INT"
         ) from None
+    if number > INT_MAX:
+        # Kafka's ConfigDef reads an INT with Integer.parseInt, which refuses this the same way;
+        # taken as it is, a deadline of 10^20 ms overflows every timer below it.
+        raise ClientConfigError(
+            f"Invalid value {value} for configuration {key}: Not a number of type INT"
+        )
     if number < 0:
         raise ClientConfigError(
             f"Invalid value {number} for configuration {key}: Value must be at least 0"

@@ -74,6 +74,9 @@ def validate(
     if missing:
         raise ElectionCommandError(f"Missing required option(s): {', '.join(missing)}")
     assert bootstrap_server is not None and election_type is not None
+    if topic is None and partition is not None:
+        # Before the choice of target, so that --partition alone is told what it lacks.
+        raise ElectionCommandError("Option partition is only allowed if topic is used")
     given = [topic is not None, all_topic_partitions, path_to_json_file is not None]
     if sum(given) != 1:
         raise ElectionCommandError(
@@ -81,8 +84,6 @@ def validate(
         )
     if topic is not None and partition is None:
         raise ElectionCommandError("Missing required option(s): partition")
-    if topic is None and partition is not None:
-        raise ElectionCommandError("Option partition is only allowed if topic is used")
     if not bootstrap_server.strip():
         raise ElectionCommandError("Option bootstrap-server needs at least one HOST:PORT")
     parsed_type = parse_election_type(election_type)
@@ -127,8 +128,14 @@ def read_partitions_file(path: Path) -> tuple[TopicPartition, ...]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ElectionCommandError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ElectionCommandError(f"{path}: cannot read it: {error}") from None
+    except IsADirectoryError:
+        raise ElectionCommandError(f"{path}: is a directory, not a JSON file") from None
+    except UnicodeDecodeError as error:
+        raise ElectionCommandError(
+            f"{path}: not a JSON file: byte {error.start} is not UTF-8 text"
+        ) from None
+    except OSError as error:
+        raise ElectionCommandError(f"{path}: cannot read it: {error.strerror or error}") from None
     return parse_partitions_json(text)
 
 
@@ -140,6 +147,10 @@ def parse_partitions_json(text: str) -> tuple[TopicPartition, ...]:
     """
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ElectionCommandError(
+            "Replica election data is nested too deeply to be a partitions list"
+        ) from None
     except json.JSONDecodeError as error:
         raise ElectionCommandError(
             f"Replica election data is not valid JSON: {error.msg} "

@@ -3,9 +3,9 @@
 The options, messages, output lines and exit statuses are Kafka's (the rules are in
 :mod:`raftmeta.cli.election_request` and :mod:`raftmeta.cli.election_report`, the settings file
 in :mod:`raftmeta.cli.client_config`); this module only parses the command line, asks the
-AdminClient and prints. Kafka's tool exits 1 for a usage mistake too, and so
-does this command for every check Kafka's tool makes; a command line argparse cannot read at all
-(an unknown option, an option without its value) exits 2 like the rest of ``raftmeta``.
+AdminClient and prints. The exit status follows ``raftmeta``'s one rule rather than Kafka's
+tool (which exits 1 for everything): 2 for a command line or settings file that cannot work,
+whether argparse or one of Kafka's checks refuses it, 1 when the election itself failed.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from raftmeta.cli.client_config import (
     REQUEST_TIMEOUT_MS,
 )
 from raftmeta.cli.election_request import ElectionRequest
-from raftmeta.cli.errors import CommandLineError
+from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
 from raftmeta.common.elections import TopicPartition
 
 DESCRIPTION = """\
@@ -46,8 +46,9 @@ above leader.imbalance.per.broker.percentage, once they have been back for
 leader.imbalance.catch.up.ms (KIP-183)."""
 
 EPILOG = f"""\
-exit status: 0 when every partition was elected or already had a valid leader, 1 otherwise
-(including a bad option, a timeout or a refused authorization).
+exit status: 0 when every partition was elected or already had a valid leader; 2 for a bad
+option or settings file; 1 otherwise (a partition not elected, an unreachable quorum, a timeout,
+a refused authorization).
 
 --path-to-json-file format: {{"partitions": [{{"topic": "foo", "partition": 1}}, ...]}}
 --admin.config keys: {KNOWN_KEYS[0]}, {KNOWN_KEYS[1]} (default {REQUEST_TIMEOUT_MS}),
@@ -110,12 +111,12 @@ def run(args: argparse.Namespace) -> int:
             admin_config=args.admin_config,
         )
     except election_request.ElectionCommandError as error:
-        raise CommandLineError(str(error)) from error
+        raise CommandLineError(str(error), USAGE_ERROR) from None
     request.admin.warn_about_ignored_keys()
     try:
         results = elect(request)
-    except election_request.ElectionCommandError as error:
-        raise CommandLineError(str(error)) from error
+    except election_request.ElectionCommandError as error:  # the settings, refused by the client
+        raise CommandLineError(str(error), USAGE_ERROR) from None
     except Exception as error:  # every failure of the request as a whole: one line, exit 1
         print(election_report.request_failure_line(error))
         return 1

@@ -59,11 +59,19 @@ def run(argv: Sequence[str] | None) -> int:
     return int(handler(args))
 
 
+def one_line(message: str) -> str:
+    """``message`` with control characters escaped: a file name or value the user typed with a
+    line break in it must not turn the one line of a failure into two."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(argv)
     except CommandLineError as error:
-        print(str(error), file=sys.stderr)
+        print(one_line(str(error)), file=sys.stderr)
         return error.status
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

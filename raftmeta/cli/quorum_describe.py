@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import grpc
 
+from raftmeta.controller_channel import unreachable_reason
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
@@ -129,6 +130,11 @@ def describe_quorum(
         except grpc.RpcError as error:
             code = error.code() if isinstance(error, grpc.Call) else None
             reason = code.name if code is not None else "no answer"
+            if code is grpc.StatusCode.UNAVAILABLE and isinstance(error, grpc.Call):
+                # "unreachable (connection refused)", "(host not found)": the words the admin
+                # commands use for the same failure.
+                said = unreachable_reason(error.details() or "")
+                reason = said.partition(" (")[2].rstrip(")") or reason
             problems.append(f"cannot reach {server} ({reason})")
             continue
         error_code = ErrorCode(response.error_code)

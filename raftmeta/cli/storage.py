@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from raftmeta.cli.errors import CommandLineError
+from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
 from raftmeta.cli.serve import load_node_config
 
 
@@ -50,8 +50,14 @@ def run_format(args: argparse.Namespace) -> int:
         raise CommandLineError(
             str(error).replace("pass ignore_formatted", "pass --ignore-formatted")
         ) from error
-    except (StorageError, ValueError) as error:
-        raise CommandLineError(str(error)) from error
+    except StorageError as error:
+        raise CommandLineError(str(error)) from None
+    except OSError as error:
+        raise CommandLineError(
+            f"cannot format {config.metadata_log_dir}: {error.strerror or error}"
+        ) from None
+    except ValueError as error:  # the node id or --cluster-id is not an id: a usage error
+        raise CommandLineError(f"format: {error}", USAGE_ERROR) from None
     print(
         f"Formatted {config.metadata_log_dir} for node {properties.node_id} "
         f"of cluster {properties.cluster_id}"

@@ -597,21 +597,47 @@ def _truncate_file(path: Path, size: int) -> None:
         os.close(fd)
 
 
+_CHECKPOINT_MAX_BYTES = 4096
+"""The checkpoint is one short JSON object; a bigger file is not one, and is not parsed."""
+
+
 def _read_start_checkpoint(directory: Path) -> int | None:
     path = directory / LOG_START_CHECKPOINT
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise LogCorruptError(
+            f"{path}: unreadable log start checkpoint (a directory, not a file)"
+        ) from None
+    except OSError as exc:
+        raise LogCorruptError(
+            f"{path}: unreadable log start checkpoint ({exc.strerror or exc})"
+        ) from None
+    if len(raw) > _CHECKPOINT_MAX_BYTES:
+        raise LogCorruptError(
+            f"{path}: unreadable log start checkpoint ({len(raw)} bytes, at most "
+            f"{_CHECKPOINT_MAX_BYTES} expected)"
+        )
     try:
+        text = raw.decode("utf-8")
         data = json.loads(text)
         if not isinstance(data, dict) or data.get("data_version") != _CHECKPOINT_VERSION:
             raise ValueError("unsupported data_version")
         offset = data["log_start_offset"]
-        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset < 2**63:
             raise ValueError(f"log_start_offset {offset!r}")
-    except (ValueError, KeyError) as exc:
-        raise LogCorruptError(f"{path}: unreadable log start checkpoint ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise LogCorruptError(
+            f"{path}: unreadable log start checkpoint (byte {exc.start} is not UTF-8 text)"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise LogCorruptError(
+            f"{path}: unreadable log start checkpoint ({exc.msg} at byte {exc.pos})"
+        ) from None
+    except (ValueError, KeyError, RecursionError) as exc:
+        raise LogCorruptError(f"{path}: unreadable log start checkpoint ({exc!s:.200})") from None
     return offset
 
 

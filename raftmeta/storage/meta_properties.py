@@ -78,14 +78,19 @@ class MetaProperties:
 def read_meta_properties(path: str | os.PathLike[str]) -> MetaProperties:
     """Parse ``path``; ``FileNotFoundError`` if absent, ``MetaPropertiesError`` if unusable."""
     file = Path(path)
-    text = file.read_text(encoding="utf-8")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise MetaPropertiesError(f"{file}: not a text file (not UTF-8)") from None
+    except IsADirectoryError:
+        raise MetaPropertiesError(f"{file}: is a directory, not a properties file") from None
     try:
         values = parse_properties(text)
-        version = int(_required(values, "version"))
+        version = _whole_number(values, "version")
         if version != META_PROPERTIES_VERSION:
             raise ValueError(f"unsupported version {version}")
         return MetaProperties(
-            node_id=int(_required(values, "node.id")),
+            node_id=_whole_number(values, "node.id"),
             cluster_id=_required(values, "cluster.id"),
             directory_id=_required(values, "directory.id"),
             version=version,
@@ -97,6 +102,17 @@ def read_meta_properties(path: str | os.PathLike[str]) -> MetaProperties:
 def write_meta_properties(path: str | os.PathLike[str], properties: MetaProperties) -> None:
     """Replace ``path`` atomically: a crash leaves the old identity or the new, never half."""
     write_file_atomically(Path(path), properties.to_text().encode("utf-8"))
+
+
+def _whole_number(values: dict[str, str], key: str) -> int:
+    """``key``'s value as a number, or a one-line error naming the key and quoting the value."""
+    text = _required(values, key).strip()
+    if text.startswith("-") and text[1:].isascii() and text[1:].isdigit():
+        raise ValueError(f"{key}={text} is negative")
+    if not text.isascii() or not text.isdigit() or len(text) > 10:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise ValueError(f"{key}={shown!r} is not a whole number from 0 to 9999999999")
+    return int(text)
 
 
 def _required(values: dict[str, str], key: str) -> str:

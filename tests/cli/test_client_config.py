@@ -4,8 +4,7 @@
 The unit tests read the file format and values; the others run the real command lines on the
 same file and check that the two flags agree: the same keys, the same warning for a key raftmeta
 does not read (and the command goes on, as Kafka's tools do), the same message for a file that
-cannot be used. Each command keeps its own exit status for that message: 2 for ``topics`` and
-``brokers`` (a configuration error), 1 for ``leader-election`` (as Kafka's tool exits).
+cannot be used, and the same exit status for it: 2, a configuration error.
 """
 
 from __future__ import annotations
@@ -107,11 +106,13 @@ def test_settings_become_an_admin_client_config() -> None:
     assert settings.admin_config("h:1") == {
         "bootstrap.servers": "h:1",
         "request.timeout.ms": 1,
+        "bootstrap.unreachable.timeout.ms": client_config.UNREACHABLE_TIMEOUT_MS,
         "bearer.token": "t",
     }
     assert client_config.ClientSettings().admin_config("h:1") == {
         "bootstrap.servers": "h:1",
         "request.timeout.ms": client_config.REQUEST_TIMEOUT_MS,
+        "bootstrap.unreachable.timeout.ms": client_config.UNREACHABLE_TIMEOUT_MS,
     }
 
 
@@ -179,7 +180,7 @@ def test_both_flags_refuse_a_bad_file_with_the_same_message(
         assert (status, out) == (2, "")
         assert err.startswith(f"--command-config {message}") and err.count("\n") == 1
     status, out, err = run(capsys, *leader_election("127.0.0.1:1", settings))
-    assert (status, out) == (1, "")
+    assert (status, out) == (2, "")
     assert err.startswith(message) and err.count("\n") == 1
 
 
@@ -194,7 +195,7 @@ def test_both_flags_name_a_missing_file_the_same_way(
             f"--command-config {missing}: no such file\n",
         )
     assert run(capsys, *leader_election("127.0.0.1:1", missing)) == (
-        1,
+        2,
         "",
         f"{missing}: no such file\n",
     )

@@ -101,11 +101,11 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
         ),
     ],
 )
-def test_bad_options_print_kafkas_message_and_exit_1(
+def test_bad_options_print_kafkas_message_and_exit_2(
     capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
 ) -> None:
     status, out, err = run(capsys, *args)
-    assert (status, out, err) == (1, "", message + "\n")
+    assert (status, out, err) == (2, "", message + "\n")
 
 
 def test_an_unknown_option_is_a_one_line_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -203,7 +203,7 @@ def test_json_file_with_duplicates_is_refused(
     status, out, err = run(
         capsys, *BOOTSTRAP, "--election-type", "preferred", "--path-to-json-file", str(path)
     )
-    assert status == 1 and out == ""
+    assert status == 2 and out == ""
     assert err == "Replica election data contains duplicate partitions: t-0,u-5\n"
 
 
@@ -239,7 +239,7 @@ def test_missing_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     status, _, err = run(
         capsys, *BOOTSTRAP, "--election-type", "preferred", "--path-to-json-file", str(missing)
     )
-    assert (status, err) == (1, f"{missing}: no such file\n")
+    assert (status, err) == (2, f"{missing}: no such file\n")
     status, _, err = run(
         capsys,
         *BOOTSTRAP,
@@ -249,7 +249,7 @@ def test_missing_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
         "--admin.config",
         str(missing),
     )
-    assert (status, err) == (1, f"{missing}: no such file\n")
+    assert (status, err) == (2, f"{missing}: no such file\n")
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -346,7 +346,7 @@ def test_a_malformed_bootstrap_server_is_one_line(capsys: pytest.CaptureFixture[
         "preferred",
         "--all-topic-partitions",
     )
-    assert (status, out) == (1, "")
+    assert (status, out) == (2, "")
     assert err == "bootstrap server 'nohost' is not host:port\n"
 
 

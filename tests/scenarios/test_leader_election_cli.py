@@ -244,7 +244,7 @@ def test_leader_election_tool_end_to_end(tmp_path: Path) -> None:
 
         # 2. Partitions already led by their preferred replica: nothing to do, exit 0.
         status, lines, _ = await leader_election(*bootstrap, *preferred, "--topic", "orders")
-        assert status == 1  # --partition is missing
+        assert status == 2  # --partition is missing: a usage error
         election_file = tmp_path / "election.json"
         election_file.write_text(
             json.dumps(

@@ -43,10 +43,10 @@ def test_java_properties_conventions_are_accepted(tmp_path: Path) -> None:
     [
         ("version=1\ncluster.id=a\ndirectory.id=b\n", "missing node.id"),
         ("version=0\nnode.id=1\ncluster.id=a\ndirectory.id=b\n", "unsupported version 0"),
-        ("version=1\nnode.id=one\ncluster.id=a\ndirectory.id=b\n", "invalid literal"),
+        ("version=1\nnode.id=one\ncluster.id=a\ndirectory.id=b\n", "node.id='one' is not a whole"),
         ("version=1\nnode.id=1\ncluster.id=a b\ndirectory.id=b\n", "cluster id"),
         ("version=1\nnode.id=-2\ncluster.id=a\ndirectory.id=b\n", "negative"),
-        ("version=1\nnode.id\n", "invalid literal"),
+        ("version=1\nnode.id\n", "node.id='' is not a whole number"),
     ],
 )
 def test_unusable_files_name_the_file_and_the_problem(
