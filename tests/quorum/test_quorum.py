@@ -164,7 +164,9 @@ def test_requests_from_another_cluster_are_refused_and_describe_quorum_answers(
 ) -> None:
     async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
-        await cluster.append([b"x"])
+        offset = await cluster.append([b"x"])
+        # A commit needs one follower; the described voters must each have fetched once.
+        await cluster.wait_for_commit(offset)
         address = cluster.addresses[leader.node.node_id]
         async with grpc.aio.insecure_channel(address) as channel:
             stub = pb_grpc.RaftStub(channel)
