@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from raftmeta.cli.text_files import UnreadableFile, read_text_file
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.properties import parse_properties
 from raftmeta.security.listener import CLIENT_TLS_KEYS, client_tls
@@ -88,17 +89,9 @@ class ClientSettings:
 def read_client_config(path: Path) -> ClientSettings:
     """The settings in the file at ``path``; every problem names the file."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ClientConfigError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ClientConfigError(f"{path}: is a directory, not a properties file") from None
-    except UnicodeDecodeError as error:
-        raise ClientConfigError(
-            f"{path}: not a properties file: byte {error.start} is not UTF-8 text"
-        ) from None
-    except OSError as error:
-        raise ClientConfigError(f"{path}: cannot read it: {error.strerror or error}") from None
+        text = read_text_file(path, "a properties file")
+    except UnreadableFile as error:
+        raise ClientConfigError(str(error)) from None
     try:
         return parse_client_config(text)
     except ClientConfigError as error:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from raftmeta.cli.client_config import ClientConfigError, ClientSettings, read_client_config
+from raftmeta.cli.text_files import UnreadableFile, read_text_file
 from raftmeta.common.elections import ElectionType, TopicPartition
 
 TARGET_OPTIONS = ("topic", "all-topic-partitions", "path-to-json-file")
@@ -125,17 +126,9 @@ def _partition_number(text: str) -> int:
 
 def read_partitions_file(path: Path) -> tuple[TopicPartition, ...]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ElectionCommandError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ElectionCommandError(f"{path}: is a directory, not a JSON file") from None
-    except UnicodeDecodeError as error:
-        raise ElectionCommandError(
-            f"{path}: not a JSON file: byte {error.start} is not UTF-8 text"
-        ) from None
-    except OSError as error:
-        raise ElectionCommandError(f"{path}: cannot read it: {error.strerror or error}") from None
+        text = read_text_file(path, "a JSON file")
+    except UnreadableFile as error:
+        raise ElectionCommandError(str(error)) from None
     return parse_partitions_json(text)
 
 
