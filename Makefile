@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint soak properties bench clean proto
+.PHONY: demo test lint soak properties bench bench-peers clean proto
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,17 @@ bench: $(STAMP)
 	$(PY) benchmarks/core_bench.py
 	$(PY) benchmarks/placement_bench.py
 	$(PY) benchmarks/metadata_bench.py
+
+# raftmeta beside etcd and ZooKeeper in one run. Installs Debian's etcd-server and zookeeper
+# packages when they are missing (needs root; without them those peers are skipped, with a line
+# saying so) and the benchmark clients, then runs benchmarks/peers_bench.py.
+bench-peers: $(STAMP)
+	@if ! command -v etcd >/dev/null || [ ! -f /usr/share/java/zookeeper.jar ]; then \
+		apt-get install -y -q etcd-server zookeeper >/dev/null \
+			|| echo "could not install etcd-server and zookeeper: those peers will be skipped"; \
+	fi
+	$(PY) -m pip install --quiet -e '.[dev,spark,bench]'
+	$(PY) benchmarks/peers_bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -48,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -95,6 +95,7 @@ CHILD_TIMEOUT_S = 900.0
 RSS_TARGET_BYTES = 1.5 * 2**30
 LOAD_TARGET_S = 10.0
 CREATE_TARGET_PER_S = 500.0
+FIRST_BROKER_ID = 101
 
 
 # --- the cluster's records ------------------------------------------------------------------
@@ -1071,24 +1072,24 @@ class ControllerProcesses:
                 process.wait()
 
 
-async def create_topics_run(
-    servers: Sequence[str], run: int, cpu_seconds: Callable[[], list[float]]
-) -> dict[str, Any]:
-    """Register the brokers, keep them heartbeating, then time CreateTopics with 1 and 16
-    clients, each client its own ``ControllerChannel`` sending one topic per request."""
+@contextlib.asynccontextmanager
+async def registered_brokers(servers: Sequence[str]) -> AsyncIterator[None]:
+    """Register ``CREATE_BROKERS`` brokers and keep them heartbeating (so unfenced) for as
+    long as the block runs: CreateTopics needs live brokers to place replicas on."""
     from raftmeta.controller_channel import ControllerChannel
     from raftmeta.rpc import broker_pb2 as bpb
 
     lifecycle = ControllerChannel(servers)
     epochs: dict[int, int] = {}
-    for broker_id in range(1, CREATE_BROKERS + 1):
+    # Above the controllers' ids (1-3): a broker may not share a voter's id.
+    for broker_id in range(FIRST_BROKER_ID, FIRST_BROKER_ID + CREATE_BROKERS):
         reply = await lifecycle.call(
             "BrokerLifecycle/RegisterBroker",
             bpb.RegisterBrokerRequest(
                 broker_id=broker_id,
                 cluster_id=CLUSTER_ID,
                 incarnation_id=random.randbytes(16),
-                listeners=[bpb.Listener(name="PLAINTEXT", host="127.0.0.1", port=9092 + broker_id)],
+                listeners=[bpb.Listener(name="PLAINTEXT", host="127.0.0.1", port=9000 + broker_id)],
                 rack=f"rack-{broker_id % CREATE_RACKS}",
             ),
         )
@@ -1126,8 +1127,22 @@ async def create_topics_run(
                 await heartbeat(broker_id)
 
     alive = asyncio.create_task(keep_alive())
-    figures: dict[str, Any] = {}
     try:
+        yield
+    finally:
+        alive.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await alive
+        await lifecycle.close()
+
+
+async def create_topics_run(
+    servers: Sequence[str], run: int, cpu_seconds: Callable[[], list[float]]
+) -> dict[str, Any]:
+    """With the brokers registered, time CreateTopics with 1 and 16 clients, each client its
+    own ``ControllerChannel`` sending one topic per request."""
+    figures: dict[str, Any] = {}
+    async with registered_brokers(servers):
         for clients, per_client in (
             (1, SINGLE_CLIENT_TOPICS),
             (CONCURRENT_CLIENTS, TOPICS_PER_CONCURRENT_CLIENT),
@@ -1140,11 +1155,6 @@ async def create_topics_run(
                 "CreateTopics/s",
                 flush=True,
             )
-    finally:
-        alive.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await alive
-        await lifecycle.close()
     return figures
 
 

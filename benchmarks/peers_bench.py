@@ -1,0 +1,676 @@
+"""raftmeta beside etcd and ZooKeeper: three voters each on loopback, measured in one run.
+
+Every system runs as three OS processes on 127.0.0.1 with fsync on (etcd and ZooKeeper on
+their defaults, which fsync every write; raftmeta on its shipped defaults, which fsync every
+flush on every voter), and each is driven from this process with 100-byte values:
+
+(a) serial writes, one at a time: p50/p99 latency, and the CPU all three server processes
+    spend per write (the client's own CPU is printed apart);
+(b) 1 and 16 concurrent clients, each with one write in flight: writes/s and p50.
+
+What a "write" is differs, and the table says so: an etcd ``Put`` and a ZooKeeper ``create``
+are single keys; raftmeta's client-visible write is a ``CreateTopics`` through gRPC (one topic
+of 3 partitions at RF 3, placed on 6 brokers), which does more. raftmeta's serial figure is
+also taken through the embedded append API, timed inside the leader (the path its own
+controller uses), as ``benchmarks/quorum_bench.py`` does.
+
+The etcd and ZooKeeper clients are Python (grpc.aio speaking etcd's v3 API; kazoo), so the
+client side costs the same language runtime for all three.
+
+Peers come from Debian's ``etcd-server`` and ``zookeeper`` packages: ``make bench-peers``
+installs them (and kazoo) and runs this script. A peer that is not installed is skipped with a
+line saying so. Figures are medians over runs; the systems run in turn within each run, so
+every ratio is measured in one window on this machine.
+
+Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,zookeeper]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.machine import Report
+from raftmeta.ports import free_ports
+
+RESULTS = Path(__file__).resolve().parent / "results" / "peers_bench.txt"
+VALUE = b"v" * 100
+ETCD = shutil.which("etcd") or "/usr/bin/etcd"
+ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
+ZOOKEEPER_CONF = Path("/etc/zookeeper/conf")
+START_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Load:
+    serial: int
+    single_client: int
+    concurrent_clients: int
+    per_concurrent_client: int
+
+
+FULL = Load(serial=500, single_client=300, concurrent_clients=16, per_concurrent_client=100)
+QUICK = Load(serial=200, single_client=100, concurrent_clients=16, per_concurrent_client=30)
+
+
+@dataclass
+class Figures:
+    """One system's figures, one entry per run."""
+
+    serial_p50: list[float] = field(default_factory=list)
+    serial_p99: list[float] = field(default_factory=list)
+    serial_cpu_ms: list[float] = field(default_factory=list)
+    one_rate: list[float] = field(default_factory=list)
+    one_p50: list[float] = field(default_factory=list)
+    many_rate: list[float] = field(default_factory=list)
+    many_p50: list[float] = field(default_factory=list)
+    many_cpu_ms: list[float] = field(default_factory=list)
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
+def process_cpu_seconds(pids: Sequence[int]) -> float:
+    """User plus system CPU the processes have used so far (their threads included)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def wait_for_port(port: int, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {START_TIMEOUT_S:.0f} s")
+
+
+class Servers:
+    """Three server processes of one peer system, their output in files under ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    def spawn(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> None:
+        with open(self.root / f"{name}.log", "wb") as log:
+            self.processes.append(
+                subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+            )
+
+    @property
+    def pids(self) -> list[int]:
+        return [process.pid for process in self.processes]
+
+    def close(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+# ---------------------------------------------------------------------------------- etcd
+
+
+def etcd_messages() -> tuple[type[Any], type[Any], type[Any], type[Any]]:
+    """etcd's v3 ``PutRequest``/``PutResponse``/``StatusRequest``/``StatusResponse``, built
+    from their field numbers at run time: the PyPI etcd client does not import beside the
+    protobuf this project uses, and these four messages are all the benchmark needs."""
+    from google.protobuf import (  # type: ignore[import-untyped]
+        descriptor_pb2,
+        descriptor_pool,
+        message_factory,
+    )
+
+    field_type = descriptor_pb2.FieldDescriptorProto
+    spec = descriptor_pb2.FileDescriptorProto(name="peers_bench_etcd.proto", package="etcdserverpb")
+
+    def message(name: str, *fields: tuple[str, int, int, str]) -> None:
+        proto = spec.message_type.add(name=name)
+        for field_name, number, kind, type_name in fields:
+            added = proto.field.add(
+                name=field_name, number=number, type=kind, label=field_type.LABEL_OPTIONAL
+            )
+            if type_name:
+                added.type_name = type_name
+
+    message(
+        "ResponseHeader",
+        ("cluster_id", 1, field_type.TYPE_UINT64, ""),
+        ("member_id", 2, field_type.TYPE_UINT64, ""),
+        ("revision", 3, field_type.TYPE_INT64, ""),
+        ("raft_term", 4, field_type.TYPE_UINT64, ""),
+    )
+    message(
+        "PutRequest",
+        ("key", 1, field_type.TYPE_BYTES, ""),
+        ("value", 2, field_type.TYPE_BYTES, ""),
+    )
+    message("PutResponse", ("header", 1, field_type.TYPE_MESSAGE, ".etcdserverpb.ResponseHeader"))
+    message("StatusRequest")
+    message(
+        "StatusResponse",
+        ("header", 1, field_type.TYPE_MESSAGE, ".etcdserverpb.ResponseHeader"),
+        ("version", 2, field_type.TYPE_STRING, ""),
+        ("db_size", 3, field_type.TYPE_INT64, ""),
+        ("leader", 4, field_type.TYPE_UINT64, ""),
+    )
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(spec)
+    classes = [
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"etcdserverpb.{name}"))
+        for name in ("PutRequest", "PutResponse", "StatusRequest", "StatusResponse")
+    ]
+    return classes[0], classes[1], classes[2], classes[3]
+
+
+class EtcdCluster(Servers):
+    """Three ``etcd`` members on loopback, on etcd's defaults (the WAL is fsynced per write)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        ports = free_ports(6)
+        self.client_ports = ports[:3]
+        peer_urls = [f"http://127.0.0.1:{port}" for port in ports[3:]]
+        cluster = ",".join(f"m{i}={url}" for i, url in enumerate(peer_urls))
+        for index in range(3):
+            client_url = f"http://127.0.0.1:{self.client_ports[index]}"
+            self.spawn(
+                f"etcd-{index}",
+                [
+                    ETCD,
+                    "--name",
+                    f"m{index}",
+                    "--data-dir",
+                    str(root / f"etcd-{index}"),
+                    "--listen-client-urls",
+                    client_url,
+                    "--advertise-client-urls",
+                    client_url,
+                    "--listen-peer-urls",
+                    peer_urls[index],
+                    "--initial-advertise-peer-urls",
+                    peer_urls[index],
+                    "--initial-cluster",
+                    cluster,
+                    "--initial-cluster-state",
+                    "new",
+                    "--log-level",
+                    "warn",
+                ],
+            )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        for port in self.client_ports:
+            wait_for_port(port, deadline)
+
+    async def leader_address(self) -> str:
+        """The client address of the member that leads: writes sent elsewhere are forwarded
+        to it, an extra hop raftmeta's clients do not take either."""
+        import grpc.aio
+
+        _, _, status_request, status_response = etcd_messages()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            for port in self.client_ports:
+                address = f"127.0.0.1:{port}"
+                async with grpc.aio.insecure_channel(address) as channel:
+                    status = channel.unary_unary(
+                        "/etcdserverpb.Maintenance/Status",
+                        request_serializer=status_request.SerializeToString,
+                        response_deserializer=status_response.FromString,
+                    )
+                    try:
+                        reply = await status(status_request(), timeout=2)
+                    except grpc.aio.AioRpcError:
+                        continue
+                    if reply.leader and reply.leader == reply.header.member_id:
+                        return address
+            await asyncio.sleep(0.1)
+        raise RuntimeError("etcd elected no leader")
+
+
+class EtcdWriter:
+    """One etcd client: its own channel, one Put at a time."""
+
+    def __init__(self, address: str) -> None:
+        import grpc.aio
+
+        put_request, put_response, _, _ = etcd_messages()
+        self.request = put_request
+        self.channel = grpc.aio.insecure_channel(address)
+        self.put = self.channel.unary_unary(
+            "/etcdserverpb.KV/Put",
+            request_serializer=put_request.SerializeToString,
+            response_deserializer=put_response.FromString,
+        )
+
+    async def write(self, key: str) -> None:
+        await self.put(self.request(key=key.encode(), value=VALUE), timeout=30)
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+
+async def etcd_phase(address: str, clients: int, per_client: int, prefix: str) -> list[float]:
+    """Latencies of ``clients`` concurrent writers; the first call of each is not timed."""
+    writers = [EtcdWriter(address) for _ in range(clients)]
+    latencies: list[float] = []
+
+    async def run(index: int, writer: EtcdWriter) -> None:
+        await writer.write(f"{prefix}/{index}/warm")
+        for number in range(per_client):
+            began = time.perf_counter()
+            await writer.write(f"{prefix}/{index}/{number}")
+            latencies.append(time.perf_counter() - began)
+
+    try:
+        await asyncio.gather(*(run(index, writer) for index, writer in enumerate(writers)))
+    finally:
+        for writer in writers:
+            await writer.close()
+    return latencies
+
+
+def run_etcd(load: Load, figures: Figures, log: Callable[[str], None], run: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="peers-bench-etcd-") as temp:
+        cluster = EtcdCluster(Path(temp))
+        try:
+            asyncio.run(_etcd_phases(cluster, load, figures, run))
+        finally:
+            cluster.close()
+    log(summary("etcd", figures))
+
+
+async def _etcd_phases(cluster: EtcdCluster, load: Load, figures: Figures, run: int) -> None:
+    address = await cluster.leader_address()
+    await etcd_phase(address, 1, 20, f"r{run}/warm")
+    cpu = process_cpu_seconds(cluster.pids)
+    serial = await etcd_phase(address, 1, load.serial, f"r{run}/serial")
+    figures.serial_cpu_ms.append(1000 * (process_cpu_seconds(cluster.pids) - cpu) / load.serial)
+    figures.serial_p50.append(1000 * percentile(serial, 0.5))
+    figures.serial_p99.append(1000 * percentile(serial, 0.99))
+    await record_phase(
+        figures,
+        cluster.pids,
+        load,
+        lambda clients, count, prefix: etcd_phase(address, clients, count, f"r{run}/{prefix}"),
+    )
+
+
+# ----------------------------------------------------------------------------- ZooKeeper
+
+
+class ZooKeeperEnsemble(Servers):
+    """Three ZooKeeper servers on loopback, on its defaults (``forceSync=yes``: the
+    transaction log is fsynced before a write is acknowledged)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        ports = free_ports(9)
+        self.client_ports = ports[:3]
+        servers = [
+            f"server.{index + 1}=127.0.0.1:{ports[3 + index]}:{ports[6 + index]}"
+            for index in range(3)
+        ]
+        for index in range(3):
+            data = root / f"zk-{index + 1}"
+            data.mkdir()
+            (data / "myid").write_text(f"{index + 1}\n", encoding="ascii")
+            config = data / "zoo.cfg"
+            config.write_text(
+                "\n".join(
+                    [
+                        "tickTime=200",
+                        "initLimit=50",
+                        "syncLimit=25",
+                        f"dataDir={data}",
+                        f"clientPort={self.client_ports[index]}",
+                        "clientPortAddress=127.0.0.1",
+                        "admin.enableServer=false",
+                        "4lw.commands.whitelist=srvr",
+                        *servers,
+                    ]
+                )
+                + "\n",
+                encoding="ascii",
+            )
+            self.spawn(
+                f"zookeeper-{index + 1}",
+                [
+                    "java",
+                    "-Xmx256m",
+                    "-cp",
+                    f"{ZOOKEEPER_CONF}:{ZOOKEEPER_JAR}",
+                    "-Dzookeeper.root.logger=WARN,CONSOLE",
+                    f"-Dzookeeper.log.dir={data}",
+                    "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                    str(config),
+                ],
+            )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        for port in self.client_ports:
+            wait_for_port(port, deadline)
+
+    def leader_port(self) -> int:
+        """The client port of the server that leads (asked with the ``srvr`` command): writes
+        sent to a follower are forwarded, an extra hop."""
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            for port in self.client_ports:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=2) as probe:
+                        probe.sendall(b"srvr")
+                        answer = probe.makefile("rb").read().decode("ascii", "replace")
+                except OSError:
+                    continue
+                if "Mode: leader" in answer:
+                    return port
+            time.sleep(0.1)
+        raise RuntimeError("ZooKeeper elected no leader")
+
+
+def zookeeper_phase(port: int, clients: int, per_client: int, prefix: str) -> list[float]:
+    """Latencies of ``clients`` concurrent kazoo clients, one thread each, one ``create``
+    in flight per client; the first create of each is not timed."""
+    from kazoo.client import KazooClient
+
+    connected = []
+    for _ in range(clients):
+        client = KazooClient(hosts=f"127.0.0.1:{port}", timeout=30)
+        client.start(timeout=30)
+        connected.append(client)
+    connected[0].ensure_path(f"/{prefix}")
+    latencies: list[float] = []
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def run(index: int) -> None:
+        client = connected[index]
+        try:
+            client.create(f"/{prefix}/{index}-warm", VALUE)
+            mine = []
+            for number in range(per_client):
+                began = time.perf_counter()
+                client.create(f"/{prefix}/{index}-{number}", VALUE)
+                mine.append(time.perf_counter() - began)
+            with lock:
+                latencies.extend(mine)
+        except BaseException as failure:  # reported below, in the main thread
+            failures.append(failure)
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for client in connected:
+        client.stop()
+        client.close()
+    if failures:
+        raise RuntimeError(f"ZooKeeper create failed: {failures[0]!r}")
+    return latencies
+
+
+def run_zookeeper(load: Load, figures: Figures, log: Callable[[str], None], run: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="peers-bench-zk-") as temp:
+        ensemble = ZooKeeperEnsemble(Path(temp))
+        try:
+            port = ensemble.leader_port()
+            zookeeper_phase(port, 1, 20, f"r{run}-warm")
+            cpu = process_cpu_seconds(ensemble.pids)
+            serial = zookeeper_phase(port, 1, load.serial, f"r{run}-serial")
+            spent = process_cpu_seconds(ensemble.pids) - cpu
+            figures.serial_cpu_ms.append(1000 * spent / load.serial)
+            figures.serial_p50.append(1000 * percentile(serial, 0.5))
+            figures.serial_p99.append(1000 * percentile(serial, 0.99))
+
+            async def phase(clients: int, count: int, prefix: str) -> list[float]:
+                return await asyncio.to_thread(
+                    zookeeper_phase, port, clients, count, f"r{run}-{prefix}"
+                )
+
+            asyncio.run(record_phase(figures, ensemble.pids, load, phase))
+        finally:
+            ensemble.close()
+    log(summary("ZooKeeper", figures))
+
+
+# ------------------------------------------------------------------------------ raftmeta
+
+
+def run_raftmeta(load: Load, figures: Figures, log: Callable[[str], None], run: int) -> None:
+    """Serial appends through the embedded API (timed inside the leader, as quorum_bench
+    does), then CreateTopics through gRPC with 1 and 16 clients (as metadata_bench does)."""
+    from benchmarks.metadata_bench import (
+        ControllerProcesses,
+        create_topics_phase,
+        registered_brokers,
+    )
+    from benchmarks.quorum_bench import Quorum
+
+    with tempfile.TemporaryDirectory(prefix="peers-bench-raftmeta-") as temp:
+        quorum = Quorum("raftmeta", Path(temp))
+        try:
+            quorum.start_all()
+            node = quorum.nodes[quorum.wait_caught_up()]
+            node.call("serial", count=20)
+            cpu = quorum.cpu_seconds()
+            serial = node.call("serial", count=load.serial)["latencies_ms"]
+            figures.serial_cpu_ms.append(1000 * (quorum.cpu_seconds() - cpu) / load.serial)
+            figures.serial_p50.append(percentile(serial, 0.5))
+            figures.serial_p99.append(percentile(serial, 0.99))
+        finally:
+            quorum.close()
+    with tempfile.TemporaryDirectory(prefix="peers-bench-raftmeta-admin-") as temp:
+        controllers = ControllerProcesses(Path(temp))
+        try:
+
+            async def phases() -> None:
+                async with registered_brokers(controllers.servers):
+                    for clients, count, rate, p50 in (
+                        (1, load.single_client, figures.one_rate, figures.one_p50),
+                        (
+                            load.concurrent_clients,
+                            load.per_concurrent_client,
+                            figures.many_rate,
+                            figures.many_p50,
+                        ),
+                    ):
+                        phase = await create_topics_phase(
+                            controllers.servers,
+                            f"r{run}-c{clients}",
+                            clients,
+                            count,
+                            controllers.cpu_seconds,
+                        )
+                        rate.append(phase["rate"])
+                        p50.append(phase["p50_ms"])
+                        if clients > 1:
+                            figures.many_cpu_ms.append(phase["quorum_cpu_ms"])
+
+            asyncio.run(phases())
+        finally:
+            controllers.close()
+    log(summary("raftmeta", figures))
+
+
+# ------------------------------------------------------------------------------- shared
+
+
+async def record_phase(
+    figures: Figures,
+    pids: Sequence[int],
+    load: Load,
+    phase: Callable[[int, int, str], Any],
+) -> None:
+    """The 1-client and N-client phases of a peer, timed the way raftmeta's are."""
+    for clients, count, rate, p50 in (
+        (1, load.single_client, figures.one_rate, figures.one_p50),
+        (load.concurrent_clients, load.per_concurrent_client, figures.many_rate, figures.many_p50),
+    ):
+        cpu = process_cpu_seconds(pids)
+        began = time.perf_counter()
+        latencies = await phase(clients, count, f"c{clients}")
+        elapsed = time.perf_counter() - began
+        rate.append(len(latencies) / elapsed)
+        p50.append(1000 * percentile(latencies, 0.5))
+        if clients > 1:
+            figures.many_cpu_ms.append(
+                1000 * (process_cpu_seconds(pids) - cpu) / max(1, len(latencies))
+            )
+
+
+def summary(name: str, figures: Figures) -> str:
+    return (
+        f"  {name}: serial p50/p99 {figures.serial_p50[-1]:.2f}/{figures.serial_p99[-1]:.2f} ms, "
+        f"1 client {figures.one_rate[-1]:,.0f}/s, 16 clients {figures.many_rate[-1]:,.0f}/s"
+    )
+
+
+def median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def table(results: dict[str, Figures], load: Load, runs: int) -> list[str]:
+    names = list(results)
+    rows: list[tuple[str, str, Callable[[Figures], list[float]]]] = [
+        ("serial write p50", "ms", lambda f: f.serial_p50),
+        ("serial write p99", "ms", lambda f: f.serial_p99),
+        ("server CPU per serial write (3 voters)", "ms", lambda f: f.serial_cpu_ms),
+        ("1 client: writes/s", "/s", lambda f: f.one_rate),
+        ("1 client: p50", "ms", lambda f: f.one_p50),
+        (f"{load.concurrent_clients} clients: writes/s", "/s", lambda f: f.many_rate),
+        (f"{load.concurrent_clients} clients: p50", "ms", lambda f: f.many_p50),
+        (f"{load.concurrent_clients} clients: server CPU per write", "ms", lambda f: f.many_cpu_ms),
+    ]
+    peers = [name for name in names if name != "raftmeta"]
+    header = f"{'(medians of ' + str(runs) + ' runs)':<42}" + "".join(
+        f"{name:>12}" for name in names
+    )
+    header += "".join(f"{'raftmeta/' + peer:>20}" for peer in peers if "raftmeta" in results)
+    lines = [header]
+    for label, unit, pick in rows:
+        values = {name: median(pick(results[name])) for name in names}
+        cells = "".join(
+            f"{'-' if values[name] is None else format_value(values[name], unit):>12}"
+            for name in names
+        )
+        ratios = ""
+        mine = values.get("raftmeta")
+        for peer in peers:
+            theirs = values[peer]
+            ratio = "-" if mine is None or not theirs else f"{mine / theirs:.2f}x"
+            ratios += f"{ratio:>20}" if "raftmeta" in results else ""
+        lines.append(f"{label + ' (' + unit + ')':<42}{cells}{ratios}")
+    return lines
+
+
+def format_value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if unit == "/s" else f"{value:.2f}"
+
+
+SYSTEMS: dict[str, Callable[[Load, Figures, Callable[[str], None], int], None]] = {
+    "raftmeta": run_raftmeta,
+    "etcd": run_etcd,
+    "zookeeper": run_zookeeper,
+}
+
+
+def missing(system: str) -> str | None:
+    """Why ``system`` cannot run here, or None when it can."""
+    if system == "etcd" and not Path(ETCD).exists():
+        return "etcd is not installed (Debian: apt-get install etcd-server; or `make bench-peers`)"
+    if system == "zookeeper":
+        if not ZOOKEEPER_JAR.exists() or shutil.which("java") is None:
+            return (
+                "ZooKeeper is not installed (Debian: apt-get install zookeeper; "
+                "or `make bench-peers`)"
+            )
+        try:
+            import kazoo  # noqa: F401
+        except ImportError:
+            return "the kazoo client is not installed (pip install kazoo; or `make bench-peers`)"
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=3, help="runs per system (median is shown)")
+    parser.add_argument("--quick", action="store_true", help="fewer writes per phase")
+    parser.add_argument(
+        "--only",
+        default=",".join(SYSTEMS),
+        help="comma-separated systems to run (default: raftmeta,etcd,zookeeper)",
+    )
+    args = parser.parse_args()
+    chosen = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in SYSTEMS]
+    if args.runs < 1 or unknown or not chosen:
+        parser.error(f"--runs must be at least 1 and --only a subset of {','.join(SYSTEMS)}")
+    load = QUICK if args.quick else FULL
+    report = Report(RESULTS)
+    out = report.out
+    report.start()
+    systems = []
+    for name in chosen:
+        reason = missing(name)
+        if reason is None:
+            systems.append(name)
+        else:
+            out(f"skipped {name}: {reason}")
+    out(
+        f"three server processes per system on 127.0.0.1, fsync on, 100-byte values; "
+        f"{load.serial} serial writes, 1 client x {load.single_client}, "
+        f"{load.concurrent_clients} clients x {load.per_concurrent_client}; "
+        "clients in this Python process, sent to the leader"
+    )
+    out(
+        "a write is: etcd Put of one key; ZooKeeper create of one znode; raftmeta serial = one "
+        "record through the embedded append API (timed inside the leader), raftmeta 1/16 "
+        "clients = CreateTopics through gRPC (1 topic, 3 partitions, RF 3, 6 brokers)"
+    )
+    results = {name: Figures() for name in systems}
+    for run in range(args.runs):
+        print(f"run {run + 1}/{args.runs}", flush=True)
+        for name in systems:
+            SYSTEMS[name](load, results[name], lambda line: print(line, flush=True), run)
+    out("")
+    for line in table(results, load, args.runs):
+        out(line)
+    report.save()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
