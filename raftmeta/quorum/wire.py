@@ -106,6 +106,7 @@ def request_to_pb(request: Request, cluster_id: str, local_id: int) -> PbRequest
             last_fetched_epoch=request.last_fetched_epoch,
             max_wait_ms=request.max_wait_ms,
             max_bytes=request.max_bytes,
+            high_watermark=request.high_watermark,
         )
     return pb.FetchSnapshotRequest(
         cluster_id=cluster_id,
@@ -150,6 +151,7 @@ def fetch_request_from_pb(message: pb.FetchRequest) -> tuple[int, FetchRequest]:
         message.last_fetched_epoch,
         message.max_wait_ms,
         message.max_bytes,
+        message.high_watermark if message.HasField("high_watermark") else None,
     )
     return message.replica_id, request
 

@@ -873,10 +873,14 @@ class RaftCore:
         if sender in self.voters:
             self._maybe_advance_high_watermark(state, now_ms)
         state.parked.pop(sender, None)
+        fetcher_knows_high_watermark = (
+            request.high_watermark is None or request.high_watermark >= self.high_watermark
+        )
         if (
             request.fetch_offset >= self.log.end_offset
             and request.max_wait_ms > 0
             and self.high_watermark == old_high_watermark
+            and fetcher_knows_high_watermark
         ):
             wait = min(request.max_wait_ms, self.config.fetch_max_wait_ms)
             state.parked[sender] = ParkedFetch(request, now_ms + wait)
@@ -993,6 +997,7 @@ class RaftCore:
                     self.log.last_epoch,
                     self.config.fetch_max_wait_ms,
                     self.config.fetch_max_bytes,
+                    self.high_watermark,
                 ),
                 after_persist=True,
             )

@@ -70,6 +70,9 @@ class FetchRequest:
     last_fetched_epoch: int
     max_wait_ms: int = 0
     max_bytes: int = 8 * 1024 * 1024
+    high_watermark: int | None = None
+    """The high watermark the fetcher knows (KIP-1166): a leader with a newer one answers at
+    once rather than parking the fetch. None (an older peer) parks as before."""
 
 
 @dataclass(frozen=True, slots=True)
