@@ -10,11 +10,13 @@ a leader with a newer one answers at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from raftmeta.raft.messages import FetchRequest, FetchResponse
 from tests.raft.builder import CONFIG, with_elected_leader
 
 
-def _answers(leader_sent: list[object]) -> list[FetchResponse]:
+def _answers(leader_sent: Sequence[object]) -> list[FetchResponse]:
     return [m for m in leader_sent if isinstance(m, FetchResponse)]
 
 
