@@ -381,9 +381,15 @@ class ControllerChannel:
                 await asyncio.wait({waiting}, timeout=wait_s)
                 if waiting.done():
                     return waiting.result()
-                moved_to = await self._leader_elsewhere(endpoint)
+                # The check races the call: a slow answer is not held up by the check.
+                check = asyncio.ensure_future(self._leader_elsewhere(endpoint))
+                try:
+                    await asyncio.wait({waiting, check}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    check.cancel()
                 if waiting.done():
                     return waiting.result()
+                moved_to = check.result()
                 if moved_to is not None:
                     log.info("%s stopped answering; %s leads now", endpoint, moved_to)
                     return _LeaderMoved(moved_to)
