@@ -9,8 +9,14 @@ rule, so it lives here once:
 * on NOT_CONTROLLER, remember the named controller and send there at once;
 * when a server cannot be reached (gRPC UNAVAILABLE), or nobody knows the controller (an
   election is under way), move to the next bootstrap server after a short, growing pause;
-* a server that stops answering in the middle of a call (paused, frozen) misses the channel's
-  keepalive pings and the call fails as UNAVAILABLE within seconds, not at its deadline;
+* a server that stops answering in the middle of a call (paused, frozen) is found out by
+  asking the others: once a call has gone :data:`LEADER_CHECK_AFTER_S` without an answer, the
+  channel asks every other bootstrap server (DescribeQuorum) which node leads, and again every
+  :data:`LEADER_CHECK_EVERY_S`; when one names another leader, in the newest epoch any of them
+  knows, the call is abandoned and sent there. A paused leader then costs about an election,
+  as a killed one does. (Sending again is safe: admin writes carry a request id the
+  controller answers once, and the broker's calls may be repeated.) The channel's keepalive
+  pings are the fallback when no other server can be asked;
 * stop at the deadline with REQUEST_TIMED_OUT and a message naming every server tried;
 * with ``unreachable_timeout_ms`` (the command-line tools), stop sooner, with
   BROKER_NOT_AVAILABLE, when no server has ever answered and every bootstrap server has been
@@ -49,6 +55,37 @@ RETRY_BACKOFF_MAX_S = 0.25
 to spin while an election runs (a few hundred ms at the defaults), short enough that a client
 notices the new controller soon after it is elected."""
 
+LEADER_CHECK_AFTER_S = 0.5
+"""How long a call may go unanswered before the channel asks the other servers whether the
+leader moved: about one fetch timeout (500 ms by default), the time followers take to notice a
+silent leader, so a check rarely runs before an election could have started."""
+
+LEADER_CHECK_EVERY_S = 0.25
+"""How often the check repeats while the call stays unanswered."""
+
+LEADER_CHECK_TIMEOUT_S = 0.5
+"""How long one check waits for each server's DescribeQuorum answer."""
+
+CONTROLLER_KEEPALIVE_MS = 1_000
+CONTROLLER_PING_TIMEOUT_MS = 3_000
+"""Tighter keepalive than the quorum's own channels (2 s + 5 s): a frozen controller with no
+other server to ask about it is given up in 3 to 4 s. The servers accept pings every second
+(``raftmeta.quorum.peers.SERVER_OPTIONS``)."""
+
+CONTROLLER_CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    *(
+        option
+        for option in CLIENT_CHANNEL_OPTIONS
+        if option[0]
+        not in ("grpc.keepalive_time_ms", "grpc.keepalive_timeout_ms", "grpc.http2.ping_timeout_ms")
+    ),
+    ("grpc.keepalive_time_ms", CONTROLLER_KEEPALIVE_MS),
+    ("grpc.keepalive_timeout_ms", CONTROLLER_PING_TIMEOUT_MS),
+    ("grpc.http2.ping_timeout_ms", CONTROLLER_PING_TIMEOUT_MS),
+)
+
+_DESCRIBE_QUORUM = "Admin/DescribeQuorum"
+
 _RETRIABLE_GRPC_CODES = frozenset({grpc.StatusCode.UNAVAILABLE})
 """A refused connection, and also one not made in time: the channel options' short reconnect
 backoff doubles as gRPC's connect timeout, so a paused or black-holed node fails its attempt
@@ -86,6 +123,13 @@ def _methods(modules: Sequence[Any]) -> dict[str, _Method]:
 
 
 _METHODS = _methods([admin_pb2, broker_pb2])
+
+
+@dataclass(frozen=True, slots=True)
+class _LeaderMoved:
+    """What a call that was abandoned for another leader answers instead."""
+
+    endpoint: str
 
 
 def parse_bootstrap_servers(bootstrap_servers: str | Iterable[str]) -> tuple[str, ...]:
@@ -286,15 +330,17 @@ class ControllerChannel:
         """One try at ``endpoint``: its response, or None (the reason noted in ``tried``) when
         it could not answer and the next server should be asked. Raises what no other server
         would answer differently."""
-        channel = self._channels.get(endpoint)
-        if channel is None:
-            channel = aio_channel(endpoint, self._credentials, CLIENT_CHANNEL_OPTIONS)
-            self._channels[endpoint] = channel
-        stub = channel.unary_unary(
-            spec.path, request_serializer=_serialize, response_deserializer=spec.response_type
-        )
+        stub = self._stub(endpoint, spec)
         try:
-            return await stub(request, timeout=remaining_s, metadata=self._metadata or None)
+            call = stub(request, timeout=remaining_s, metadata=self._metadata or None)
+            if method == _DESCRIBE_QUORUM:
+                return await call
+            answer = await self._answer_or_new_leader(endpoint, call)
+            if isinstance(answer, _LeaderMoved):
+                tried[endpoint] = f"stopped answering; {answer.endpoint} leads now"
+                self._controller = answer.endpoint
+                return None
+            return answer
         except grpc.aio.AioRpcError as error:
             code = error.code()
             if code in _RETRIABLE_GRPC_CODES:
@@ -314,6 +360,73 @@ class ControllerChannel:
                 ErrorCode.UNKNOWN_SERVER_ERROR,
                 f"{method} at {endpoint} failed with gRPC {code.name}{details}",
             ) from None
+
+    def _stub(self, endpoint: str, spec: _Method) -> Any:
+        channel = self._channels.get(endpoint)
+        if channel is None:
+            channel = aio_channel(endpoint, self._credentials, CONTROLLER_CHANNEL_OPTIONS)
+            self._channels[endpoint] = channel
+        return channel.unary_unary(
+            spec.path, request_serializer=_serialize, response_deserializer=spec.response_type
+        )
+
+    async def _answer_or_new_leader(self, endpoint: str, call: Any) -> Any:
+        """``call``'s response (or its gRPC error, raised), or :class:`_LeaderMoved` when
+        the other servers name another leader while ``endpoint`` stays silent (the call is
+        then cancelled)."""
+        waiting: asyncio.Future[Any] = asyncio.ensure_future(call)
+        try:
+            wait_s = LEADER_CHECK_AFTER_S
+            while True:
+                await asyncio.wait({waiting}, timeout=wait_s)
+                if waiting.done():
+                    return waiting.result()
+                # The check races the call: a slow answer is not held up by the check.
+                check = asyncio.ensure_future(self._leader_elsewhere(endpoint))
+                try:
+                    await asyncio.wait({waiting, check}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    check.cancel()
+                if waiting.done():
+                    return waiting.result()
+                moved_to = check.result()
+                if moved_to is not None:
+                    log.info("%s stopped answering; %s leads now", endpoint, moved_to)
+                    return _LeaderMoved(moved_to)
+                wait_s = LEADER_CHECK_EVERY_S
+        finally:
+            if not waiting.done():
+                call.cancel()
+                waiting.cancel()
+
+    async def _leader_elsewhere(self, silent: str) -> str | None:
+        """The leader the other bootstrap servers name, in the newest epoch any of them
+        knows, if that is not ``silent``; None when none names one or they name ``silent``."""
+        others = [server for server in self._bootstrap if server != silent]
+        answers = await asyncio.gather(*(self._leader_known_to(server) for server in others))
+        known = [answer for answer in answers if answer is not None]
+        if not known:
+            return None
+        _epoch, leader = max(known)
+        return leader if leader != silent else None
+
+    async def _leader_known_to(self, server: str) -> tuple[int, str] | None:
+        """(epoch, leader endpoint) as ``server`` knows them; None if it cannot say."""
+        stub = self._stub(server, _METHODS[_DESCRIBE_QUORUM])
+        try:
+            response = await stub(
+                raft_pb2.DescribeQuorumRequest(),
+                timeout=LEADER_CHECK_TIMEOUT_S,
+                metadata=self._metadata or None,
+            )
+        except grpc.aio.AioRpcError:
+            return None
+        if response.error_code == ErrorCode.NONE:
+            return response.leader_epoch, server
+        redirected, named = _redirect(response)
+        if redirected and named and response.leader_epoch >= 0:
+            return response.leader_epoch, named
+        return None
 
     def _nobody_to_ask(self, started: float, now: float, tried: dict[str, str]) -> bool:
         """Whether the fail-fast rule says stop: nothing ever answered, every bootstrap server

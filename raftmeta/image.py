@@ -51,6 +51,7 @@ from raftmeta.records import (
     RegisterControllerRecord,
     RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RequestOutcomeRecord,
     TopicId,
     TopicRecord,
     UnregisterBrokerRecord,
@@ -435,6 +436,7 @@ class _Content:
     configs: Mapping[ConfigResource, Mapping[str, str]]
     acls: Mapping[Uuid, AccessControlEntryRecord]
     controllers: Mapping[int, RegisterControllerRecord]
+    requests_seen: tuple[RequestOutcomeRecord, ...] = ()
 
     def records(self) -> Iterator[Record]:
         features, brokers, configs = self.features, self.brokers, self.configs
@@ -464,6 +466,8 @@ class _Content:
         acls = self.acls
         for acl_id in sorted(acls):
             yield acls[acl_id]
+        # Last, and in the order they were applied, which replaying them keeps.
+        yield from self.requests_seen
 
 
 class MetadataImage:
@@ -493,6 +497,7 @@ class MetadataImage:
         self._leader_counts: dict[int, int] = {}
         self._preferred_counts: dict[int, int] = {}
         self._preferred_leader_counts: dict[int, int] = {}
+        self._requests_seen = RequestsSeen()
 
     def copy(self) -> MetadataImage:
         """An independent image in the same state.
@@ -527,6 +532,7 @@ class MetadataImage:
         other._leader_counts = dict(self._leader_counts)
         other._preferred_counts = dict(self._preferred_counts)
         other._preferred_leader_counts = dict(self._preferred_leader_counts)
+        other._requests_seen = self._requests_seen.copy()
         return other
 
     # --- replay --------------------------------------------------------------------------
@@ -727,6 +733,9 @@ class MetadataImage:
     def _replay_remove_acl(self, record: RemoveAccessControlEntryRecord) -> None:
         self._acls.remove(record.acl_id)
 
+    def _replay_request_outcome(self, record: RequestOutcomeRecord) -> None:
+        self._requests_seen.add(record)
+
     def _replay_feature_level(self, record: FeatureLevelRecord) -> None:
         if record.feature_level == 0:
             self._features.pop(record.name, None)
@@ -895,6 +904,11 @@ class MetadataImage:
         return self._configs.keys()
 
     @property
+    def requests_seen(self) -> RequestsSeen:
+        """Outcomes of recent admin requests that carried a request id."""
+        return self._requests_seen
+
+    @property
     def acls(self) -> AclIndex:
         """The ACLs, indexed for the authorizer. Read it; only replay changes it."""
         return self._acls
@@ -957,6 +971,7 @@ class MetadataImage:
             {resource: dict(entries) for resource, entries in self._configs.items()},
             dict(self._acls._by_id),
             dict(self._controllers),
+            self._requests_seen.records(),
         )
         return lambda: encode_each(frozen.records())
 
@@ -974,6 +989,7 @@ class MetadataImage:
             self._configs,
             self._acls._by_id,
             self._controllers,
+            self._requests_seen.records(),
         ).records()
 
     def digest(self) -> str:
@@ -1000,6 +1016,7 @@ class MetadataImage:
             and self._acls == other._acls
             and self._controllers == other._controllers
             and self._topics == other._topics
+            and self._requests_seen == other._requests_seen
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -1032,6 +1049,7 @@ _REPLAY_BY_TYPE: dict[type[Any], Callable[[MetadataImage, Any], None]] = {
     RemoveAccessControlEntryRecord: MetadataImage._replay_remove_acl,
     RegisterControllerRecord: MetadataImage._replay_register_controller,
     NoOpRecord: _ignore,
+    RequestOutcomeRecord: MetadataImage._replay_request_outcome,
 }
 
 
@@ -1049,3 +1067,93 @@ def _config_records(
     if configs:
         for name in sorted(configs):
             yield ConfigRecord(resource_type, resource_name, name, configs[name])
+
+
+# --- outcomes of admin requests that carried a request id ----------------------------------
+
+REQUEST_IDS_KEPT = 10_000
+"""How many request outcomes an image keeps at most; the oldest go first."""
+
+REQUEST_OUTCOME_BYTES_KEPT = 32 * 1024 * 1024
+"""How many outcome bytes an image keeps at most (every node holds them); the oldest go first."""
+
+REQUEST_ID_RETENTION_MS = 10 * 60 * 1000
+"""How long an outcome is kept after it was written, by the writers' clocks: far longer than a
+client retries one call (its request.timeout.ms, 30 s by default)."""
+
+
+class RequestsSeen:
+    """Recent :class:`RequestOutcomeRecord`\\ s by request id, in the order they were applied.
+
+    Bounded by count and bytes, and expiring: an outcome is dropped once a later record carries
+    a time more than :data:`REQUEST_ID_RETENTION_MS` past its own. The controller writes times
+    that never go back (a new leader whose clock is behind writes the newest time it has seen),
+    so the table is in time order and the oldest entry is always the first to go. Every
+    decision reads only record fields and the order of replay, so every node, and a node that
+    loads a snapshot of this table, holds the same entries at the same offset.
+    """
+
+    __slots__ = ("_by_id", "_bytes", "_newest_ms")
+
+    def __init__(self) -> None:
+        self._by_id: dict[Uuid, RequestOutcomeRecord] = {}
+        self._bytes = 0
+        self._newest_ms = 0
+
+    @property
+    def newest_ms(self) -> int:
+        """The latest time an applied outcome carried: the least the next one may carry."""
+        return self._newest_ms
+
+    def copy(self) -> RequestsSeen:
+        other = RequestsSeen()
+        other._by_id = dict(self._by_id)
+        other._bytes = self._bytes
+        other._newest_ms = self._newest_ms
+        return other
+
+    def add(self, record: RequestOutcomeRecord) -> None:
+        if len(record.request_id) != 16:
+            raise ReplayError(f"request id of {len(record.request_id)} bytes; an id has 16")
+        previous = self._by_id.pop(record.request_id, None)
+        if previous is not None:
+            self._bytes -= len(previous.outcome)
+        self._by_id[record.request_id] = record
+        self._bytes += len(record.outcome)
+        self._newest_ms = max(self._newest_ms, record.written_at_ms)
+        self._expire()
+
+    def _expire(self) -> None:
+        by_id = self._by_id
+        oldest_kept_ms = self._newest_ms - REQUEST_ID_RETENTION_MS
+        while by_id:
+            oldest = next(iter(by_id.values()))
+            if (
+                len(by_id) <= REQUEST_IDS_KEPT
+                and self._bytes <= REQUEST_OUTCOME_BYTES_KEPT
+                and oldest.written_at_ms >= oldest_kept_ms
+            ):
+                return
+            del by_id[oldest.request_id]
+            self._bytes -= len(oldest.outcome)
+
+    def get(self, request_id: Uuid) -> RequestOutcomeRecord | None:
+        """The outcome kept for ``request_id``, unless it has expired."""
+        record = self._by_id.get(request_id)
+        if record is None or record.written_at_ms < self._newest_ms - REQUEST_ID_RETENTION_MS:
+            return None
+        return record
+
+    def records(self) -> tuple[RequestOutcomeRecord, ...]:
+        """The kept outcomes in the order they were applied (a snapshot replays them so)."""
+        return tuple(self._by_id.values())
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RequestsSeen):
+            return NotImplemented
+        return self.records() == other.records() and self._newest_ms == other._newest_ms
+
+    __hash__ = None  # type: ignore[assignment]

@@ -160,6 +160,8 @@ class RecordType(enum.IntEnum):
     REMOVE_ACCESS_CONTROL_ENTRY = 19
     NO_OP = 20
     REGISTER_CONTROLLER = 27
+    # raftmeta's own records, at 200 and above, far from Kafka's keys.
+    REQUEST_OUTCOME = 200
 
 
 class RecordDecodeError(ValueError):
@@ -387,6 +389,31 @@ class NoOpRecord:
     version: ClassVar[int] = 0
 
 
+# --- raftmeta's own records --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RequestOutcomeRecord:
+    """The outcome of one admin request that carried a client's request id, written in the
+    same batch as the request's effects, so a retry of that request (the client lost the first
+    answer) is answered with this outcome instead of running again (and failing, say, with
+    TOPIC_ALREADY_EXISTS for the topic it created itself).
+
+    ``outcome`` is the answer as the controller's caller encoded it; the image keeps it
+    opaque. ``written_at_ms`` is the writing controller's wall clock, the only time replay
+    reads: expiry compares record times with each other, never with the replaying node's clock.
+    """
+
+    record_type: ClassVar[RecordType] = RecordType.REQUEST_OUTCOME
+    version: ClassVar[int] = 0
+
+    request_id: Uuid
+    operation: str
+    """The admin operation ("CreateTopics"): a reused id with another operation is refused."""
+    written_at_ms: int
+    outcome: bytes
+
+
 Record: TypeAlias = (
     RegisterBrokerRecord
     | UnregisterBrokerRecord
@@ -401,6 +428,7 @@ Record: TypeAlias = (
     | RemoveAccessControlEntryRecord
     | RegisterControllerRecord
     | NoOpRecord
+    | RequestOutcomeRecord
 )
 
 RECORD_CLASSES: tuple[type[Record], ...] = (
@@ -417,6 +445,7 @@ RECORD_CLASSES: tuple[type[Record], ...] = (
     RemoveAccessControlEntryRecord,
     RegisterControllerRecord,
     NoOpRecord,
+    RequestOutcomeRecord,
 )
 
 

@@ -5,10 +5,16 @@ An outcome is the item's value or a :class:`KafkaException`; a request-level fai
 controller in time, authorization refused at the top, a malformed request) raises instead, and
 the clients fail every item's future with it. Both clients share this layer and differ only in
 which kind of future they hand out.
+
+Every write carries a fresh request id (:func:`new_request_id`), made once per call here and
+so the same on every retry the channel makes of that call: the controller answers a retry of a
+write that already committed with its first outcome, so a lost answer never comes back as
+TOPIC_ALREADY_EXISTS for the caller's own topic.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -35,6 +41,11 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 Outcomes = dict[K, V | KafkaException]
+
+
+def new_request_id() -> bytes:
+    """A write's id: 16 random bytes, unique per logical call."""
+    return uuid.uuid4().bytes
 
 
 def _item_error(code: int, message: str) -> KafkaException | None:
@@ -110,7 +121,9 @@ class AdminRequests:
     ) -> Outcomes[AclBinding, None]:
         budget = _timeout_ms(self.channel, timeout_ms)
         request = pb.CreateAclsRequest(
-            creations=[_acl_to_pb(binding) for binding in bindings], timeout_ms=budget
+            creations=[_acl_to_pb(binding) for binding in bindings],
+            timeout_ms=budget,
+            request_id=new_request_id(),
         )
         response = await self._call("Admin/CreateAcls", request, budget)
         outcomes: Outcomes[AclBinding, None] = {}
@@ -131,7 +144,9 @@ class AdminRequests:
     ) -> Outcomes[AclBindingFilter, list[AclBinding]]:
         budget = _timeout_ms(self.channel, timeout_ms)
         request = pb.DeleteAclsRequest(
-            filters=[_acl_filter_to_pb(item) for item in filters], timeout_ms=budget
+            filters=[_acl_filter_to_pb(item) for item in filters],
+            timeout_ms=budget,
+            request_id=new_request_id(),
         )
         response = await self._call("Admin/DeleteAcls", request, budget)
         outcomes: Outcomes[AclBindingFilter, list[AclBinding]] = {}
@@ -158,7 +173,10 @@ class AdminRequests:
     ) -> Outcomes[str, None]:
         budget = _timeout_ms(self.channel, timeout_ms)
         request = pb.CreateTopicsRequest(
-            topics=[_new_topic(t) for t in topics], timeout_ms=budget, validate_only=validate_only
+            topics=[_new_topic(t) for t in topics],
+            timeout_ms=budget,
+            validate_only=validate_only,
+            request_id=new_request_id(),
         )
         response = await self._call("Admin/CreateTopics", request, budget)
         outcomes: Outcomes[str, None] = {}
@@ -171,7 +189,9 @@ class AdminRequests:
         self, topics: Sequence[str], timeout_ms: int | None
     ) -> Outcomes[str, None]:
         budget = _timeout_ms(self.channel, timeout_ms)
-        request = pb.DeleteTopicsRequest(topic_names=topics, timeout_ms=budget)
+        request = pb.DeleteTopicsRequest(
+            topic_names=topics, timeout_ms=budget, request_id=new_request_id()
+        )
         response = await self._call("Admin/DeleteTopics", request, budget)
         return _topic_errors(response.results, topics)
 
@@ -193,6 +213,7 @@ class AdminRequests:
             ],
             timeout_ms=budget,
             validate_only=validate_only,
+            request_id=new_request_id(),
         )
         response = await self._call("Admin/CreatePartitions", request, budget)
         return _topic_errors(response.results, [p.topic for p in partitions])
@@ -265,6 +286,7 @@ class AdminRequests:
             ],
             validate_only=validate_only,
             timeout_ms=budget,
+            request_id=new_request_id(),
         )
         response = await self._call("Admin/IncrementalAlterConfigs", request, budget)
         outcomes: Outcomes[ConfigResource, None] = {}
@@ -289,7 +311,9 @@ class AdminRequests:
         argument; an unknown one goes out as it is and the controller answers INVALID_REQUEST.
         """
         budget = _timeout_ms(self.channel, timeout_ms)
-        request = pb.ElectLeadersRequest(election_type=election_type, timeout_ms=budget)
+        request = pb.ElectLeadersRequest(
+            election_type=election_type, timeout_ms=budget, request_id=new_request_id()
+        )
         if partitions is not None:
             by_topic: dict[str, list[int]] = {}
             for tp in partitions:

@@ -71,7 +71,18 @@ _MIB = 1024 * 1024
 _FAST_FAILOVER = (
     "Kafka ships election 1000 / fetch 2000 ms, tuned for WAN-ish clusters and GC pauses; "
     "raftmeta ships 300 / 500 so that a voter killed with kill -9 is replaced in under 1 s "
-    "on loopback. Raise them for slow or distant links."
+    "on loopback. Raise them for slow or distant links (see controller.quorum.fetch.timeout.ms)."
+)
+_SLOW_LINKS = (
+    " Slow links: a follower counts a fetch lost when no answer came within half this timeout "
+    "(plus the leader's 250 ms long-poll wait when it had nothing to send), so the round trip "
+    "between voters must stay well under half of it; past that every fetch is lost, leaders "
+    "are voted out one after another and writes stop (at the default 500 ms, 400 ms of "
+    "one-way delay on every link stopped writes for the whole fault). Set it to 4 or more "
+    "times the worst round trip (e.g. 3500 for 400 ms each way, with "
+    "controller.quorum.election.timeout.ms at about a third of it). A follower whose smoothed "
+    "fetch round trip passes 30 % of this timeout logs a WARNING once per episode, and every "
+    "node reports it as the gauge raftmeta_raft_fetch_round_trip_ms."
 )
 
 CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
@@ -135,7 +146,9 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         ConfigType.INT,
         "500",
         "A voter that has not fetched from the leader for this long starts an election; a "
-        "leader not fetched from by a majority for 1.5 times this long resigns. " + _FAST_FAILOVER,
+        "leader not fetched from by a majority for 1.5 times this long resigns. "
+        + _FAST_FAILOVER
+        + _SLOW_LINKS,
         AtLeast(1),
     ),
     ConfigKey(

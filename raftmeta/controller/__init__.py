@@ -21,10 +21,12 @@ from raftmeta.controller.controller import (
 )
 from raftmeta.controller.log import MetadataLog, RaftClientLog
 from raftmeta.controller.registration import ControllerRegistrationRequest
+from raftmeta.controller.requests_seen import AnsweredBefore, RequestTag, check_request_id
 from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 
 __all__ = [
     "MAX_RECORDS_PER_USER_OP",
+    "AnsweredBefore",
     "BrokerSession",
     "BrokerState",
     "ControllerRegistrationRequest",
@@ -34,5 +36,7 @@ __all__ = [
     "NotControllerError",
     "QuorumController",
     "RaftClientLog",
+    "RequestTag",
+    "check_request_id",
     "not_controller",
 ]

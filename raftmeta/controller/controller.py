@@ -86,6 +86,13 @@ from raftmeta.controller.configs import (
     describe_config,
 )
 from raftmeta.controller.log import MetadataLog
+from raftmeta.controller.requests_seen import (
+    AnsweredBefore,
+    RequestTag,
+    answered_before,
+    outcome_record,
+    wall_clock_ms,
+)
 from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 from raftmeta.controller.topics import (
     check_partition_total,
@@ -201,6 +208,8 @@ class _Event:
     wait_for_commit: bool = True
     on_expired: Callable[[], None] | None = None
     """Runs instead of the handler when the deadline passed while the event was queued."""
+    request: RequestTag | None = None
+    """The client's request id: a retry is answered from the image (see requests_seen)."""
     queued_at: float = field(default_factory=time.monotonic)
     """Wall-clock monotonic seconds, for the queue-time metric (not the injected clock)."""
 
@@ -233,8 +242,11 @@ class QuorumController:
         clock: Callable[[], int],
         placer: ReplicaPlacer | None = None,
         new_topic_id: Callable[[], bytes] | None = None,
+        wall_clock: Callable[[], int] = wall_clock_ms,
     ) -> None:
+        """``wall_clock`` (ms since the epoch) only dates request outcome records."""
         self.settings = settings
+        self._wall_clock = wall_clock
         self._log = metadata_log
         self._clock = clock
         self._placer: ReplicaPlacer = placer if placer is not None else StripedReplicaPlacer()
@@ -380,6 +392,7 @@ class QuorumController:
         wait_for_commit: bool = True,
         deadline: bool = True,
         on_expired: Callable[[], None] | None = None,
+        request: RequestTag | None = None,
     ) -> _T:
         """Queues ``handler``; its response once its records commit (see :meth:`_run`)."""
         return cast(
@@ -392,6 +405,7 @@ class QuorumController:
                 wait_for_commit=wait_for_commit,
                 deadline=deadline,
                 on_expired=on_expired,
+                request=request,
             ),
         )
 
@@ -401,9 +415,13 @@ class QuorumController:
         handler: Callable[[], Iterator[ControllerResult[_T]]],
         *,
         timeout_ms: int | None,
+        request: RequestTag | None = None,
     ) -> list[_T]:
         """Queues a handler of one result per item; the items' responses, in order."""
-        return cast(list[_T], await self._enqueue(name, handler, timeout_ms=timeout_ms))
+        return cast(
+            list[_T],
+            await self._enqueue(name, handler, timeout_ms=timeout_ms, request=request),
+        )
 
     async def _enqueue(
         self,
@@ -415,7 +433,9 @@ class QuorumController:
         wait_for_commit: bool = True,
         deadline: bool = True,
         on_expired: Callable[[], None] | None = None,
+        request: RequestTag | None = None,
     ) -> object:
+        """Raises :class:`AnsweredBefore` for a ``request`` whose id the image knows."""
         future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         deadline_ms: int | None = None
         if deadline:
@@ -430,9 +450,13 @@ class QuorumController:
                 needs_leadership,
                 wait_for_commit,
                 on_expired,
+                request,
             )
         )
-        return await future
+        response = await future
+        if isinstance(response, AnsweredBefore):
+            raise response
+        return response
 
     def _run(self, event: _Event) -> None:
         future = event.future
@@ -448,10 +472,19 @@ class QuorumController:
             return
         staged: list[Record] = []
         base = self._log.next_offset() if self._active else 0
+        handler = event.handler
+        tag = event.request
         try:
-            response, atomic = self._produce(event.handler(), staged, base)
+            answered = None if tag is None else answered_before(self._latest, tag)
+            if answered is not None:
+                handler = lambda: ControllerResult((), answered)  # noqa: E731
+            response, atomic = self._produce(handler(), staged, base)
             if atomic and len(staged) > MAX_RECORDS_PER_USER_OP:
                 raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH_MESSAGE)
+            if tag is not None and staged:
+                kept = outcome_record(self._latest, tag, response, self._wall_clock())
+                if kept is not None:
+                    self._stage((kept,), staged, base)
         except KafkaError as error:
             self._discard_staged(staged)
             future.set_exception(error)
@@ -805,12 +838,17 @@ class QuorumController:
         *,
         validate_only: bool = False,
         timeout_ms: int | None = None,
+        request: RequestTag | None = None,
     ) -> list[CreateTopicResult]:
-        """CreateTopics: one result per requested topic, in request order; atomic append."""
+        """CreateTopics: one result per requested topic, in request order; atomic append.
+
+        With ``request``, a retry of an earlier call raises :class:`AnsweredBefore` (so for
+        every write below)."""
         return await self._submit_each(
             "createTopics",
             lambda: self._create_topics(list(topics), validate_only),
             timeout_ms=timeout_ms,
+            request=request,
         )
 
     def _create_topics(
@@ -858,11 +896,13 @@ class QuorumController:
         *,
         validate_only: bool = False,
         timeout_ms: int | None = None,
+        request: RequestTag | None = None,
     ) -> list[TopicResult]:
         return await self._submit_each(
             "createPartitions",
             lambda: self._create_partitions(list(requests), validate_only),
             timeout_ms=timeout_ms,
+            request=request,
         )
 
     def _create_partitions(
@@ -893,10 +933,17 @@ class QuorumController:
             )
 
     async def delete_topics(
-        self, names: Sequence[str], *, timeout_ms: int | None = None
+        self,
+        names: Sequence[str],
+        *,
+        timeout_ms: int | None = None,
+        request: RequestTag | None = None,
     ) -> list[TopicResult]:
         return await self._submit_each(
-            "deleteTopics", lambda: self._delete_topics(list(names)), timeout_ms=timeout_ms
+            "deleteTopics",
+            lambda: self._delete_topics(list(names)),
+            timeout_ms=timeout_ms,
+            request=request,
         )
 
     def _delete_topics(self, names: list[str]) -> Iterator[ControllerResult[TopicResult]]:
@@ -918,6 +965,7 @@ class QuorumController:
         partitions: Sequence[TopicPartition] | None,
         *,
         timeout_ms: int | None = None,
+        request: RequestTag | None = None,
     ) -> tuple[TopicResults, ...]:
         """ElectLeaders (KIP-460): per-partition results once the elections commit.
 
@@ -929,6 +977,7 @@ class QuorumController:
             "electLeaders",
             lambda: self._elect_leaders(election_type, requested),
             timeout_ms=timeout_ms,
+            request=request,
         )
 
     def _elect_leaders(
@@ -974,6 +1023,7 @@ class QuorumController:
         *,
         validate_only: bool = False,
         timeout_ms: int | None = None,
+        request: RequestTag | None = None,
     ) -> list[AlterConfigsResult]:
         return await self._submit_each(
             "incrementalAlterConfigs",
@@ -982,6 +1032,7 @@ class QuorumController:
                 for resource, ops in changes.items()
             ),
             timeout_ms=timeout_ms,
+            request=request,
         )
 
     def _alter_configs(
@@ -1000,23 +1051,33 @@ class QuorumController:
     # --- ACLs (controller/acls.py) ------------------------------------------------------
 
     async def create_acls(
-        self, bindings: Sequence[AclBinding], *, timeout_ms: int | None = None
+        self,
+        bindings: Sequence[AclBinding],
+        *,
+        timeout_ms: int | None = None,
+        request: RequestTag | None = None,
     ) -> list[ItemError]:
         """CreateAcls: one outcome per binding, once the new ACLs commit."""
         return await self._submit_each(
             "createAcls",
             lambda: acl_control.create_acls(self._latest, list(bindings)),
             timeout_ms=timeout_ms,
+            request=request,
         )
 
     async def delete_acls(
-        self, filters: Sequence[AclBindingFilter], *, timeout_ms: int | None = None
+        self,
+        filters: Sequence[AclBindingFilter],
+        *,
+        timeout_ms: int | None = None,
+        request: RequestTag | None = None,
     ) -> list[AclDeleteResult]:
         """DeleteAcls: per filter, the ACLs it removed, once the removals commit."""
         return await self._submit(
             "deleteAcls",
             lambda: acl_control.delete_acls(self._latest, list(filters)),
             timeout_ms=timeout_ms,
+            request=request,
         )
 
     async def describe_acls(

@@ -26,6 +26,7 @@ from typing import Protocol
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum.disk import NodeDisk
+from raftmeta.quorum.fetch_latency import FetchRoundTrips
 from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.quorum.transport import Connect, RaftChannel
@@ -197,6 +198,8 @@ class RaftNode:
         self._waiters: dict[tuple[int, type[Request]], asyncio.Future[Response]] = {}
         self._calls: set[asyncio.Task[None]] = set()
         self._applied_offset = 0
+        self.fetch_round_trips = FetchRoundTrips(self.node_id, settings.raft.fetch_timeout_ms)
+        """This node's fetches to its leader, timed (a slow link is warned of)."""
         self.written_offset = 0
         """The log end the last completed write made durable on this node's disk; the log
         beyond it is being written or waits for the next write."""
@@ -563,7 +566,10 @@ class RaftNode:
                 waiter.set_result(message)
 
     async def _call(self, channel: RaftChannel, destination: int, request: Request) -> None:
+        sent_ms = monotonic_ms()
         response = await channel.call(destination, request)
+        if isinstance(request, FetchRequest) and isinstance(response, FetchResponse):
+            self.fetch_round_trips.observe(monotonic_ms() - sent_ms, request, response)
         if response is not None:
             self._deliver_response(destination, response)
         elif self.running:

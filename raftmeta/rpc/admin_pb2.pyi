@@ -59,14 +59,16 @@ class NewTopic(_message.Message):
     def __init__(self, name: _Optional[str] = ..., num_partitions: _Optional[int] = ..., replication_factor: _Optional[int] = ..., assignments: _Optional[_Mapping[int, BrokerIds]] = ..., configs: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class CreateTopicsRequest(_message.Message):
-    __slots__ = ("topics", "timeout_ms", "validate_only")
+    __slots__ = ("topics", "timeout_ms", "validate_only", "request_id")
     TOPICS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     topics: _containers.RepeatedCompositeFieldContainer[NewTopic]
     timeout_ms: int
     validate_only: bool
-    def __init__(self, topics: _Optional[_Iterable[_Union[NewTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+    request_id: bytes
+    def __init__(self, topics: _Optional[_Iterable[_Union[NewTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ..., request_id: _Optional[bytes] = ...) -> None: ...
 
 class CreatableTopicResult(_message.Message):
     __slots__ = ("name", "topic_id", "error_code", "error_message", "num_partitions", "replication_factor", "configs")
@@ -112,14 +114,16 @@ class CreatePartitionsTopic(_message.Message):
     def __init__(self, name: _Optional[str] = ..., count: _Optional[int] = ..., assignments: _Optional[_Iterable[_Union[BrokerIds, _Mapping]]] = ...) -> None: ...
 
 class CreatePartitionsRequest(_message.Message):
-    __slots__ = ("topics", "timeout_ms", "validate_only")
+    __slots__ = ("topics", "timeout_ms", "validate_only", "request_id")
     TOPICS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     topics: _containers.RepeatedCompositeFieldContainer[CreatePartitionsTopic]
     timeout_ms: int
     validate_only: bool
-    def __init__(self, topics: _Optional[_Iterable[_Union[CreatePartitionsTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+    request_id: bytes
+    def __init__(self, topics: _Optional[_Iterable[_Union[CreatePartitionsTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ..., request_id: _Optional[bytes] = ...) -> None: ...
 
 class TopicError(_message.Message):
     __slots__ = ("name", "error_code", "error_message")
@@ -140,12 +144,14 @@ class CreatePartitionsResponse(_message.Message):
     def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., results: _Optional[_Iterable[_Union[TopicError, _Mapping]]] = ...) -> None: ...
 
 class DeleteTopicsRequest(_message.Message):
-    __slots__ = ("topic_names", "timeout_ms")
+    __slots__ = ("topic_names", "timeout_ms", "request_id")
     TOPIC_NAMES_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     topic_names: _containers.RepeatedScalarFieldContainer[str]
     timeout_ms: int
-    def __init__(self, topic_names: _Optional[_Iterable[str]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    request_id: bytes
+    def __init__(self, topic_names: _Optional[_Iterable[str]] = ..., timeout_ms: _Optional[int] = ..., request_id: _Optional[bytes] = ...) -> None: ...
 
 class DeleteTopicsResponse(_message.Message):
     __slots__ = ("header", "results")
@@ -327,14 +333,16 @@ class AlterConfigsResource(_message.Message):
     def __init__(self, resource: _Optional[_Union[ConfigResource, _Mapping]] = ..., configs: _Optional[_Iterable[_Union[AlterableConfig, _Mapping]]] = ...) -> None: ...
 
 class IncrementalAlterConfigsRequest(_message.Message):
-    __slots__ = ("resources", "validate_only", "timeout_ms")
+    __slots__ = ("resources", "validate_only", "timeout_ms", "request_id")
     RESOURCES_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     resources: _containers.RepeatedCompositeFieldContainer[AlterConfigsResource]
     validate_only: bool
     timeout_ms: int
-    def __init__(self, resources: _Optional[_Iterable[_Union[AlterConfigsResource, _Mapping]]] = ..., validate_only: _Optional[bool] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    request_id: bytes
+    def __init__(self, resources: _Optional[_Iterable[_Union[AlterConfigsResource, _Mapping]]] = ..., validate_only: _Optional[bool] = ..., timeout_ms: _Optional[int] = ..., request_id: _Optional[bytes] = ...) -> None: ...
 
 class AlterConfigsResult(_message.Message):
     __slots__ = ("resource", "error_code", "error_message")
@@ -369,14 +377,16 @@ class TopicPartitionsList(_message.Message):
     def __init__(self, topics: _Optional[_Iterable[_Union[TopicPartitions, _Mapping]]] = ...) -> None: ...
 
 class ElectLeadersRequest(_message.Message):
-    __slots__ = ("election_type", "topic_partitions", "timeout_ms")
+    __slots__ = ("election_type", "topic_partitions", "timeout_ms", "request_id")
     ELECTION_TYPE_FIELD_NUMBER: _ClassVar[int]
     TOPIC_PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     election_type: int
     topic_partitions: TopicPartitionsList
     timeout_ms: int
-    def __init__(self, election_type: _Optional[int] = ..., topic_partitions: _Optional[_Union[TopicPartitionsList, _Mapping]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    request_id: bytes
+    def __init__(self, election_type: _Optional[int] = ..., topic_partitions: _Optional[_Union[TopicPartitionsList, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., request_id: _Optional[bytes] = ...) -> None: ...
 
 class PartitionResult(_message.Message):
     __slots__ = ("partition_id", "error_code", "error_message")
@@ -441,12 +451,14 @@ class AclBindingFilter(_message.Message):
     def __init__(self, resource_type: _Optional[int] = ..., resource_name: _Optional[str] = ..., pattern_type: _Optional[int] = ..., principal: _Optional[str] = ..., host: _Optional[str] = ..., operation: _Optional[int] = ..., permission_type: _Optional[int] = ...) -> None: ...
 
 class CreateAclsRequest(_message.Message):
-    __slots__ = ("creations", "timeout_ms")
+    __slots__ = ("creations", "timeout_ms", "request_id")
     CREATIONS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     creations: _containers.RepeatedCompositeFieldContainer[AclBinding]
     timeout_ms: int
-    def __init__(self, creations: _Optional[_Iterable[_Union[AclBinding, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    request_id: bytes
+    def __init__(self, creations: _Optional[_Iterable[_Union[AclBinding, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., request_id: _Optional[bytes] = ...) -> None: ...
 
 class AclCreationResult(_message.Message):
     __slots__ = ("error_code", "error_message")
@@ -481,12 +493,14 @@ class DescribeAclsResponse(_message.Message):
     def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., acls: _Optional[_Iterable[_Union[AclBinding, _Mapping]]] = ...) -> None: ...
 
 class DeleteAclsRequest(_message.Message):
-    __slots__ = ("filters", "timeout_ms")
+    __slots__ = ("filters", "timeout_ms", "request_id")
     FILTERS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     filters: _containers.RepeatedCompositeFieldContainer[AclBindingFilter]
     timeout_ms: int
-    def __init__(self, filters: _Optional[_Iterable[_Union[AclBindingFilter, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    request_id: bytes
+    def __init__(self, filters: _Optional[_Iterable[_Union[AclBindingFilter, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., request_id: _Optional[bytes] = ...) -> None: ...
 
 class DeleteAclsMatchingAcl(_message.Message):
     __slots__ = ("error_code", "error_message", "acl")

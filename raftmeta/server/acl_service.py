@@ -20,7 +20,7 @@ from raftmeta.controller import QuorumController
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.server import convert
-from raftmeta.server.service_base import ServiceBase, timeout_of
+from raftmeta.server.service_base import ServiceBase, remembered, timeout_of
 
 log = logging.getLogger(__name__)
 
@@ -93,20 +93,26 @@ class AclMethods(ServiceBase):
             self.require_cluster(principal, Operation.ALTER)
             self._require_authorizer()
             bindings = [binding_from_pb(creation) for creation in request.creations]
-            results = (
-                await controller.create_acls(bindings, timeout_ms=timeout_of(request.timeout_ms))
-                if bindings
-                else []
+            if not bindings:
+                return apb.CreateAclsResponse(header=convert.header())
+            reply: apb.CreateAclsResponse = await remembered(
+                request.request_id,
+                "CreateAcls",
+                lambda tag: controller.create_acls(
+                    bindings, timeout_ms=timeout_of(request.timeout_ms), request=tag
+                ),
+                lambda results: apb.CreateAclsResponse(
+                    results=[
+                        apb.AclCreationResult(
+                            error_code=int(result.code), error_message=result.message or ""
+                        )
+                        for result in results
+                    ]
+                ),
+                apb.CreateAclsResponse.FromString,
             )
-            return apb.CreateAclsResponse(
-                header=convert.header(),
-                results=[
-                    apb.AclCreationResult(
-                        error_code=int(result.code), error_message=result.message or ""
-                    )
-                    for result in results
-                ],
-            )
+            reply.header.CopyFrom(convert.header())
+            return reply
 
         return await self.serve(context, fail, body)
 
@@ -147,14 +153,20 @@ class AclMethods(ServiceBase):
             self.require_cluster(principal, Operation.ALTER)
             self._require_authorizer()
             filters = [filter_from_pb(item) for item in request.filters]
-            results = (
-                await controller.delete_acls(filters, timeout_ms=timeout_of(request.timeout_ms))
-                if filters
-                else []
+            if not filters:
+                return apb.DeleteAclsResponse(header=convert.header())
+            reply: apb.DeleteAclsResponse = await remembered(
+                request.request_id,
+                "DeleteAcls",
+                lambda tag: controller.delete_acls(
+                    filters, timeout_ms=timeout_of(request.timeout_ms), request=tag
+                ),
+                lambda results: apb.DeleteAclsResponse(
+                    filter_results=[_delete_result_to_pb(result) for result in results]
+                ),
+                apb.DeleteAclsResponse.FromString,
             )
-            return apb.DeleteAclsResponse(
-                header=convert.header(),
-                filter_results=[_delete_result_to_pb(result) for result in results],
-            )
+            reply.header.CopyFrom(convert.header())
+            return reply
 
         return await self.serve(context, fail, body)

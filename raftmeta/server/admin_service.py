@@ -36,6 +36,7 @@ from raftmeta.server.service_base import (
     AUTHORIZATION_FAILED,
     CLUSTER_DENIED,
     call_metadata,
+    remembered,
     timeout_of,
 )
 
@@ -75,23 +76,34 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             cluster_ok = self.allowed(
                 principal, Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME
             )
+
+            async def create(topics: list[apb.NewTopic]) -> list[apb.CreatableTopicResult]:
+                reply = await remembered(
+                    b"" if request.validate_only else request.request_id,
+                    "CreateTopics",
+                    lambda tag: controller.create_topics(
+                        [convert.new_topic_from_pb(topic) for topic in topics],
+                        validate_only=request.validate_only,
+                        timeout_ms=timeout_of(request.timeout_ms),
+                        request=tag,
+                    ),
+                    lambda results: apb.CreateTopicsResponse(
+                        topics=[convert.create_result_to_pb(result) for result in results]
+                    ),
+                    apb.CreateTopicsResponse.FromString,
+                )
+                return list(reply.topics)
+
             ordered = await for_permitted(
                 request.topics,
                 lambda topic: (
                     cluster_ok
                     or self.allowed(principal, Operation.CREATE, ResourceType.TOPIC, topic.name)
                 ),
-                lambda topic: CreateTopicResult(topic.name, DENIED),
-                lambda topics: controller.create_topics(
-                    [convert.new_topic_from_pb(topic) for topic in topics],
-                    validate_only=request.validate_only,
-                    timeout_ms=timeout_of(request.timeout_ms),
-                ),
+                lambda topic: convert.create_result_to_pb(CreateTopicResult(topic.name, DENIED)),
+                create,
             )
-            return apb.CreateTopicsResponse(
-                header=convert.header(),
-                topics=[convert.create_result_to_pb(result) for result in ordered],
-            )
+            return apb.CreateTopicsResponse(header=convert.header(), topics=ordered)
 
         return await self.serve(context, fail, body)
 
@@ -104,22 +116,32 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
         async def body(
             controller: QuorumController, principal: str
         ) -> apb.CreatePartitionsResponse:
+            async def grow(topics: list[apb.CreatePartitionsTopic]) -> list[apb.TopicError]:
+                reply = await remembered(
+                    b"" if request.validate_only else request.request_id,
+                    "CreatePartitions",
+                    lambda tag: controller.create_partitions(
+                        [convert.new_partitions_from_pb(topic) for topic in topics],
+                        validate_only=request.validate_only,
+                        timeout_ms=timeout_of(request.timeout_ms),
+                        request=tag,
+                    ),
+                    lambda results: apb.CreatePartitionsResponse(
+                        results=[convert.topic_result_to_pb(result) for result in results]
+                    ),
+                    apb.CreatePartitionsResponse.FromString,
+                )
+                return list(reply.results)
+
             ordered = await for_permitted(
                 request.topics,
                 lambda topic: self.allowed(
                     principal, Operation.ALTER, ResourceType.TOPIC, topic.name
                 ),
-                lambda topic: TopicResult(topic.name, DENIED),
-                lambda topics: controller.create_partitions(
-                    [convert.new_partitions_from_pb(topic) for topic in topics],
-                    validate_only=request.validate_only,
-                    timeout_ms=timeout_of(request.timeout_ms),
-                ),
+                lambda topic: convert.topic_result_to_pb(TopicResult(topic.name, DENIED)),
+                grow,
             )
-            return apb.CreatePartitionsResponse(
-                header=convert.header(),
-                results=[convert.topic_result_to_pb(result) for result in ordered],
-            )
+            return apb.CreatePartitionsResponse(header=convert.header(), results=ordered)
 
         return await self.serve(context, fail, body)
 
@@ -130,18 +152,27 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             return apb.DeleteTopicsResponse(header=header)
 
         async def body(controller: QuorumController, principal: str) -> apb.DeleteTopicsResponse:
+            async def delete(names: list[str]) -> list[apb.TopicError]:
+                reply = await remembered(
+                    request.request_id,
+                    "DeleteTopics",
+                    lambda tag: controller.delete_topics(
+                        names, timeout_ms=timeout_of(request.timeout_ms), request=tag
+                    ),
+                    lambda results: apb.DeleteTopicsResponse(
+                        results=[convert.topic_result_to_pb(result) for result in results]
+                    ),
+                    apb.DeleteTopicsResponse.FromString,
+                )
+                return list(reply.results)
+
             ordered = await for_permitted(
                 list(request.topic_names),
                 lambda name: self.allowed(principal, Operation.DELETE, ResourceType.TOPIC, name),
-                lambda name: TopicResult(name, DENIED),
-                lambda names: controller.delete_topics(
-                    names, timeout_ms=timeout_of(request.timeout_ms)
-                ),
+                lambda name: convert.topic_result_to_pb(TopicResult(name, DENIED)),
+                delete,
             )
-            return apb.DeleteTopicsResponse(
-                header=convert.header(),
-                results=[convert.topic_result_to_pb(result) for result in ordered],
-            )
+            return apb.DeleteTopicsResponse(header=convert.header(), results=ordered)
 
         return await self.serve(context, fail, body)
 
@@ -318,20 +349,33 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                     except KafkaError as bad:
                         error = ItemError(bad.code, bad.message)
                 errors.append(error)
-            outcome = {}
+            outcome: dict[ConfigResourceRef, apb.AlterConfigsResult] = {}
             if changes:
-                for result in await controller.incremental_alter_configs(
-                    changes,
-                    validate_only=request.validate_only,
-                    timeout_ms=timeout_of(request.timeout_ms),
-                ):
-                    outcome[result.resource] = result.error
+                reply = await remembered(
+                    b"" if request.validate_only else request.request_id,
+                    "IncrementalAlterConfigs",
+                    lambda tag: controller.incremental_alter_configs(
+                        changes,
+                        validate_only=request.validate_only,
+                        timeout_ms=timeout_of(request.timeout_ms),
+                        request=tag,
+                    ),
+                    lambda results: apb.IncrementalAlterConfigsResponse(
+                        results=[
+                            convert.alter_result_to_pb(result.resource, result.error)
+                            for result in results
+                        ]
+                    ),
+                    apb.IncrementalAlterConfigsResponse.FromString,
+                )
+                for result in reply.results:
+                    outcome[convert.resource_from_pb(result.resource)] = result
             return apb.IncrementalAlterConfigsResponse(
                 header=convert.header(),
                 results=[
-                    convert.alter_result_to_pb(
-                        resource, error if error is not None else outcome[resource]
-                    )
+                    convert.alter_result_to_pb(resource, error)
+                    if error is not None
+                    else outcome[resource]
                     for resource, error in zip(resources, errors, strict=True)
                 ],
             )
@@ -360,12 +404,21 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             election_type = ElectionType.from_request(request.election_type)
             if partitions is not None and not partitions:
                 return apb.ElectLeadersResponse(header=convert.header())
-            results = await controller.elect_leaders(
-                election_type, partitions, timeout_ms=timeout_of(request.timeout_ms)
+            reply: apb.ElectLeadersResponse = await remembered(
+                request.request_id,
+                "ElectLeaders",
+                lambda tag: controller.elect_leaders(
+                    election_type,
+                    partitions,
+                    timeout_ms=timeout_of(request.timeout_ms),
+                    request=tag,
+                ),
+                lambda results: apb.ElectLeadersResponse(
+                    replica_election_results=convert.election_results_to_pb(results)
+                ),
+                apb.ElectLeadersResponse.FromString,
             )
-            return apb.ElectLeadersResponse(
-                header=convert.header(),
-                replica_election_results=convert.election_results_to_pb(results),
-            )
+            reply.header.CopyFrom(convert.header())
+            return reply
 
         return await self.serve(context, fail, body)

@@ -106,6 +106,16 @@ class NodeCollector(Collector):
             "(Kafka: raft-metrics high-watermark).",
             value=core.high_watermark,
         )
+        round_trip_ms = node.fetch_round_trips.smoothed_ms
+        if round_trip_ms is not None:
+            yield GaugeMetricFamily(
+                "raftmeta_raft_fetch_round_trip_ms",
+                "Smoothed round trip of this node's fetches to its leader, the leader's "
+                "long-poll wait excluded. Past half of controller.quorum.fetch.timeout.ms every "
+                "fetch is lost and the quorum elects again and again; a WARNING is logged past "
+                "30 % of it.",
+                value=round_trip_ms,
+            )
         yield GaugeMetricFamily(
             "raftmeta_raft_log_end_offset",
             "The offset after this node's last log record (Kafka: raft-metrics log-end-offset).",

@@ -21,7 +21,13 @@ from google.protobuf.descriptor import ServiceDescriptor  # type: ignore[import-
 from google.protobuf.message_factory import GetMessageClass  # type: ignore[import-untyped]
 
 from raftmeta.auth import CLUSTER_NAME, AccessControl, Operation, ResourceType
-from raftmeta.controller import NotControllerError, QuorumController
+from raftmeta.controller import (
+    AnsweredBefore,
+    NotControllerError,
+    QuorumController,
+    RequestTag,
+    check_request_id,
+)
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode
@@ -31,6 +37,8 @@ from raftmeta.server import convert
 log = logging.getLogger(__name__)
 
 _Reply = TypeVar("_Reply")
+_Result = TypeVar("_Result")
+_Message = TypeVar("_Message")
 
 AUTHORIZATION_FAILED = "Authorization failed."
 CLUSTER_DENIED = "Cluster authorization failed."
@@ -74,6 +82,35 @@ def call_metadata(context: Any) -> tuple[tuple[str, str | bytes], ...]:
     """The call's metadata (its bearer token, say) as plain pairs; none without a context."""
     metadata = context.invocation_metadata() if context is not None else None
     return tuple((item[0], item[1]) for item in metadata or ())
+
+
+async def remembered(
+    request_id: bytes,
+    operation: str,
+    call: Callable[[RequestTag | None], Awaitable[_Result]],
+    reply: Callable[[_Result], _Message],
+    parse: Callable[[bytes], _Message],
+) -> _Message:
+    """The controller's part of a mutating request's reply, exactly once per request id.
+
+    ``call`` runs the request on the controller with the request's tag; ``reply`` turns its
+    result into the protobuf reply, which the controller keeps (as bytes) beside the request's
+    effects when ``request_id`` is set. A retry of a request that already wrote is answered
+    with the kept reply, ``parse``\\ d, and writes nothing (raftmeta.controller.requests_seen).
+    An empty ``request_id`` runs the request as it comes.
+    """
+    known_id = check_request_id(request_id)
+
+    def keep(result: Any) -> bytes:
+        data: bytes = reply(result).SerializeToString()  # type: ignore[attr-defined]
+        return data
+
+    tag = None if known_id is None else RequestTag(known_id, operation, keep)
+    try:
+        return reply(await call(tag))
+    except AnsweredBefore as seen:
+        log.info("%s request %s answered again from its first outcome", operation, known_id)
+        return parse(seen.outcome)
 
 
 class ServiceBase:

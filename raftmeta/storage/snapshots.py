@@ -2,8 +2,14 @@
 
 A snapshot named ``<20-digit end offset>-<10-digit epoch>.checkpoint`` holds every committed
 record below its end offset. It appears under that name only when complete: writers and
-receivers fill ``<name>.part`` first, fsync it, rename it, and fsync the directory, so a crash
-leaves at most a ``.part`` that start-up removes.
+receivers fill a ``<name>.<token>.part`` of their own first, fsync it, link it to the final
+name, and fsync the directory, so a crash leaves at most a ``.part`` that start-up removes.
+
+Each writer and receiver has its own ``.part`` (the random token) and never replaces a complete
+snapshot: a node may write its own snapshot while it installs a peer's at the same offset (a
+restarted follower catching up), and with one shared ``.part`` each would truncate, rename or
+delete the other's file. Two complete snapshots of one id hold the same committed records, so
+whichever is in place first stays and the other is dropped.
 
 Layout (big-endian)::
 
@@ -20,8 +26,10 @@ the CRC so a truncated transfer is named as such rather than as a checksum failu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import secrets
 import struct
 import time
 import zlib
@@ -50,7 +58,7 @@ _FOOTER = struct.Struct(">4sQI")
 FOOTER_SIZE = _FOOTER.size
 MIN_SNAPSHOT_SIZE = _HEADER.size + _FOOTER.size
 _READ_CHUNK = 1 << 20
-_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint(\.part)?$")
+_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint((?:\.[0-9a-z]+)?\.part)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +92,31 @@ def snapshot_path(directory: str | os.PathLike[str], snapshot_id: SnapshotId) ->
     return Path(directory) / snapshot_file_name(snapshot_id)
 
 
-def partial_snapshot_path(directory: str | os.PathLike[str], snapshot_id: SnapshotId) -> Path:
-    return Path(directory) / (snapshot_file_name(snapshot_id) + PARTIAL_SUFFIX)
+def partial_snapshot_path(
+    directory: str | os.PathLike[str], snapshot_id: SnapshotId, token: str = ""
+) -> Path:
+    """Where a snapshot is filled before it takes its name; ``token`` keeps one writer's file
+    apart from another's."""
+    middle = f".{token}" if token else ""
+    return Path(directory) / (snapshot_file_name(snapshot_id) + middle + PARTIAL_SUFFIX)
+
+
+def _own_partial_path(directory: Path, snapshot_id: SnapshotId) -> Path:
+    return partial_snapshot_path(directory, snapshot_id, secrets.token_hex(6))
+
+
+def _publish(partial: Path, final: Path) -> Path:
+    """Give the complete file ``partial`` the name ``final`` unless a complete snapshot of
+    that id is already there (then ours is dropped); either way ``partial`` goes.
+
+    A hard link fails rather than replace, atomically, where a rename would overwrite a file a
+    peer may be fetching in chunks at this moment.
+    """
+    with contextlib.suppress(FileExistsError):
+        os.link(partial, final)
+    os.unlink(partial)
+    fsync_directory(final.parent)
+    return final
 
 
 def parse_snapshot_file_name(name: str) -> tuple[SnapshotId, bool] | None:
@@ -167,6 +198,7 @@ class SnapshotWriter:
         "_closed",
         "_fd",
         "_header_length",
+        "_partial",
         "_pending",
         "_pending_bytes",
         "_records_written",
@@ -210,16 +242,18 @@ class SnapshotWriter:
             raise SnapshotError(f"snapshot {snapshot_file_name(snapshot_id)} already exists")
         placeholder = self._header(record_count=0)
         self._header_length = len(placeholder)
-        self._fd = os.open(
-            partial_snapshot_path(self.directory, snapshot_id),
-            os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-            0o644,
-        )
+        self._partial = _own_partial_path(self.directory, snapshot_id)
+        self._fd = os.open(self._partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             write_all(self._fd, placeholder)
         except BaseException:
             self.abort()
             raise
+
+    @property
+    def partial_path(self) -> Path:
+        """The file this writer fills until :meth:`freeze`."""
+        return self._partial
 
     @property
     def record_count(self) -> int:
@@ -277,10 +311,7 @@ class SnapshotWriter:
             raise
         os.close(self._fd)
         self._closed = True
-        final = snapshot_path(self.directory, self.snapshot_id)
-        os.replace(partial_snapshot_path(self.directory, self.snapshot_id), final)
-        fsync_directory(self.directory)
-        return final
+        return _publish(self._partial, snapshot_path(self.directory, self.snapshot_id))
 
     def abort(self) -> None:
         """Give up: close and delete the ``.part``. A crash instead leaves it for start-up."""
@@ -288,7 +319,7 @@ class SnapshotWriter:
             return
         self._closed = True
         os.close(self._fd)
-        partial_snapshot_path(self.directory, self.snapshot_id).unlink(missing_ok=True)
+        self._partial.unlink(missing_ok=True)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -438,6 +469,7 @@ class SnapshotReceiver:
     __slots__ = (
         "_closed",
         "_fd",
+        "_partial",
         "cluster_id",
         "directory",
         "received_bytes",
@@ -461,11 +493,8 @@ class SnapshotReceiver:
         self.cluster_id = cluster_id
         self.received_bytes = 0
         self._closed = False
-        self._fd = os.open(
-            partial_snapshot_path(self.directory, snapshot_id),
-            os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-            0o644,
-        )
+        self._partial = _own_partial_path(self.directory, snapshot_id)
+        self._fd = os.open(self._partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
 
     @property
     def complete(self) -> bool:
@@ -500,7 +529,7 @@ class SnapshotReceiver:
                 f"snapshot {self.snapshot_id.file_stem()} has {self.received_bytes} of "
                 f"{self.size} bytes"
             )
-        partial = partial_snapshot_path(self.directory, self.snapshot_id)
+        partial = self._partial
         try:
             os.fsync(self._fd)
             os.close(self._fd)
@@ -516,13 +545,10 @@ class SnapshotReceiver:
         except BaseException:
             self.abort()
             raise
-        final = snapshot_path(self.directory, self.snapshot_id)
-        os.replace(partial, final)
-        fsync_directory(self.directory)
-        return final
+        return _publish(partial, snapshot_path(self.directory, self.snapshot_id))
 
     def abort(self) -> None:
         if not self._closed:
             self._closed = True
             os.close(self._fd)
-        partial_snapshot_path(self.directory, self.snapshot_id).unlink(missing_ok=True)
+        self._partial.unlink(missing_ok=True)

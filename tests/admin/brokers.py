@@ -33,7 +33,10 @@ async def heartbeat(
 
 
 async def register_unfenced(
-    channel: ControllerChannel, broker_ids: Iterable[int], racks: str = "abc"
+    channel: ControllerChannel,
+    broker_ids: Iterable[int],
+    racks: str = "abc",
+    cluster_id: str = CLUSTER_ID,
 ) -> dict[int, int]:
     """Register each broker and heartbeat it until the controller unfences it; the epochs."""
     epochs: dict[int, int] = {}
@@ -42,7 +45,7 @@ async def register_unfenced(
             "BrokerLifecycle/RegisterBroker",
             bpb.RegisterBrokerRequest(
                 broker_id=broker_id,
-                cluster_id=CLUSTER_ID,
+                cluster_id=cluster_id,
                 incarnation_id=uuid.uuid4().bytes,
                 listeners=[bpb.Listener(name="PLAINTEXT", host="127.0.0.1", port=9000 + broker_id)],
                 rack=racks[(broker_id - 1) % len(racks)],

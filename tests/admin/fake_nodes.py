@@ -7,6 +7,7 @@ routing rules they exercise are the client's, not theirs.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,8 +17,10 @@ from typing import Any, ClassVar
 import grpc
 
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum.peers import SERVER_OPTIONS
 from raftmeta.rpc import admin_pb2 as pb
 from raftmeta.rpc import admin_pb2_grpc as pb_grpc
+from raftmeta.rpc import raft_pb2 as rpb
 
 
 @dataclass
@@ -29,6 +32,8 @@ class FakeCluster:
     count: int = 3
     nodes: list[FakeNode] = field(default_factory=list)
     controller: FakeNode | None = None
+    epoch: int = 1
+    """The epoch DescribeQuorum reports the controller in."""
     calls: int = 0
     elect_after_calls: tuple[int, FakeNode] | None = None
     """Once this many calls reached any node, the given node becomes the controller."""
@@ -54,11 +59,14 @@ class FakeNode(pb_grpc.AdminServicer):
         self.calls = 0
         self.metadata: list[dict[str, str]] = []
         self.answer_error = ErrorCode.NONE
+        self.frozen = False
+        """DescribeCluster never answers (a paused process whose connection stays open)."""
         self.endpoint = ""
         self._server: grpc.aio.Server | None = None
 
     async def start(self, port: int = 0) -> FakeNode:
-        server = grpc.aio.server()
+        # The real servers' options: they accept the clients' keepalive pings.
+        server = grpc.aio.server(options=SERVER_OPTIONS)
         pb_grpc.add_AdminServicer_to_server(self, server)
         bound = server.add_insecure_port(f"127.0.0.1:{port}")
         await server.start()
@@ -77,6 +85,8 @@ class FakeNode(pb_grpc.AdminServicer):
         self.calls += 1
         self.cluster.count_call()
         self.metadata.append({k: v for k, v in context.invocation_metadata()})
+        if self.frozen:
+            await asyncio.Event().wait()
         controller = self.cluster.controller
         if controller is not self:
             header = pb.ResponseHeader(
@@ -88,6 +98,21 @@ class FakeNode(pb_grpc.AdminServicer):
             return pb.DescribeClusterResponse(header=header)
         header = pb.ResponseHeader(error_code=self.answer_error, controller_id=self.node_id)
         return pb.DescribeClusterResponse(header=header, controller_id=self.node_id)
+
+    async def DescribeQuorum(
+        self, request: rpb.DescribeQuorumRequest, context: Any
+    ) -> rpb.DescribeQuorumResponse:
+        controller = self.cluster.controller
+        if controller is self:
+            return rpb.DescribeQuorumResponse(
+                leader_id=self.node_id, leader_epoch=self.cluster.epoch
+            )
+        return rpb.DescribeQuorumResponse(
+            error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
+            leader_id=controller.node_id if controller else -1,
+            leader_epoch=self.cluster.epoch if controller else -1,
+            leader_endpoint=controller.endpoint if controller else "",
+        )
 
 
 @contextmanager

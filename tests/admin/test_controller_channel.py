@@ -4,6 +4,7 @@ named, send credentials, and refuse bad addresses."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -21,6 +22,7 @@ from tests.admin.fake_nodes import (
     silent_endpoint,
 )
 from tests.support.scenario import run_scenario, run_with_deadline
+from tests.support.waiting import wait_until_async
 
 DESCRIBE = "Admin/DescribeCluster"
 
@@ -98,6 +100,43 @@ def test_a_server_that_never_answers_the_connection_is_passed_over() -> None:
         assert f"{paused}: unreachable" in caught.value.message
 
     run(scenario, count=1)
+
+
+def test_a_controller_that_stops_answering_is_left_once_the_others_name_a_new_leader() -> None:
+    """The frozen node keeps its connection and answers keepalive pings (it is only its
+    handler that hangs), so nothing but asking the other servers can find the new leader."""
+
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
+        frozen, successor, _ = nodes
+        cluster.controller = frozen
+        servers = [node.endpoint for node in nodes]
+        async with ControllerChannel(servers, request_timeout_ms=8_000) as channel:
+            await channel.call(DESCRIBE, pb.DescribeClusterRequest())
+            assert channel.controller_endpoint == frozen.endpoint
+            frozen.frozen = True
+            waiting = asyncio.ensure_future(channel.call(DESCRIBE, pb.DescribeClusterRequest()))
+            await wait_until_async(lambda: frozen.calls == 2, "the call at the frozen node", 5)
+            cluster.controller, cluster.epoch = successor, 2
+            response = await waiting
+        assert response.controller_id == successor.node_id
+        assert channel.controller_endpoint == successor.endpoint
+
+    run(scenario)
+
+
+def test_a_slow_controller_the_others_still_name_is_waited_for() -> None:
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
+        slow = nodes[0]
+        cluster.controller = slow
+        async with ControllerChannel([n.endpoint for n in nodes], request_timeout_ms=1_500) as c:
+            await c.call(DESCRIBE, pb.DescribeClusterRequest())
+            slow.frozen = True
+            with pytest.raises(KafkaError) as caught:
+                await c.call(DESCRIBE, pb.DescribeClusterRequest())
+        assert caught.value.code is ErrorCode.REQUEST_TIMED_OUT
+        assert [n.calls for n in nodes] == [2, 0, 0], "no other node was sent the request"
+
+    run(scenario)
 
 
 def test_an_error_other_than_not_controller_is_returned_to_the_caller() -> None:

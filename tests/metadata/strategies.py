@@ -36,6 +36,7 @@ from raftmeta.records import (
     RegisterControllerRecord,
     RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RequestOutcomeRecord,
     TopicId,
     TopicRecord,
     UnregisterBrokerRecord,
@@ -109,6 +110,9 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
         features=st.lists(features, max_size=3).map(tuple),
     ),
     NoOpRecord: st.just(NoOpRecord()),
+    RequestOutcomeRecord: st.builds(
+        RequestOutcomeRecord, uuids, names, int64s, st.binary(max_size=64)
+    ),
 }
 
 
@@ -134,6 +138,8 @@ class _Cluster:
     used_topic_ids: set[TopicId] = field(default_factory=set)
     acls: dict[bytes, tuple[object, ...]] = field(default_factory=dict)
     """ACL id → the ACL's other fields (replay refuses two ACLs that differ only by id)."""
+    request_time_ms: int = 0
+    """The last request outcome's time: the controller never writes an earlier one."""
 
 
 def _replica_lists(min_size: int = 1) -> st.SearchStrategy[tuple[int, ...]]:
@@ -335,6 +341,23 @@ def _register_controller(draw: st.DrawFn, cluster: _Cluster, offset: int) -> lis
     ]
 
 
+REQUEST_IDS = tuple(bytes([n]) * 16 for n in range(4))
+
+
+def _request_outcome(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Record]:
+    """An admin request's outcome; ids from a small pool, and now and then a gap past the
+    retention, so kept, replaced and expired outcomes all occur."""
+    cluster.request_time_ms += draw(st.sampled_from((0, 1_000, 60_000, 11 * 60_000)))
+    return [
+        RequestOutcomeRecord(
+            draw(st.sampled_from(REQUEST_IDS)),
+            "CreateTopics",
+            cluster.request_time_ms,
+            draw(st.binary(max_size=8)),
+        )
+    ]
+
+
 def _no_op(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Record]:
     return [NoOpRecord()]
 
@@ -356,6 +379,7 @@ _STEPS = (
     _create_acl,
     _remove_acl,
     _register_controller,
+    _request_outcome,
     _no_op,
 )
 

@@ -68,6 +68,7 @@ def test_type_ids_and_versions_are_kraft_api_keys() -> None:
         "RemoveAccessControlEntryRecord": (19, 0),
         "NoOpRecord": (20, 0),
         "RegisterControllerRecord": (27, 0),
+        "RequestOutcomeRecord": (200, 0),
     }
 
 

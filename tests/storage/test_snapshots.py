@@ -145,8 +145,9 @@ def test_an_abandoned_writer_leaves_only_a_part_file(tmp_path: Path) -> None:
     writer.append(_records(3000))
     # No freeze: as if the process died here.
     assert list_snapshots(tmp_path) == []
-    assert [p.name for p in tmp_path.iterdir()] == [partial_snapshot_path(tmp_path, SNAP).name]
-    assert remove_partial_snapshots(tmp_path) == [partial_snapshot_path(tmp_path, SNAP)]
+    assert [p.name for p in tmp_path.iterdir()] == [writer.partial_path.name]
+    assert writer.partial_path.name.startswith(partial_snapshot_path(tmp_path, SNAP).name[:-5])
+    assert remove_partial_snapshots(tmp_path) == [writer.partial_path]
     assert list(tmp_path.iterdir()) == []
     writer.abort()
 
@@ -272,3 +273,54 @@ def test_file_layout_is_pinned(tmp_path: Path) -> None:
     assert raw[-FOOTER_SIZE:] == struct.pack(
         ">4sQI", b"RMSF", len(raw) - FOOTER_SIZE, zlib.crc32(raw[:-FOOTER_SIZE])
     )
+
+
+def _peer_snapshot(tmp_path: Path, seed: int) -> tuple[bytes, list[bytes]]:
+    """A peer's snapshot at ``SNAP``, as the bytes a FetchSnapshot would bring, and its
+    records."""
+    peer = tmp_path / "peer"
+    peer.mkdir()
+    records = _records(40, seed=seed)
+    return _write(peer, SNAP, records).read_bytes(), records
+
+
+def _no_part_files(directory: Path) -> bool:
+    return not [p for p in directory.iterdir() if p.name.endswith(".part")]
+
+
+def test_a_fetched_snapshot_installed_while_the_node_writes_its_own_at_the_same_id(
+    tmp_path: Path,
+) -> None:
+    """The race a fault campaign found: a restarted controller wrote its own snapshot while a
+    peer's snapshot at the same offset was being installed; both used the same ``.part`` file,
+    the install renamed it away, and the node's own freeze failed with "No such file or
+    directory"."""
+    fetched, peer_records = _peer_snapshot(tmp_path, seed=1)
+    own = tmp_path / "own"
+    own.mkdir()
+    writer = SnapshotWriter(own, SNAP, cluster_id="cluster-a")
+    writer.append(_records(40, seed=2))
+    receiver = SnapshotReceiver(own, SNAP, len(fetched), cluster_id="cluster-a")
+    receiver.write_chunk(0, fetched)
+    installed = receiver.finish()
+    frozen = writer.freeze()
+    assert frozen == installed == snapshot_path(own, SNAP)
+    assert list(SnapshotReader(frozen).records()) == peer_records, "the first in place stays"
+    assert _no_part_files(own)
+
+
+def test_a_snapshot_written_while_a_fetch_of_the_same_id_is_under_way(tmp_path: Path) -> None:
+    """The other order: the receiver opened first and the node froze its own in between."""
+    fetched, _ = _peer_snapshot(tmp_path, seed=1)
+    own = tmp_path / "own"
+    own.mkdir()
+    own_records = _records(40, seed=2)
+    receiver = SnapshotReceiver(own, SNAP, len(fetched), cluster_id="cluster-a")
+    receiver.write_chunk(0, fetched[:100])
+    writer = SnapshotWriter(own, SNAP, cluster_id="cluster-a")
+    writer.append(own_records)
+    frozen = writer.freeze()
+    receiver.write_chunk(100, fetched[100:])
+    assert receiver.finish() == frozen
+    assert list(SnapshotReader(frozen).records()) == own_records
+    assert _no_part_files(own)
