@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint soak properties bench bench-peers clean proto
+.PHONY: demo test lint soak chaos properties bench bench-peers clean proto
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,14 @@ SEEDS ?= 100000
 START ?= 0
 soak: $(STAMP)
 	$(PY) -m raftmeta.sim.soak --start $(START) --count $(SEEDS)
+
+# A fault campaign on real processes (kill -9, pauses, restarts, damaged segments, loss of the
+# majority) under writes, checked against every node's files: make chaos DURATION=1800 SEED=3
+DURATION ?= 600
+SEED ?= 0
+chaos: $(STAMP)
+	rm -rf .chaos/seed-$(SEED)
+	$(PY) -m raftmeta chaos --dir .chaos/seed-$(SEED) --duration $(DURATION) --seed $(SEED)
 
 # Property tests with fresh random examples each round (the suite draws fixed ones):
 # make properties ROUNDS=50

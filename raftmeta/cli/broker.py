@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
+from raftmeta.cli.parent import end_with_parent
 
 STATUS_FILE = "broker.status"
 SHUTDOWN_TIMEOUT_S = 30.0
@@ -56,6 +57,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    end_with_parent()
     from raftmeta.broker.discovery import DiscoveryError, parse_servers
     from raftmeta.config.errors import ConfigError
     from raftmeta.config.node import parse_config, parse_override

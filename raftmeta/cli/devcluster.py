@@ -18,13 +18,13 @@ The directory holds everything, so running again on it resumes the same cluster 
 
 Children are started in their own sessions, so a Ctrl-C in the terminal reaches only the
 parent, which then stops them in order. On Linux each child also asks the kernel to send it
-SIGTERM if the parent dies, so even a parent killed with ``kill -9`` leaves no node behind.
+SIGTERM if the parent dies (``raftmeta.cli.parent``), so even a parent killed with ``kill -9``
+leaves no node behind.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import subprocess
@@ -33,6 +33,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from raftmeta.cli.parent import child_environment
 from raftmeta.config.properties import format_properties, parse_properties
 from raftmeta.security.certs import write_dev_certificates
 from raftmeta.security.listener import client_tls
@@ -46,14 +47,6 @@ NODE_IDS = (3000, 3001, 3002)
 CLUSTER_ID_FILE = "cluster.id"
 STOP_DEADLINE_S = 10.0
 """A graceful stop takes at most about three seconds; after this a node is killed."""
-
-
-def _die_with_parent() -> None:
-    """Runs in the child between fork and exec (Linux only: PR_SET_PDEATHSIG)."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 class NodeProcess:
@@ -85,7 +78,7 @@ class NodeProcess:
                 stdout=output,
                 stderr=output,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                env=child_environment(),
             )
 
     @property

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
+from raftmeta.cli.parent import end_with_parent
 
 if TYPE_CHECKING:
     from raftmeta.config.node import RaftmetaConfig
@@ -47,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import logging
     import os
+
+    end_with_parent()
 
     # gRPC's core logs connection chatter at INFO; operators need only its errors.
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")

@@ -1,0 +1,138 @@
+"""One fault campaign: a dev cluster under a steady stream of admin writes, faults injected
+one after another for a set time, then the history checked against every node's files.
+
+The seed picks the faults, their targets and their lengths, so a failing campaign can be run
+again on the same schedule (process timing still varies, as on any real cluster).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from raftmeta.cli.broker import STATUS_FILE
+from raftmeta.cli.chaos.checker import Verdict, judge
+from raftmeta.cli.chaos.faults import HEAL_DEADLINE_S, FaultRecord, HealError, Injector
+from raftmeta.cli.chaos.history import Operation, Outcome, write_history
+from raftmeta.cli.chaos.workload import Workload, monotonic_since
+from raftmeta.cli.devcluster import DevCluster
+from raftmeta.ports import free_port_run
+
+BROKERS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    directory: Path
+    seed: int
+    duration_s: float
+    kinds: Sequence[str]
+    workers: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    faults: list[FaultRecord]
+    operations: list[Operation]
+    verdict: Verdict
+    heal_failure: str | None
+
+    @property
+    def passed(self) -> bool:
+        return not self.verdict.violations and self.heal_failure is None
+
+
+def unavailability(fault: FaultRecord, operations: Sequence[Operation]) -> float | None:
+    """Seconds from the fault to the first success of a write sent after it began."""
+    done = [
+        op.completed_s
+        for op in operations
+        if op.outcome is Outcome.OK and op.invoked_s >= fault.began_s
+    ]
+    return min(done) - fault.began_s if done else None
+
+
+def report_lines(result: Result, plan: Plan) -> list[str]:
+    lines = [f"seed {plan.seed}, {plan.duration_s:.0f} s, faults: {', '.join(plan.kinds)}"]
+    by_kind: dict[str, list[float | None]] = defaultdict(list)
+    for fault in result.faults:
+        by_kind[fault.kind].append(unavailability(fault, result.operations))
+    lines.append(f"{'fault':<16}{'count':>6}{'writes stopped, median':>24}{'max':>8}")
+    for kind in sorted(by_kind):
+        measured = [value for value in by_kind[kind] if value is not None]
+        median = f"{statistics.median(measured):.2f} s" if measured else "-"
+        longest = f"{max(measured):.2f} s" if measured else "-"
+        lines.append(f"{kind:<16}{len(by_kind[kind]):>6}{median:>24}{longest:>8}")
+    verdict = result.verdict
+    outcomes = {outcome: 0 for outcome in Outcome}
+    for op in result.operations:
+        outcomes[op.outcome] += 1
+    lines.append(
+        f"writes: {len(result.operations)} sent, {verdict.acknowledged} acknowledged, "
+        f"{outcomes[Outcome.FAILED]} refused, {outcomes[Outcome.UNKNOWN]} unknown "
+        f"({verdict.unknown_present} of them happened), lost {len(verdict.lost)}, "
+        f"echoes {len(verdict.echoes)}; every node's files read up to offset {verdict.end_offset}"
+    )
+    if result.heal_failure:
+        lines.append(f"FAILED TO HEAL: {result.heal_failure}")
+    for violation in verdict.violations:
+        lines.append(f"VIOLATION: {violation}")
+    lines.append("passed" if result.passed else "FAILED")
+    return lines
+
+
+async def run_campaign(plan: Plan, progress: Callable[[str], None]) -> Result:
+    rng = random.Random(plan.seed)
+    began = time.monotonic()
+    clock = monotonic_since(began)
+    cluster = DevCluster(plan.directory, free_port_run(3), brokers=BROKERS, racks=0)
+    cluster.prepare()
+    cluster.start()
+    cluster.start_brokers()
+    injector = Injector(cluster, rng, clock)
+    workload = Workload(cluster.bootstrap_servers, plan.workers, clock, f"chaos{plan.seed}")
+    faults: list[FaultRecord] = []
+    heal_failure: str | None = None
+    converged = False
+    try:
+        await injector.healed()
+        await workload.ready(HEAL_DEADLINE_S)
+        progress(f"cluster up in {clock():.1f} s; writing with {plan.workers} clients")
+        workload.start()
+        while clock() < plan.duration_s:
+            await asyncio.sleep(rng.uniform(1.0, 2.0))  # a quiet spell between faults
+            kind = rng.choice(list(plan.kinds))
+            fault = await injector.inject(kind)
+            faults.append(fault)
+            await injector.healed()
+            progress(
+                f"{clock():6.1f} s  {fault.kind:<15} {fault.target}; healed, "
+                f"{sum(op.outcome is Outcome.OK for op in workload.operations)} writes "
+                "acknowledged so far"
+            )
+        await workload.stop()
+        await injector.converged()
+        converged = True
+    except HealError as error:
+        heal_failure = str(error)
+        progress(f"the cluster did not heal: {error}")
+        await workload.stop()
+    finally:
+        await asyncio.to_thread(cluster.stop)
+    write_history(plan.directory / "history.jsonl", workload.operations)
+    verdict = judge(
+        workload.operations,
+        {f"controller {node_id}": cluster.data_dir(node_id) for node_id in cluster.nodes},
+        {
+            f"broker {broker_id}": cluster.broker_dir(broker_id) / STATUS_FILE
+            for broker_id in cluster.brokers
+        },
+        converged=converged,
+    )
+    return Result(faults, list(workload.operations), verdict, heal_failure)
