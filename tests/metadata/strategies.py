@@ -25,6 +25,7 @@ from raftmeta.records import (
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     ConfigResourceType,
     FeatureLevelRecord,
@@ -82,6 +83,8 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
         leader_recovery_state=int8s,
         leader_epoch=int32s,
         partition_epoch=int32s,
+        eligible_leader_replicas=int32_tuples,
+        last_known_elr=int32_tuples,
     ),
     PartitionChangeRecord: st.builds(
         PartitionChangeRecord,
@@ -93,6 +96,8 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
         removing_replicas=optional_int32_tuples,
         adding_replicas=optional_int32_tuples,
         leader_recovery_state=int8s,
+        eligible_leader_replicas=optional_int32_tuples,
+        last_known_elr=optional_int32_tuples,
     ),
     RemoveTopicRecord: st.builds(RemoveTopicRecord, uuids),
     ConfigRecord: st.builds(ConfigRecord, int8s, names, names, st.none() | names),
@@ -109,6 +114,7 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
         features=st.lists(features, max_size=3).map(tuple),
     ),
     NoOpRecord: st.just(NoOpRecord()),
+    ClearElrRecord: st.builds(ClearElrRecord, names),
 }
 
 
