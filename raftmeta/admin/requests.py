@@ -342,6 +342,8 @@ def _topic_description(topic: Any) -> TopicDescription:
                 leader_epoch=p.leader_epoch,
                 partition_epoch=p.partition_epoch,
                 leader_recovery_state=p.leader_recovery_state,
+                elr=tuple(p.eligible_leader_replicas),
+                last_known_elr=tuple(p.last_known_elr),
             )
             for p in sorted(topic.partitions, key=lambda p: p.partition_index)
         ),

@@ -183,6 +183,9 @@ class PartitionDescription:
     leader_epoch: int = 0
     partition_epoch: int = 0
     leader_recovery_state: int = 0
+    elr: tuple[int, ...] = ()
+    """Eligible leader replicas (KIP-966); empty while the feature is off."""
+    last_known_elr: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

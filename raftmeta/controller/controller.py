@@ -54,6 +54,7 @@ import raftmeta.controller.registration as controller_registration
 from elections import (
     EXCESSIVE_BATCH_MESSAGE,
     elect_leaders,
+    elections_for_unclean_shutdown,
     online_elections_for_broker_removal,
     preferred_rebalance,
     unclean_elections_for_leaderless,
@@ -758,7 +759,11 @@ class QuorumController:
 
     def _unclean_elections(self) -> ControllerResult[bool]:
         """Leaders for leaderless partitions of topics allowing it; True if capped."""
-        run = unclean_elections_for_leaderless(self._latest, unclean_default=self._unclean_default)
+        run = unclean_elections_for_leaderless(
+            self._latest,
+            unclean_default=self._unclean_default,
+            min_isr_default=self.settings.min_insync_replicas,
+        )
         self.election_counts[(ElectionType.UNCLEAN.name, ErrorCode.NONE.name)] += len(run.records)
         return ControllerResult(run.records, run.capped, atomic=False)
 
@@ -934,7 +939,12 @@ class QuorumController:
     def _elect_leaders(
         self, election_type: ElectionType, partitions: list[TopicPartition] | None
     ) -> ControllerResult[tuple[TopicResults, ...]]:
-        outcome = elect_leaders(self._latest, election_type, partitions)
+        outcome = elect_leaders(
+            self._latest,
+            election_type,
+            partitions,
+            min_isr_default=self.settings.min_insync_replicas,
+        )
         type_name = election_type.name
         counts = self.election_counts
         for topic_results in outcome.results:
@@ -1104,11 +1114,29 @@ class QuorumController:
                     ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                     f"Another broker is registered with broker id {broker_id}.",
                 )
-            if not existing.fenced:
+            clean = request.previous_broker_epoch == existing.broker_epoch
+            unclean_stop = (
+                ()
+                if clean
+                else elections_for_unclean_shutdown(
+                    self._latest,
+                    broker_id,
+                    unclean_default=self._unclean_default,
+                    min_isr_default=self.settings.min_insync_replicas,
+                )
+            )
+            if unclean_stop:
+                # KIP-966: no proof of a clean stop, so its log may have lost a tail; it
+                # leaves every ISR and ELR before the new incarnation is written.
+                records.extend(unclean_stop)
+            elif not existing.fenced:
                 # The old incarnation is gone: take it out of ISRs before replacing it.
                 records.extend(
                     online_elections_for_broker_removal(
-                        self._latest, broker_id, unclean_default=self._unclean_default
+                        self._latest,
+                        broker_id,
+                        unclean_default=self._unclean_default,
+                        min_isr_default=self.settings.min_insync_replicas,
                     )
                 )
         # The broker epoch is the offset its registration record will take.
@@ -1180,21 +1208,24 @@ class QuorumController:
             sessions=self._sessions,
         )
         unclean = self._unclean_default
+        min_isr = self.settings.min_insync_replicas
         records: list[Record] = []
         if target is not current:
             if target is BrokerState.UNFENCED:
                 records = lifecycle.unfence_records(
-                    self._latest, broker_id, unclean_default=unclean
+                    self._latest, broker_id, unclean_default=unclean, min_isr_default=min_isr
                 )
                 session.unfenced_at_ms = self._clock()
             elif target is BrokerState.CONTROLLED_SHUTDOWN:
                 records = lifecycle.controlled_shutdown_records(
-                    self._latest, broker_id, unclean_default=unclean
+                    self._latest, broker_id, unclean_default=unclean, min_isr_default=min_isr
                 )
                 # The shutdown counts from the offset of its last record.
                 session.controlled_shutdown_offset = self._next_write_offset() + len(records) - 1
             elif current is not BrokerState.FENCED:
-                records = lifecycle.fence_records(self._latest, broker_id, unclean_default=unclean)
+                records = lifecycle.fence_records(
+                    self._latest, broker_id, unclean_default=unclean, min_isr_default=min_isr
+                )
         reply = BrokerHeartbeatReply(
             is_caught_up=request.current_metadata_offset >= registration.broker_epoch,
             is_fenced=target in (BrokerState.FENCED, BrokerState.SHUTDOWN_NOW),
@@ -1215,7 +1246,10 @@ class QuorumController:
                 f"Broker ID {broker_id} is not currently registered",
             )
         elections = online_elections_for_broker_removal(
-            self._latest, broker_id, unclean_default=self._unclean_default
+            self._latest,
+            broker_id,
+            unclean_default=self._unclean_default,
+            min_isr_default=self.settings.min_insync_replicas,
         )
         self._sessions.pop(broker_id, None)
         return ControllerResult(
@@ -1240,7 +1274,11 @@ class QuorumController:
         self._registration_at(request.broker_id, request.broker_epoch)
         for change in request.partitions:
             error, record = check_isr_change(
-                self._latest, request.broker_id, request.topic_id, change
+                self._latest,
+                request.broker_id,
+                request.topic_id,
+                change,
+                min_isr_default=self.settings.min_insync_replicas,
             )
             if not error.ok:
                 yield ControllerResult((), AlterPartitionResult(change.partition_id, error))

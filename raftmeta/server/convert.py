@@ -121,6 +121,8 @@ def topic_description(image: MetadataImage, topic: TopicImage) -> apb.TopicDescr
                 replicas=partition.replicas,
                 isr=partition.isr,
                 leader_recovery_state=partition.leader_recovery_state,
+                eligible_leader_replicas=partition.elr,
+                last_known_elr=partition.last_known_elr,
             )
             for partition_id, partition in sorted(topic.partitions.items())
         ],
@@ -290,6 +292,9 @@ def registration_from_pb(request: bpb.RegisterBrokerRequest) -> BrokerRegistrati
             for feature in request.features
         ),
         rack=request.rack if request.HasField("rack") else None,
+        previous_broker_epoch=(
+            request.previous_broker_epoch if request.HasField("previous_broker_epoch") else -1
+        ),
     )
 
 
