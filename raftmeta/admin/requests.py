@@ -17,6 +17,7 @@ from raftmeta.admin.types import (
     ClusterDescription,
     ConfigEntry,
     ConfigResource,
+    FeatureMetadata,
     KafkaException,
     NewPartitions,
     NewTopic,
@@ -26,6 +27,7 @@ from raftmeta.admin.types import (
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.configs import ConfigSource
 from raftmeta.common.elections import TopicPartition
+from raftmeta.common.features import FeatureUpdate
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import uuid_to_str
@@ -235,6 +237,36 @@ class AdminRequests:
             metadata_offset=response.metadata_offset,
             image_digest=response.image_digest,
         )
+
+    async def describe_features(self, timeout_ms: int | None) -> FeatureMetadata:
+        response = await self._call(
+            "Admin/DescribeFeatures", pb.DescribeFeaturesRequest(), timeout_ms
+        )
+        return FeatureMetadata(
+            finalized={f.name: f.level for f in response.finalized},
+            supported={f.name: (f.min_version, f.max_version) for f in response.supported},
+            finalized_epoch=response.finalized_epoch,
+        )
+
+    async def update_features(
+        self, updates: Sequence[FeatureUpdate], validate_only: bool, timeout_ms: int | None
+    ) -> None:
+        """All updates or none; a refused one raises its KafkaError (Kafka's top-level form).
+        A downgrade is sent as a safe downgrade (upgrade type 2)."""
+        request = pb.UpdateFeaturesRequest(
+            feature_updates=[
+                pb.FeatureUpdate(
+                    feature=update.name,
+                    max_version_level=update.level,
+                    upgrade_type=2 if update.allow_downgrade else 1,
+                )
+                for update in updates
+            ],
+            validate_only=validate_only,
+        )
+        if timeout_ms is not None:
+            request.timeout_ms = timeout_ms
+        await self._call("Admin/UpdateFeatures", request, timeout_ms)
 
     async def describe_configs(
         self, resources: Sequence[ConfigResource], timeout_ms: int | None

@@ -15,6 +15,7 @@ from raftmeta.cli import (
     demo,
     dev,
     dump,
+    features,
     leader_election,
     quorum,
     serve,
@@ -38,6 +39,7 @@ COMMANDS: tuple[Command, ...] = (
     brokers,
     broker,
     leader_election,
+    features,
     acls,
     audit,
 )
