@@ -115,6 +115,41 @@ def effective_min_isr(image: MetadataImage, topic: str, default: int) -> int:
     return default
 
 
+@dataclass(frozen=True, slots=True)
+class ElrExposure:
+    """How many partitions lean on the KIP-966 lists (the audit's two findings, live)."""
+
+    led_from_elr: int
+    """Led, with the ISR below min ISR and an ELR outside it: the state a clean election from
+    the ELR leaves; one more loss and only the ELR keeps the partition clean."""
+    unclean_only: int
+    """No leader, no ISR, no ELR: only the last known leader or an UNCLEAN election is left."""
+
+
+def elr_exposure(image: MetadataImage, min_isr_default: int = 1) -> ElrExposure:
+    """Counts both, scanning partitions only when ELR is on (off, neither state can arise)."""
+    if not elr_enabled(image.features):
+        return ElrExposure(0, 0)
+    led_from_elr = unclean_only = 0
+    min_isr_by_topic: dict[TopicId, int] = {}
+    for (topic_id, _partition_id), partition in image.partitions():
+        if partition.leader == NO_LEADER:
+            if not partition.isr and not partition.elr:
+                unclean_only += 1
+            continue
+        if not partition.elr:
+            continue
+        min_isr = min_isr_by_topic.get(topic_id)
+        if min_isr is None:
+            topic = image.topic(topic_id)
+            min_isr = min_isr_by_topic[topic_id] = effective_min_isr(
+                image, "" if topic is None else topic.name, min_isr_default
+            )
+        if len(partition.isr) < min_isr:
+            led_from_elr += 1
+    return ElrExposure(led_from_elr, unclean_only)
+
+
 class _ElrLookup:
     """Per-topic :class:`ElrSettings` for one run, or ``None`` throughout when ELR is off."""
 

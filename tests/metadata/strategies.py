@@ -168,6 +168,8 @@ def _partition_record(draw: st.DrawFn, topic_id: TopicId, partition_id: int) -> 
         leader_recovery_state=draw(st.sampled_from((0, 0, 1))),
         leader_epoch=draw(st.integers(0, 300)),
         partition_epoch=draw(st.integers(0, 300)),
+        eligible_leader_replicas=_sublist(draw, tuple(r for r in replicas if r not in isr)),
+        last_known_elr=draw(st.sampled_from(((), *((r,) for r in replicas)))),
     )
 
 
@@ -257,6 +259,8 @@ def _change_partition(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[R
             removing_replicas=draw(st.none() | st.just(_sublist(draw, replicas))),
             adding_replicas=draw(st.none() | st.just(_sublist(draw, replicas))),
             leader_recovery_state=draw(st.sampled_from((LEADER_RECOVERY_UNCHANGED, 0, 1))),
+            eligible_leader_replicas=draw(st.none() | st.just(_sublist(draw, replicas))),
+            last_known_elr=draw(st.none() | st.just(_sublist(draw, replicas)[:1])),
         )
     ]
 

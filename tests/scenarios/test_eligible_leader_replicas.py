@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from elections import ElrExposure, elr_exposure
 from raftmeta.admin import AsyncAdminClient, FeatureUpdate
 from raftmeta.broker import Broker
 from raftmeta.cli.main import main
@@ -24,7 +25,9 @@ from raftmeta.common.features import ELIGIBLE_LEADER_REPLICAS_VERSION, METADATA_
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import PartitionRegistration
 from raftmeta.records import BrokerFeature
+from raftmeta.server.metrics import start_metrics
 from raftmeta.storage.markers import CLEAN_SHUTDOWN_FILE
+from tests.server.test_metrics import scrape, value
 from tests.support.broker_quorum import DEADLINE_S, BrokerQuorum
 from tests.support.scenario import run_scenario
 from tests.support.waiting import wait_until_async
@@ -107,6 +110,16 @@ def test_with_elr_on_a_clean_replica_comes_back_as_a_clean_leader(tmp_path: Path
         assert back.leader_recovery_state == 0, "clean: no RECOVERING"
         assert back.elr == (last,) and back.last_known_elr == ()
 
+        # The metrics say so: one partition led from the ELR, none left to an unclean election.
+        node = next(n for n in quorum.controllers.values() if n.controller.is_active)
+        server = start_metrics(0, node.node, node.controller, client=node.client, host="127.0.0.1")
+        try:
+            samples = await scrape(server)
+        finally:
+            server.close()
+        assert value(samples, "raftmeta_partitions_led_from_elr") == 1
+        assert value(samples, "raftmeta_partitions_unclean_only") == 0
+
     run_scenario(scenario, _quorum(tmp_path))
 
 
@@ -151,7 +164,22 @@ def test_a_broker_back_from_an_unclean_stop_is_not_eligible(tmp_path: Path) -> N
         )
         after = await _partition(quorum, topic_id)
         assert second not in after.elr and after.elr == (last,)
-        assert after.leader == -1, "no clean leader: only the unclean path is left"
+        assert after.leader == -1, "no clean leader while the last eligible replica is away"
+        assert elr_exposure(quorum.controllers_image(), 2) == ElrExposure(0, 0)
+
+        # The last one back without proof too: nothing eligible is left, and its election as
+        # the last known leader is unclean (RECOVERING), as Kafka's balanced recovery is.
+        await _stop_cleanly(quorum, second)
+        (quorum.root / f"broker-{last}" / CLEAN_SHUTDOWN_FILE).unlink()
+        await quorum.start_broker(last)
+
+        async def led() -> PartitionRegistration | None:
+            p = await _partition(quorum, topic_id)
+            return p if p.leader != -1 else None
+
+        back = await wait_until_async(led, "the last known leader elected", DEADLINE_S)
+        assert back.leader == last and back.leader_recovery_state == 1
+        assert back.isr == (last,) and back.elr == () and back.last_known_elr == ()
 
     run_scenario(scenario, _quorum(tmp_path))
 
