@@ -3,6 +3,9 @@ ClearElrRecord on a min.insync.replicas change, and UpdateFeatures' checks."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import msgpack
 import pytest
 
 from raftmeta.common.brokers import (
@@ -19,15 +22,22 @@ from raftmeta.common.features import (
     FeatureUpdate,
 )
 from raftmeta.common.topics import NewTopic
+from raftmeta.controller.features import update_feature_records
 from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.raft.batch import SnapshotId
 from raftmeta.records import (
     ClearElrRecord,
     ConfigResourceType,
     FeatureLevelRecord,
+    PartitionRecord,
     Record,
+    RegisterBrokerRecord,
     TopicId,
+    TopicRecord,
+    encode_record,
 )
-from tests.controller.harness import CLUSTER_ID, Harness, run_async
+from raftmeta.storage import SnapshotReader, SnapshotWriter
+from tests.controller.harness import CLUSTER_ID, NODE_ID, Harness, run_async
 
 
 def committed_records(h: Harness) -> list[Record]:
@@ -39,6 +49,7 @@ def committed_records(h: Harness) -> list[Record]:
     ]
 
 
+TOPIC = bytes(range(16))
 ELR = ELIGIBLE_LEADER_REPLICAS_VERSION
 ELR_ON = [FeatureUpdate(METADATA_VERSION, 27), FeatureUpdate(ELIGIBLE_LEADER_REPLICAS_VERSION, 1)]
 
@@ -182,3 +193,33 @@ async def test_the_first_leader_of_an_empty_log_writes_the_bootstrap_levels() ->
         ELIGIBLE_LEADER_REPLICAS_VERSION: 1,
     }
     await h.stop()
+
+
+def test_a_snapshot_from_before_kip_966_still_loads_and_can_be_upgraded(tmp_path: Path) -> None:
+    """A snapshot of version 0 partition records (no ELR fields), as a build before KIP-966
+    wrote it, loads into the controller, which then turns the feature on and keeps the ELR."""
+    history: list[Record] = [
+        *(
+            RegisterBrokerRecord(b, bytes([b]) * 16, b, features=SUPPORTED_FEATURES, fenced=False)
+            for b in (1, 2, 3)
+        ),
+        TopicRecord("t", TOPIC),
+        PartitionRecord(0, TOPIC, (1, 2, 3), (1, 2, 3), leader=1),
+    ]
+    old_bytes = [
+        msgpack.packb([3, 0, *msgpack.unpackb(encode_record(r))[2:-2]])
+        if isinstance(r, PartitionRecord)
+        else encode_record(r)
+        for r in history
+    ]
+    with SnapshotWriter(tmp_path, SnapshotId(len(history), 1), cluster_id=CLUSTER_ID) as writer:
+        writer.append(old_bytes)
+        path = writer.freeze()
+    h = Harness(min_insync_replicas=2)
+    h.controller.handle_load_snapshot(SnapshotReader(path))
+    loaded = h.controller.committed_image.partition(TOPIC, 0)
+    assert loaded is not None and loaded.isr == (1, 2, 3) and loaded.elr == ()
+    image = h.controller.committed_image
+    upgrade = update_feature_records(image, ELR_ON, controller_id=NODE_ID)
+    image.apply_batch(list(upgrade), image.offset + 1)
+    assert dict(image.features) == {METADATA_VERSION: 27, ELR: 1}
