@@ -25,7 +25,7 @@ from analytics.plain_audit import (
 )
 from analytics.spark_source import SOURCE_NAME
 
-FINDINGS = ("under_replicated", "under_min_isr", "leaderless")
+FINDINGS = ("under_replicated", "under_min_isr", "leaderless", "led_from_elr", "unclean_only")
 AFTER_COLUMNS = ("leaders", "imbalance", "above_threshold")
 """Broker-table columns predicted for after the election plan, with an ``_after`` suffix."""
 
@@ -43,6 +43,7 @@ class AuditFrames:
     bucket_ms: int
     partitions: DataFrame
     """Partition rows with the audit's flags: under_replicated, under_min_isr, leaderless,
+    led_from_elr, unclean_only (KIP-966; see :mod:`analytics.plain_audit`),
     in_plan (the election plan would move its leadership to the preferred replica)."""
     brokers: DataFrame
     events: DataFrame
@@ -154,6 +155,14 @@ def flagged_partitions(partitions: DataFrame, brokers: DataFrame, topics: DataFr
                 "under_min_isr"
             ),
             (F.col("leader") == -1).alias("leaderless"),
+            (
+                (F.col("leader") != -1)
+                & (F.size("isr") < F.coalesce("min_isr", F.lit(DEFAULT_MIN_INSYNC_REPLICAS)))
+                & (F.size("elr") > 0)
+            ).alias("led_from_elr"),
+            ((F.col("leader") == -1) & (F.size("isr") == 0) & (F.size("elr") == 0)).alias(
+                "unclean_only"
+            ),
             (
                 has_replicas
                 & (F.col("leader") != F.col("preferred_leader"))

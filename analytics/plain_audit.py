@@ -13,6 +13,11 @@ The figures, per cluster (see README "Analytics"):
   ``leader.imbalance.per.broker.percentage``;
 - the preferred-leader ratio; leaders per rack; under-replicated, under-min-ISR and leaderless
   partitions;
+- eligible leader replicas (KIP-966): partitions *led from the ELR* (a leader, an ISR below
+  min ISR, and an ELR holding the other replicas with every committed write: the state a clean
+  election from the ELR leaves, and the one a partition runs in on one ISR member) and
+  partitions whose *only hope is an unclean election* (no leader, no ISR and no ELR: at most
+  the last known leader, whose election counts as unclean); both are empty with ELR off;
 - the election plan: partitions whose preferred replica is registered, unfenced and in the ISR
   but not leading, and the per-broker figures predicted once it has run;
 - from events: elections by type and over time, unclean elections, ISR shrinks and expands per
@@ -93,6 +98,8 @@ class _Cluster:
     under_replicated: list[dict[str, Any]] = field(default_factory=list)
     under_min_isr: list[dict[str, Any]] = field(default_factory=list)
     leaderless: list[dict[str, Any]] = field(default_factory=list)
+    led_from_elr: list[dict[str, Any]] = field(default_factory=list)
+    unclean_only: list[dict[str, Any]] = field(default_factory=list)
     plan: list[dict[str, Any]] = field(default_factory=list)
     plan_gains: Counter[int] = field(default_factory=Counter)
     plan_losses: Counter[int] = field(default_factory=Counter)
@@ -152,9 +159,11 @@ def _add_partitions(clusters: defaultdict[str, _Cluster], batch: Columns) -> Non
         columns["isr"],
         columns["leader"],
         columns["preferred_leader"],
+        columns["elr"],
         strict=True,
     )
-    for cluster_name, snapshot_offset, topic, partition, replicas, isr, leader, preferred in rows:
+    for row in rows:
+        cluster_name, snapshot_offset, topic, partition, replicas, isr, leader, preferred, elr = row
         cluster = clusters[cluster_name]
         cluster.snapshot_offset = snapshot_offset
         cluster.partitions += 1
@@ -177,8 +186,13 @@ def _add_partitions(clusters: defaultdict[str, _Cluster], batch: Columns) -> Non
                         cluster.plan_losses[leader] += 1
         if len(isr) < len(replicas):
             cluster.under_replicated.append(_example(topic, partition))
-        if len(isr) < cluster.min_isr.get(topic, DEFAULT_MIN_INSYNC_REPLICAS):
+        below_min_isr = len(isr) < cluster.min_isr.get(topic, DEFAULT_MIN_INSYNC_REPLICAS)
+        if below_min_isr:
             cluster.under_min_isr.append(_example(topic, partition))
+        if leader != -1 and below_min_isr and elr:
+            cluster.led_from_elr.append(_example(topic, partition))
+        if leader == -1 and not isr and not elr:
+            cluster.unclean_only.append(_example(topic, partition))
 
 
 def _cluster_report(cluster: _Cluster, threshold: float, bucket_ms: int) -> dict[str, Any]:
@@ -247,6 +261,8 @@ def _cluster_report(cluster: _Cluster, threshold: float, bucket_ms: int) -> dict
         "under_replicated": _finding(cluster.under_replicated),
         "under_min_isr": _finding(cluster.under_min_isr),
         "leaderless": _finding(cluster.leaderless),
+        "led_from_elr": _finding(cluster.led_from_elr),
+        "unclean_only": _finding(cluster.unclean_only),
         "election_plan": {
             "count": len(cluster.plan),
             "partitions": sorted(cluster.plan, key=_sort_key),

@@ -76,7 +76,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "partitions": (
         *("cluster", "snapshot_offset", "topic", "topic_id", "partition", "replicas", "isr"),
         *("leader", "preferred_leader", "leader_epoch", "partition_epoch"),
-        "leader_recovery_state",
+        *("leader_recovery_state", "elr", "last_known_elr"),
     ),
     "brokers": (
         *("cluster", "snapshot_offset", "broker_id", "rack", "fenced"),
@@ -105,6 +105,9 @@ _PARTITION_ARRAY_LENGTH = 2 + len(dataclasses.fields(PartitionRecord))
 _PARTITION_FIELD = {
     field.name: 2 + index for index, field in enumerate(dataclasses.fields(PartitionRecord))
 }
+_ELR_FIELDS = ("eligible_leader_replicas", "last_known_elr")
+_PARTITION_V0_LENGTH = _PARTITION_ARRAY_LENGTH - len(_ELR_FIELDS)
+"""A version 0 PartitionRecord (written before KIP-966) lacks the two ELR lists at the end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -462,6 +465,10 @@ def _partition_columns(
         columns = list(zip(*arrays, strict=True))
     except ValueError:
         columns = []
+    if len(columns) == _PARTITION_V0_LENGTH and set(columns[1]) == {0}:
+        # A snapshot from before KIP-966: its partitions have no ELR, as the decoder says too.
+        columns[1] = (PartitionRecord.version,) * len(arrays)
+        columns.extend([((),) * len(arrays)] * len(_ELR_FIELDS))
     field = _PARTITION_FIELD
     if (
         len(columns) != _PARTITION_ARRAY_LENGTH
@@ -498,6 +505,8 @@ def _partition_columns(
                 list(columns[field["leader_epoch"]]),
                 list(columns[field["partition_epoch"]]),
                 list(map(_RECOVERY_NAMES.__getitem__, recovery)),
+                list(columns[field["eligible_leader_replicas"]]),
+                list(columns[field["last_known_elr"]]),
             ],
             strict=True,
         )
@@ -580,6 +589,8 @@ def image_rows(
                     "leader_epoch": registration.leader_epoch,
                     "partition_epoch": registration.partition_epoch,
                     "leader_recovery_state": _recovery_name(registration.leader_recovery_state),
+                    "elr": list(registration.elr),
+                    "last_known_elr": list(registration.last_known_elr),
                 }
             )
     return rows

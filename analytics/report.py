@@ -163,6 +163,10 @@ def render_text(
             f"{cluster['under_min_isr']['count']}, leaderless {cluster['leaderless']['count']}"
         )
         write(
+            f"eligible leader replicas: led from the ELR {cluster['led_from_elr']['count']}, "
+            f"only an unclean election left {cluster['unclean_only']['count']}"
+        )
+        write(
             f"election plan: {plan['count']} partitions; brokers above {threshold}% after it: "
             f"{_ids(plan['brokers_above_threshold_after'])}"
         )

@@ -26,10 +26,14 @@ PARTITIONS = pa.schema(
         ("leader_epoch", pa.int32()),
         ("partition_epoch", pa.int32()),
         ("leader_recovery_state", pa.string()),
+        ("elr", _INT_LIST),
+        ("last_known_elr", _INT_LIST),
     ]
 )
 """One row per partition. ``snapshot_offset``: the state holds every record below it.
-``preferred_leader`` is ``replicas[0]``, or -1 with no replicas; ``leader`` is -1 if none."""
+``preferred_leader`` is ``replicas[0]``, or -1 with no replicas; ``leader`` is -1 if none.
+``elr`` and ``last_known_elr`` (KIP-966) are empty when the feature is off and for snapshots
+written before it; they come last so readers that select columns by name are unaffected."""
 
 BROKERS = pa.schema(
     [

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from elections.leader_choice import choose_leader
+from elections.leader_choice import ElrSettings, choose_leader
 from elections.messages import (
     EXCESSIVE_BATCH_MESSAGE,
     election_not_needed,
@@ -37,6 +37,7 @@ from raftmeta.common.elections import (
     TopicPartition,
     TopicResults,
 )
+from raftmeta.common.features import elr_enabled
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage, PartitionKey, PartitionRegistration
 from raftmeta.records import NO_LEADER, ConfigResourceType, PartitionChangeRecord, TopicId
@@ -48,6 +49,7 @@ MAX_ELECTIONS_PER_RUN = 1_000
 """Kafka's cap on elections in one periodic rebalance or unclean-election run."""
 
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,90 @@ def unclean_election_enabled(image: MetadataImage, topic: str, default: bool) ->
     return default
 
 
+def effective_min_isr(image: MetadataImage, topic: str, default: int) -> int:
+    """The topic's ``min.insync.replicas``: its own config, then the cluster-wide dynamic
+    default, then ``default`` (the static server config). Per-broker overrides are not read:
+    with ELR on Kafka ignores them too, since one partition's ELR must not depend on which
+    broker's view is asked. A value that is not a positive integer is passed over, as if unset.
+    """
+    for resource_type, resource_name in (
+        (ConfigResourceType.TOPIC, topic),
+        (ConfigResourceType.BROKER, ""),
+    ):
+        value = image.configs(resource_type, resource_name).get(MIN_INSYNC_REPLICAS)
+        if value is not None:
+            try:
+                parsed = int(value.strip())
+            except ValueError:
+                continue
+            if parsed >= 1:
+                return parsed
+    return default
+
+
+@dataclass(frozen=True, slots=True)
+class ElrExposure:
+    """How many partitions lean on the KIP-966 lists (the audit's two findings, live)."""
+
+    led_from_elr: int
+    """Led, with the ISR below min ISR and an ELR outside it: the state a clean election from
+    the ELR leaves; one more loss and only the ELR keeps the partition clean."""
+    unclean_only: int
+    """No leader, no ISR, no ELR: only the last known leader or an UNCLEAN election is left."""
+
+
+def elr_exposure(image: MetadataImage, min_isr_default: int = 1) -> ElrExposure:
+    """Counts both, scanning partitions only when ELR is on (off, neither state can arise)."""
+    if not elr_enabled(image.features):
+        return ElrExposure(0, 0)
+    led_from_elr = unclean_only = 0
+    min_isr_by_topic: dict[TopicId, int] = {}
+    for (topic_id, _partition_id), partition in image.partitions():
+        if partition.leader == NO_LEADER:
+            if not partition.isr and not partition.elr:
+                unclean_only += 1
+            continue
+        if not partition.elr:
+            continue
+        min_isr = min_isr_by_topic.get(topic_id)
+        if min_isr is None:
+            topic = image.topic(topic_id)
+            min_isr = min_isr_by_topic[topic_id] = effective_min_isr(
+                image, "" if topic is None else topic.name, min_isr_default
+            )
+        if len(partition.isr) < min_isr:
+            led_from_elr += 1
+    return ElrExposure(led_from_elr, unclean_only)
+
+
+class _ElrLookup:
+    """Per-topic :class:`ElrSettings` for one run, or ``None`` throughout when ELR is off."""
+
+    def __init__(
+        self,
+        image: MetadataImage,
+        min_isr_default: int,
+        unclean_shutdown: frozenset[int] = frozenset(),
+    ) -> None:
+        self._image = image
+        self._enabled = elr_enabled(image.features)
+        self._default = min_isr_default
+        self._unclean_shutdown = unclean_shutdown
+        self._by_topic: dict[TopicId, ElrSettings] = {}
+
+    def __call__(self, topic_id: TopicId) -> ElrSettings | None:
+        if not self._enabled:
+            return None
+        settings = self._by_topic.get(topic_id)
+        if settings is None:
+            topic = self._image.topic(topic_id)
+            name = "" if topic is None else topic.name
+            settings = self._by_topic[topic_id] = ElrSettings(
+                effective_min_isr(self._image, name, self._default), self._unclean_shutdown
+            )
+        return settings
+
+
 # --- ElectLeaders -----------------------------------------------------------------------------
 
 
@@ -102,6 +188,7 @@ def elect_leaders(
     *,
     max_records: int = MAX_RECORDS_PER_BATCH,
     reject_oversized: bool = False,
+    min_isr_default: int = 1,
 ) -> ElectionOutcome:
     """Answers an ElectLeaders request against ``image``.
 
@@ -140,11 +227,12 @@ def elect_leaders(
         raise ValueError(f"max_records must be at least 1, got {max_records}")
 
     is_acceptable = active_brokers(image)
+    elr = _ElrLookup(image, min_isr_default)
     records: list[PartitionChangeRecord] = []
     if requested is None:
-        results = _elect_all(image, election_type, is_acceptable, records)
+        results = _elect_all(image, election_type, is_acceptable, records, elr)
     else:
-        results = _elect_listed(image, election_type, requested, is_acceptable, records)
+        results = _elect_listed(image, election_type, requested, is_acceptable, records, elr)
     if reject_oversized and len(records) > max_records:
         raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH_MESSAGE)
     return ElectionOutcome(results, tuple(records), max_records)
@@ -156,13 +244,14 @@ def _elect_listed(
     requested: list[TopicPartition],
     is_acceptable: Callable[[int], bool],
     records: list[PartitionChangeRecord],
+    elr: _ElrLookup,
 ) -> tuple[TopicResults, ...]:
     by_topic: dict[str, list[tuple[int, PartitionResult]]] = {}
     decided: dict[TopicPartition, PartitionResult] = {}
     for topic_partition in requested:
         result = decided.get(topic_partition)
         if result is None:
-            result, record = _elect_named(image, election, topic_partition, is_acceptable)
+            result, record = _elect_named(image, election, topic_partition, is_acceptable, elr)
             decided[topic_partition] = result
             if record is not None:
                 records.append(record)
@@ -175,6 +264,7 @@ def _elect_named(
     election: ElectionType,
     topic_partition: TopicPartition,
     is_acceptable: Callable[[int], bool],
+    elr: _ElrLookup,
 ) -> tuple[PartitionResult, PartitionChangeRecord | None]:
     topic_name, partition_id = topic_partition.topic, topic_partition.partition
     topic = image.topic_by_name(topic_name)
@@ -184,7 +274,7 @@ def _elect_named(
     if registration is None:
         return no_such_partition(topic_name, partition_id), None
     return _elect_one(
-        election, topic_name, topic.topic_id, partition_id, registration, is_acceptable
+        election, topic_name, topic.topic_id, partition_id, registration, is_acceptable, elr
     )
 
 
@@ -193,6 +283,7 @@ def _elect_all(
     election: ElectionType,
     is_acceptable: Callable[[int], bool],
     records: list[PartitionChangeRecord],
+    elr: _ElrLookup,
 ) -> tuple[TopicResults, ...]:
     # Only these partitions can need an election; walking the index instead of every partition
     # keeps an all-partitions request on a million-partition image proportional to the work.
@@ -214,7 +305,7 @@ def _elect_all(
             if registration is None:  # pragma: no cover - the index only holds real partitions
                 continue
             result, record = _elect_one(
-                election, topic_name, topic_id, partition_id, registration, is_acceptable
+                election, topic_name, topic_id, partition_id, registration, is_acceptable, elr
             )
             if result.error is ErrorCode.ELECTION_NOT_NEEDED:
                 continue  # the indexes leave these out already; kept so the rule stands alone
@@ -232,6 +323,7 @@ def _elect_one(
     partition_id: int,
     registration: PartitionRegistration,
     is_acceptable: Callable[[int], bool],
+    elr: _ElrLookup,
 ) -> tuple[PartitionResult, PartitionChangeRecord | None]:
     """One existing partition under ElectLeaders: the preconditions, then the leader choice."""
     if election is ElectionType.PREFERRED and registration.leader == registration.preferred_leader:
@@ -239,8 +331,9 @@ def _elect_one(
     if election is ElectionType.UNCLEAN and registration.leader != NO_LEADER:
         # An unclean election only ever fills a leaderless partition.
         return election_not_needed(topic_name, partition_id), None
-    change = choose_leader(registration, election, is_acceptable)
-    if change is None:
+    change = choose_leader(registration, election, is_acceptable, elr=elr(topic_id))
+    if change is None or change.leader is None:
+        # An ELR-only change (no new leader) is no election result; nothing is written.
         return no_leader_elected(topic_name, partition_id, election), None
     return SUCCESS, change.to_record(topic_id, partition_id)
 
@@ -249,7 +342,11 @@ def _elect_one(
 
 
 def online_elections_for_broker_removal(
-    image: MetadataImage, broker_id: int, *, unclean_default: bool = False
+    image: MetadataImage,
+    broker_id: int,
+    *,
+    unclean_default: bool = False,
+    min_isr_default: int = 1,
 ) -> tuple[PartitionChangeRecord, ...]:
     """Takes ``broker_id`` out of every ISR and moves its leaderships elsewhere.
 
@@ -264,28 +361,81 @@ def online_elections_for_broker_removal(
     static server config). With eligible leader replicas off the ISR never becomes empty: a
     broker that was the last member stays in it, and the partition is left leaderless until
     that broker returns (see :func:`elections_for_unfenced_broker`) or an unclean election.
+    With them on, the broker leaves the ISR even as its last member and joins the ELR when the
+    ISR is below ``min.insync.replicas`` (``min_isr_default`` is the static server config).
     """
+    return _removal_elections(
+        image, broker_id, unclean_default, min_isr_default, frozenset(), in_elr_too=False
+    )
+
+
+def elections_for_unclean_shutdown(
+    image: MetadataImage,
+    broker_id: int,
+    *,
+    unclean_default: bool = False,
+    min_isr_default: int = 1,
+) -> tuple[PartitionChangeRecord, ...]:
+    """A broker came back without proof that it shut down cleanly (KIP-966).
+
+    Its log may have lost an unflushed tail, so it no longer holds what ISR or ELR membership
+    claims: it leaves every ISR (with leaderships moved, as for fencing) and every ELR, and
+    does not join an ELR on the way out. Nothing when ELR is off: the registration path then
+    treats the old incarnation as fenced, as before.
+    """
+    if not elr_enabled(image.features):
+        return ()
+    return _removal_elections(
+        image,
+        broker_id,
+        unclean_default,
+        min_isr_default,
+        frozenset((broker_id,)),
+        in_elr_too=True,
+    )
+
+
+def _removal_elections(
+    image: MetadataImage,
+    broker_id: int,
+    unclean_default: bool,
+    min_isr_default: int,
+    unclean_shutdown: frozenset[int],
+    *,
+    in_elr_too: bool,
+) -> tuple[PartitionChangeRecord, ...]:
     is_active = active_brokers(image)
 
     def is_acceptable(candidate: int) -> bool:
         return candidate != broker_id and is_active(candidate)
 
+    elr = _ElrLookup(image, min_isr_default, unclean_shutdown)
+    keys = set(image.partitions_with_isr_member(broker_id))
+    if in_elr_too:
+        # The ELR has no index: a scan, run only when a broker returns from an unclean stop.
+        keys.update(key for key, partition in image.partitions() if broker_id in partition.elr)
     unclean_by_topic: dict[TopicId, bool] = {}
     records: list[PartitionChangeRecord] = []
-    for topic_id, partition_id in sorted(image.partitions_with_isr_member(broker_id)):
+    for topic_id, partition_id in sorted(keys):
         registration = image.partition(topic_id, partition_id)
         if registration is None:  # pragma: no cover - the index only holds real partitions
             continue
         election = _lifecycle_election(image, topic_id, unclean_by_topic, unclean_default)
         target_isr = tuple(member for member in registration.isr if member != broker_id)
-        change = choose_leader(registration, election, is_acceptable, target_isr=target_isr)
+        change = choose_leader(
+            registration, election, is_acceptable, target_isr=target_isr, elr=elr(topic_id)
+        )
         if change is not None:
             records.append(change.to_record(topic_id, partition_id))
     return tuple(records)
 
 
 def elections_for_unfenced_broker(
-    image: MetadataImage, broker_id: int, *, unclean_default: bool = False
+    image: MetadataImage,
+    broker_id: int,
+    *,
+    unclean_default: bool = False,
+    min_isr_default: int = 1,
 ) -> tuple[PartitionChangeRecord, ...]:
     """Leaders for leaderless partitions now that ``broker_id`` is unfenced.
 
@@ -299,6 +449,7 @@ def elections_for_unfenced_broker(
     def is_acceptable(candidate: int) -> bool:
         return candidate == broker_id or is_active(candidate)
 
+    elr = _ElrLookup(image, min_isr_default)
     unclean_by_topic: dict[TopicId, bool] = {}
     records: list[PartitionChangeRecord] = []
     for topic_id, partition_id in sorted(image.leaderless_partitions):
@@ -306,7 +457,7 @@ def elections_for_unfenced_broker(
         if registration is None:  # pragma: no cover - the index only holds real partitions
             continue
         election = _lifecycle_election(image, topic_id, unclean_by_topic, unclean_default)
-        change = choose_leader(registration, election, is_acceptable)
+        change = choose_leader(registration, election, is_acceptable, elr=elr(topic_id))
         if change is not None:
             records.append(change.to_record(topic_id, partition_id))
     return tuple(records)
@@ -336,6 +487,7 @@ def unclean_elections_for_leaderless(
     *,
     unclean_default: bool = False,
     max_elections: int = MAX_ELECTIONS_PER_RUN,
+    min_isr_default: int = 1,
 ) -> PeriodicElections:
     """The periodic unclean election (every ``unclean.leader.election.interval.ms``).
 
@@ -345,6 +497,7 @@ def unclean_elections_for_leaderless(
     """
     _check_cap(max_elections)
     is_acceptable = active_brokers(image)
+    elr = _ElrLookup(image, min_isr_default)
     unclean_by_topic: dict[TopicId, bool] = {}
     records: list[PartitionChangeRecord] = []
     for topic_id, partition_id in sorted(image.leaderless_partitions):
@@ -354,8 +507,8 @@ def unclean_elections_for_leaderless(
         registration = image.partition(topic_id, partition_id)
         if registration is None:  # pragma: no cover - the index only holds real partitions
             continue
-        change = choose_leader(registration, election, is_acceptable)
-        if change is None:
+        change = choose_leader(registration, election, is_acceptable, elr=elr(topic_id))
+        if change is None or change.leader is None:
             continue
         if len(records) == max_elections:
             return PeriodicElections(tuple(records), capped=True)

@@ -19,6 +19,7 @@ half a kilobyte: a million partitions on 100 brokers fit in about 540 MiB.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Set
@@ -38,6 +39,7 @@ from raftmeta.records import (
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     ConfigResourceType,
     ControlledShutdownChange,
@@ -182,6 +184,9 @@ class PartitionRegistration:
     leader_recovery_state: int
     leader_epoch: int
     partition_epoch: int
+    elr: tuple[int, ...] = ()
+    """Eligible leader replicas (KIP-966); empty unless the feature is on."""
+    last_known_elr: tuple[int, ...] = ()
 
     @property
     def preferred_leader(self) -> int:
@@ -214,6 +219,8 @@ class PartitionRegistration:
         isr = self.isr if change.isr is None else change.isr
         if isr is not replicas and isr == replicas:
             isr = replicas
+        elr = change.eligible_leader_replicas
+        last_known_elr = change.last_known_elr
         return _build_partition(
             replicas,
             isr,
@@ -225,7 +232,15 @@ class PartitionRegistration:
             recovery_state,
             leader_epoch,
             self.partition_epoch + 1,
+            self.elr if elr is None else elr,
+            self.last_known_elr if last_known_elr is None else last_known_elr,
         )
+
+    def without_elr(self) -> PartitionRegistration:
+        """This state with both KIP-966 lists emptied (ClearElrRecord; no epoch bump)."""
+        if not self.elr and not self.last_known_elr:
+            return self
+        return dataclasses.replace(self, elr=(), last_known_elr=())
 
     def to_record(self, topic_id: TopicId, partition_id: int) -> PartitionRecord:
         return _build_partition_record(
@@ -239,6 +254,8 @@ class PartitionRegistration:
             self.leader_recovery_state,
             self.leader_epoch,
             self.partition_epoch,
+            self.elr,
+            self.last_known_elr,
         )
 
 
@@ -264,6 +281,8 @@ def _partition_from_record(record: PartitionRecord) -> PartitionRegistration:
         record.leader_recovery_state,
         record.leader_epoch,
         record.partition_epoch,
+        record.eligible_leader_replicas,
+        record.last_known_elr,
     )
 
 
@@ -736,6 +755,21 @@ class MetadataImage:
     def _replay_request_outcome(self, record: RequestOutcomeRecord) -> None:
         self._requests_seen.add(record)
 
+    def _replay_clear_elr(self, record: ClearElrRecord) -> None:
+        # The ELR lists are in no index, so clearing them touches the partitions alone.
+        if record.topic_name:
+            topic_id = self._topic_ids_by_name.get(record.topic_name)
+            if topic_id is None:
+                raise ReplayError(f"ClearElrRecord names no topic: {record.topic_name!r}")
+            topics: Iterable[TopicImage] = (self._topics[topic_id],)
+        else:
+            topics = self._topics.values()
+        for topic in topics:
+            partitions = topic._partitions
+            for partition_id, registration in partitions.items():
+                if registration.elr or registration.last_known_elr:
+                    partitions[partition_id] = registration.without_elr()
+
     def _replay_feature_level(self, record: FeatureLevelRecord) -> None:
         if record.feature_level == 0:
             self._features.pop(record.name, None)
@@ -1045,6 +1079,7 @@ _REPLAY_BY_TYPE: dict[type[Any], Callable[[MetadataImage, Any], None]] = {
     RemoveTopicRecord: MetadataImage._replay_remove_topic,
     ConfigRecord: MetadataImage._replay_config,
     FeatureLevelRecord: MetadataImage._replay_feature_level,
+    ClearElrRecord: MetadataImage._replay_clear_elr,
     AccessControlEntryRecord: MetadataImage._replay_acl,
     RemoveAccessControlEntryRecord: MetadataImage._replay_remove_acl,
     RegisterControllerRecord: MetadataImage._replay_register_controller,

@@ -2,8 +2,10 @@
 
 Type ids and versions are KRaft's api keys and schema versions, so a log dump reads the same
 as Kafka's. Each class carries the fields of the Kafka version named by its ``version``: fields
-Kafka added later for features raftmeta does not model (ZooKeeper migration, log directories,
-eligible leader replicas) are left out, and a class gains them by moving to that later version.
+Kafka added later for features raftmeta does not model (ZooKeeper migration, log directories)
+are left out, and a class gains them by moving to that later version. A class that moved keeps
+a decoder for its older versions (:data:`LEGACY_DECODERS`), so logs and snapshots written
+before the move still load: the new fields take their defaults.
 
 Encoding is msgpack, one array per record: ``[type, version, field, field, ...]`` in the order
 the dataclass declares its fields. A positional array is smaller and faster to pack and unpack
@@ -160,6 +162,7 @@ class RecordType(enum.IntEnum):
     REMOVE_ACCESS_CONTROL_ENTRY = 19
     NO_OP = 20
     REGISTER_CONTROLLER = 27
+    CLEAR_ELR = 28
     # raftmeta's own records, at 200 and above, far from Kafka's keys.
     REQUEST_OUTCOME = 200
 
@@ -257,7 +260,8 @@ class PartitionRecord:
     """The whole state of one partition: written at creation and in snapshots."""
 
     record_type: ClassVar[RecordType] = RecordType.PARTITION
-    version: ClassVar[int] = 0
+    version: ClassVar[int] = 2
+    """Kafka's v2, less v1's log directories; v0 (no ELR fields) still decodes."""
 
     partition_id: int
     topic_id: TopicId
@@ -270,6 +274,11 @@ class PartitionRecord:
     leader_recovery_state: int = 0
     leader_epoch: int = 0
     partition_epoch: int = 0
+    eligible_leader_replicas: tuple[int, ...] = ()
+    """KIP-966: replicas that left the ISR while it was below min ISR and still hold every
+    committed write, so a clean election may pick one once the ISR is empty."""
+    last_known_elr: tuple[int, ...] = ()
+    """KIP-966: the last leader before the ISR became empty; electing it counts as unclean."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +291,8 @@ class PartitionChangeRecord:
     """
 
     record_type: ClassVar[RecordType] = RecordType.PARTITION_CHANGE
-    version: ClassVar[int] = 0
+    version: ClassVar[int] = 2
+    """Kafka's v2, less v1's log directories; v0 (no ELR fields) still decodes."""
 
     partition_id: int
     topic_id: TopicId
@@ -293,6 +303,8 @@ class PartitionChangeRecord:
     removing_replicas: tuple[int, ...] | None = None
     adding_replicas: tuple[int, ...] | None = None
     leader_recovery_state: int = LEADER_RECOVERY_UNCHANGED
+    eligible_leader_replicas: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +339,18 @@ class FeatureLevelRecord:
     name: str
     feature_level: int
     """Level 0 means the feature is not finalized, so replay removes it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClearElrRecord:
+    """Empties the ELR and last known ELR of one topic's partitions, or of every partition
+    when ``topic_name`` is ``""``: written when ``min.insync.replicas`` changes, because an ELR
+    is only sound against the min ISR it was built under."""
+
+    record_type: ClassVar[RecordType] = RecordType.CLEAR_ELR
+    version: ClassVar[int] = 0
+
+    topic_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,6 +453,7 @@ Record: TypeAlias = (
     | RegisterControllerRecord
     | NoOpRecord
     | RequestOutcomeRecord
+    | ClearElrRecord
 )
 
 RECORD_CLASSES: tuple[type[Record], ...] = (
@@ -446,6 +471,7 @@ RECORD_CLASSES: tuple[type[Record], ...] = (
     RegisterControllerRecord,
     NoOpRecord,
     RequestOutcomeRecord,
+    ClearElrRecord,
 )
 
 
@@ -616,6 +642,27 @@ def _decode_register_controller(array: tuple[Any, ...]) -> RegisterControllerRec
 _DECODERS[(RecordType.REGISTER_CONTROLLER.value, RegisterControllerRecord.version)] = (
     _decode_register_controller
 )
+
+
+def _legacy_decoder(cls: type[Any], field_count: int) -> Callable[[tuple[Any, ...]], Any]:
+    """Decodes an older version holding the first ``field_count`` fields; the rest default."""
+    build = fast_constructor(cls)
+    defaults = tuple(field.default for field in dataclasses.fields(cls)[field_count:])
+
+    def decode(array: tuple[Any, ...]) -> Any:
+        if len(array) != field_count + 2:
+            raise ValueError(f"{len(array) - 2} fields, expected {field_count}")
+        return build(*array[2:], *defaults)
+
+    return decode
+
+
+LEGACY_DECODERS: dict[tuple[int, int], Callable[[tuple[Any, ...]], Any]] = {
+    # v0 of both partition records ended before the two KIP-966 lists.
+    (RecordType.PARTITION.value, 0): _legacy_decoder(PartitionRecord, 10),
+    (RecordType.PARTITION_CHANGE.value, 0): _legacy_decoder(PartitionChangeRecord, 8),
+}
+_DECODERS.update(LEGACY_DECODERS)
 _CLASS_BY_TYPE: dict[int, type[Any]] = {int(cls.record_type): cls for cls in RECORD_CLASSES}
 
 
@@ -626,11 +673,13 @@ def _unreadable(data: bytes, array: Any, cause: Exception) -> RecordDecodeError:
     known = _CLASS_BY_TYPE.get(record_type) if type(record_type) is int else None
     if known is None:
         return RecordDecodeError(f"unknown metadata record type {record_type!r}")
-    if version != known.version:
+    if version != known.version and (record_type, version) not in LEGACY_DECODERS:
         return RecordDecodeError(
             f"{known.__name__} version {version!r} is not supported "
             f"(this build reads version {known.version})"
         )
+    if version != known.version:
+        return RecordDecodeError(f"{known.__name__} v{version} is malformed: {cause}")
     field_count, expected = len(array) - 2, len(_field_names(known))
     if field_count != expected:
         return RecordDecodeError(

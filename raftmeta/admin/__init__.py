@@ -27,6 +27,7 @@ from raftmeta.admin.types import (
     ConfigEntry,
     ConfigResource,
     ConfigSource,
+    FeatureMetadata,
     KafkaException,
     NewPartitions,
     NewTopic,
@@ -36,6 +37,7 @@ from raftmeta.admin.types import (
 )
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
+from raftmeta.common.features import FeatureUpdate
 from raftmeta.errors import ErrorCode
 from raftmeta.records import AclOperation, AclPatternType, AclPermissionType, AclResourceType
 
@@ -61,6 +63,8 @@ __all__ = [
     "ElectLeadersResult",
     "ElectionType",
     "ErrorCode",
+    "FeatureMetadata",
+    "FeatureUpdate",
     "KafkaException",
     "NewPartitions",
     "NewTopic",

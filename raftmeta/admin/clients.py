@@ -28,6 +28,7 @@ from raftmeta.admin.types import (
     ClusterDescription,
     ConfigEntry,
     ConfigResource,
+    FeatureMetadata,
     KafkaException,
     NewPartitions,
     NewTopic,
@@ -35,6 +36,7 @@ from raftmeta.admin.types import (
 )
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
+from raftmeta.common.features import FeatureUpdate
 from raftmeta.config.errors import ConfigError
 from raftmeta.controller_channel import (
     DEFAULT_REQUEST_TIMEOUT_MS,
@@ -289,6 +291,26 @@ class _Operations(Generic[F]):
 
         return self._submit([_ONE], describe)
 
+    def _describe_features(self, request_timeout: float | None) -> dict[Any, Any]:
+        timeout = _timeout_ms(request_timeout)
+
+        async def describe(r: AdminRequests) -> Mapping[str, FeatureMetadata]:
+            return {_ONE: await r.describe_features(timeout)}
+
+        return self._submit([_ONE], describe)
+
+    def _update_features(
+        self, updates: Sequence[FeatureUpdate], validate_only: bool, request_timeout: float | None
+    ) -> dict[Any, Any]:
+        listed = list(updates)
+        timeout = _timeout_ms(request_timeout)
+
+        async def update(r: AdminRequests) -> Mapping[str, None]:
+            await r.update_features(listed, bool(validate_only), timeout)
+            return {_ONE: None}
+
+        return self._submit([_ONE], update)
+
     def _describe_configs(
         self, resources: Sequence[ConfigResource], request_timeout: float | None
     ) -> dict[Any, Any]:
@@ -480,6 +502,27 @@ class AsyncAdminClient(_Operations[asyncio.Future[Any]]):
     ) -> asyncio.Future[ClusterDescription]:
         future: asyncio.Future[ClusterDescription] = self._describe_cluster(
             include_image_digest, request_timeout
+        )[_ONE]
+        return future
+
+    def describe_features(
+        self, *, request_timeout: float | None = None
+    ) -> asyncio.Future[FeatureMetadata]:
+        """The finalized feature levels and the ranges the cluster supports."""
+        future: asyncio.Future[FeatureMetadata] = self._describe_features(request_timeout)[_ONE]
+        return future
+
+    def update_features(
+        self,
+        updates: Sequence[FeatureUpdate],
+        *,
+        validate_only: bool = False,
+        request_timeout: float | None = None,
+    ) -> asyncio.Future[None]:
+        """UpdateFeatures, all or none: resolves once the levels are committed, or raises the
+        first refused update's KafkaError (INVALID_UPDATE_VERSION and Kafka's message)."""
+        future: asyncio.Future[None] = self._update_features(
+            updates, validate_only, request_timeout
         )[_ONE]
         return future
 

@@ -23,6 +23,7 @@ from raftmeta.admin.types import (
     ClusterDescription,
     ConfigEntry,
     ConfigResource,
+    FeatureMetadata,
     KafkaException,
     NewPartitions,
     NewTopic,
@@ -32,6 +33,7 @@ from raftmeta.admin.types import (
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.configs import ConfigSource
 from raftmeta.common.elections import TopicPartition
+from raftmeta.common.features import FeatureUpdate
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import uuid_to_str
@@ -257,6 +259,36 @@ class AdminRequests:
             image_digest=response.image_digest,
         )
 
+    async def describe_features(self, timeout_ms: int | None) -> FeatureMetadata:
+        response = await self._call(
+            "Admin/DescribeFeatures", pb.DescribeFeaturesRequest(), timeout_ms
+        )
+        return FeatureMetadata(
+            finalized={f.name: f.level for f in response.finalized},
+            supported={f.name: (f.min_version, f.max_version) for f in response.supported},
+            finalized_epoch=response.finalized_epoch,
+        )
+
+    async def update_features(
+        self, updates: Sequence[FeatureUpdate], validate_only: bool, timeout_ms: int | None
+    ) -> None:
+        """All updates or none; a refused one raises its KafkaError (Kafka's top-level form).
+        A downgrade is sent as a safe downgrade (upgrade type 2)."""
+        request = pb.UpdateFeaturesRequest(
+            feature_updates=[
+                pb.FeatureUpdate(
+                    feature=update.name,
+                    max_version_level=update.level,
+                    upgrade_type=2 if update.allow_downgrade else 1,
+                )
+                for update in updates
+            ],
+            validate_only=validate_only,
+        )
+        if timeout_ms is not None:
+            request.timeout_ms = timeout_ms
+        await self._call("Admin/UpdateFeatures", request, timeout_ms)
+
     async def describe_configs(
         self, resources: Sequence[ConfigResource], timeout_ms: int | None
     ) -> Outcomes[ConfigResource, dict[str, ConfigEntry]]:
@@ -366,6 +398,8 @@ def _topic_description(topic: Any) -> TopicDescription:
                 leader_epoch=p.leader_epoch,
                 partition_epoch=p.partition_epoch,
                 leader_recovery_state=p.leader_recovery_state,
+                elr=tuple(p.eligible_leader_replicas),
+                last_known_elr=tuple(p.last_known_elr),
             )
             for p in sorted(topic.partitions, key=lambda p: p.partition_index)
         ),

@@ -183,6 +183,9 @@ class PartitionDescription:
     leader_epoch: int = 0
     partition_epoch: int = 0
     leader_recovery_state: int = 0
+    elr: tuple[int, ...] = ()
+    """Eligible leader replicas (KIP-966); empty while the feature is off."""
+    last_known_elr: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,3 +232,14 @@ class ClusterDescription:
     def nodes(self) -> tuple[BrokerDescription, ...]:
         """confluent-kafka's name for the brokers."""
         return self.brokers
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureMetadata:
+    """DescribeFeatures: the finalized levels, and per feature the range every unfenced broker
+    and the controller support (``(min, max)``); ``finalized_epoch`` is the metadata offset
+    they were read at."""
+
+    finalized: dict[str, int]
+    supported: dict[str, tuple[int, int]]
+    finalized_epoch: int

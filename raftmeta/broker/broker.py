@@ -48,6 +48,7 @@ from raftmeta.quorum.settings import NodeSettings
 from raftmeta.records import TopicId, uuid_to_str
 from raftmeta.rpc import broker_pb2
 from raftmeta.security.credentials import channel_credentials, server_credentials
+from raftmeta.storage.markers import take_clean_shutdown, write_clean_shutdown
 
 log = logging.getLogger("raftmeta.broker")
 
@@ -103,6 +104,7 @@ class Broker:
         self._lifecycle: asyncio.Task[None] | None = None
         self._state = BrokerState.NOT_RUNNING
         self._broker_epoch: int | None = None
+        self._previous_broker_epoch = -1
         self._want_shut_down = False
         self._wake = asyncio.Event()
         self._changed = asyncio.Event()
@@ -206,6 +208,8 @@ class Broker:
             raise RuntimeError("the broker is already running")
         settings = self.settings
         self._node = await self._new_node()
+        # Read (and removed) at every start, so a crash in this run leaves no stale proof.
+        self._previous_broker_epoch = take_clean_shutdown(settings.data_dir)
         if settings.status_file is not None:
             self._status = StatusFile(
                 settings.status_file,
@@ -341,7 +345,12 @@ class Broker:
         return self._shutdown_agreed()
 
     def _shutdown_agreed(self) -> bool:
-        return self._state is BrokerState.SHUTTING_DOWN
+        agreed = self._state is BrokerState.SHUTTING_DOWN
+        if agreed and self._broker_epoch is not None:
+            # The controller let this incarnation go with nothing left to lead: proof, for
+            # the next start, that it stopped cleanly (KIP-966 keeps it eligible).
+            write_clean_shutdown(self.settings.data_dir, self._broker_epoch)
+        return agreed
 
     async def stop(self) -> None:
         """Stop heartbeating and following the log (no controlled shutdown: call it first)."""
@@ -508,6 +517,16 @@ class Broker:
         )
         if settings.rack is not None:
             request.rack = settings.rack
+        request.features.extend(
+            broker_pb2.Feature(
+                name=feature.name,
+                min_supported_version=feature.min_supported_version,
+                max_supported_version=feature.max_supported_version,
+            )
+            for feature in settings.supported_features
+        )
+        if self._previous_broker_epoch >= 0:
+            request.previous_broker_epoch = self._previous_broker_epoch
         last_problem = ""
         backoff_s = RETRY_BACKOFF_S
         max_backoff_s = max(RETRY_BACKOFF_S, settings.heartbeat_interval_ms / 1000)

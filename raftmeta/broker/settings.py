@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from raftmeta.common.features import SUPPORTED_FEATURES
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.quorum.settings import (
@@ -18,6 +19,7 @@ from raftmeta.quorum.settings import (
     raft_config,
 )
 from raftmeta.raft.config import RaftConfig
+from raftmeta.records import BrokerFeature
 from raftmeta.security.listener import client_tls
 from raftmeta.security.tls import TlsSettings
 
@@ -55,6 +57,9 @@ class BrokerSettings:
     """Voters whose address in ``voters`` is a guess (see ``discovery``): checked against
     the quorum when one of them becomes leader."""
     expand_isr: bool = True
+    supported_features: tuple[BrokerFeature, ...] = SUPPORTED_FEATURES
+    """The feature ranges reported at registration: this build's, unless a test or a rolling
+    upgrade needs a broker that supports less."""
     """As a partition leader, put live replicas back into the ISR (see ``broker/isr.py``);
     tests that steer ISRs by hand turn it off."""
     tls: TlsSettings | None = None

@@ -16,6 +16,7 @@ from raftmeta.cli import (
     demo,
     dev,
     dump,
+    features,
     leader_election,
     quorum,
     serve,
@@ -40,6 +41,7 @@ COMMANDS: tuple[Command, ...] = (
     brokers,
     broker,
     leader_election,
+    features,
     acls,
     audit,
 )

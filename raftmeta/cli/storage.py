@@ -25,6 +25,12 @@ def register(commands: Any) -> None:
         action="store_true",
         help="leave an already formatted directory as it is instead of failing",
     )
+    format_.add_argument(
+        "--release-version",
+        metavar="X.Y",
+        help="finalize this release's default feature levels (metadata.version, "
+        "eligible.leader.replicas.version: on from 4.1) when the cluster first starts",
+    )
     format_.set_defaults(handler=run_format)
 
 
@@ -36,9 +42,17 @@ def run_random_uuid(args: argparse.Namespace) -> int:
 
 
 def run_format(args: argparse.Namespace) -> int:
+    from raftmeta.common.features import release_levels
     from raftmeta.storage import AlreadyFormattedError, MetadataDir, StorageError
+    from raftmeta.storage.markers import write_bootstrap_features
 
     config = load_node_config(args.config)
+    levels: dict[str, int] = {}
+    if args.release_version is not None:
+        try:
+            levels = dict(release_levels(args.release_version))
+        except ValueError as error:
+            raise CommandLineError(f"format: --release-version: {error}", USAGE_ERROR) from None
     try:
         properties = MetadataDir.format(
             config.metadata_log_dir,
@@ -46,6 +60,8 @@ def run_format(args: argparse.Namespace) -> int:
             args.cluster_id,
             ignore_formatted=args.ignore_formatted,
         )
+        if levels:
+            write_bootstrap_features(config.metadata_log_dir, levels)
     except AlreadyFormattedError as error:
         raise CommandLineError(
             str(error).replace("pass ignore_formatted", "pass --ignore-formatted")
@@ -62,4 +78,7 @@ def run_format(args: argparse.Namespace) -> int:
         f"Formatted {config.metadata_log_dir} for node {properties.node_id} "
         f"of cluster {properties.cluster_id}"
     )
+    if levels:
+        finalized = ", ".join(f"{name}={level}" for name, level in sorted(levels.items()))
+        print(f"Bootstrap feature levels: {finalized}")
     return 0

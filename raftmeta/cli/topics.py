@@ -261,7 +261,9 @@ def describe_lines(
         leader = partition.leader if partition.leader >= 0 else "none"
         lines.append(
             f"\tTopic: {description.name}\tPartition: {partition.id}\tLeader: {leader}\t"
-            f"Replicas: {_ids(partition.replicas)}\tIsr: {_ids(partition.isr)}"
+            f"Replicas: {_ids(partition.replicas)}\tIsr: {_ids(partition.isr)}\t"
+            # Kafka 4.x prints both KIP-966 lists on every line, empty while ELR is off.
+            f"Elr: {_ids(partition.elr)}\tLastKnownElr: {_ids(partition.last_known_elr)}"
         )
     return lines
 

@@ -20,6 +20,9 @@ class BrokerRegistrationRequest:
     endpoints: tuple[BrokerEndpoint, ...] = ()
     features: tuple[BrokerFeature, ...] = ()
     rack: str | None = None
+    previous_broker_epoch: int = -1
+    """The epoch of the incarnation this one replaces if it stopped cleanly, else -1: with
+    eligible leader replicas on, a broker without that proof leaves every ISR and ELR."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,12 @@ replica from its proposal.
 
 from __future__ import annotations
 
+import dataclasses
+
+from elections import ElrSettings, active_brokers, choose_leader, effective_min_isr
 from raftmeta.common.brokers import PartitionIsrChange
+from raftmeta.common.elections import ElectionType
+from raftmeta.common.features import elr_enabled
 from raftmeta.common.items import ItemError
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage, PartitionRegistration
@@ -25,8 +30,15 @@ def check_isr_change(
     sender: int,
     topic_id: TopicId,
     change: PartitionIsrChange,
+    *,
+    min_isr_default: int = 1,
 ) -> tuple[ItemError, PartitionChangeRecord | None]:
-    """The error for one partition, or NONE with the record to write (``None``: no change)."""
+    """The error for one partition, or NONE with the record to write (``None``: no change).
+
+    With eligible leader replicas on, the record also keeps the ELR (KIP-966): members the
+    ISR sheds while below ``min.insync.replicas`` join it, members it takes back leave it, and
+    it empties once the ISR is back at min ISR (``min_isr_default``: the static config).
+    """
     partition_id = change.partition_id
     current = image.partition(topic_id, partition_id)
     if current is None:
@@ -80,13 +92,42 @@ def check_isr_change(
     recovery_changed = change.leader_recovery_state != current.leader_recovery_state
     if not isr_changed and not recovery_changed:
         return ItemError(), None
-    return ItemError(), PartitionChangeRecord(
+    record = PartitionChangeRecord(
         partition_id=partition_id,
         topic_id=topic_id,
         isr=new_isr if isr_changed else None,
         leader_recovery_state=(
             change.leader_recovery_state if recovery_changed else LEADER_RECOVERY_UNCHANGED
         ),
+    )
+    if isr_changed and elr_enabled(image.features):
+        record = _with_elr(image, topic_id, current, new_isr, record, min_isr_default)
+    return ItemError(), record
+
+
+def _with_elr(
+    image: MetadataImage,
+    topic_id: TopicId,
+    current: PartitionRegistration,
+    new_isr: tuple[int, ...],
+    record: PartitionChangeRecord,
+    min_isr_default: int,
+) -> PartitionChangeRecord:
+    """``record`` with the ELR fields the leader-choice rules give for the new ISR; the leader
+    is in it (checked above), so no election happens and only the two lists can change."""
+    topic = image.topic(topic_id)
+    min_isr = effective_min_isr(image, "" if topic is None else topic.name, min_isr_default)
+    upkeep = choose_leader(
+        current,
+        ElectionType.ONLINE,
+        active_brokers(image),
+        target_isr=new_isr,
+        elr=ElrSettings(min_isr),
+    )
+    if upkeep is None:
+        return record
+    return dataclasses.replace(
+        record, eligible_leader_replicas=upkeep.elr, last_known_elr=upkeep.last_known_elr
     )
 
 

@@ -180,13 +180,17 @@ def next_state(
     return BrokerState.CONTROLLED_SHUTDOWN
 
 
-def fence_records(image: MetadataImage, broker_id: int, *, unclean_default: bool) -> list[Record]:
+def fence_records(
+    image: MetadataImage, broker_id: int, *, unclean_default: bool, min_isr_default: int = 1
+) -> list[Record]:
     """Out of every ISR with leaderships moved (ONLINE, or UNCLEAN where the topic allows it),
     then the fencing record: the order of Kafka's ``handleBrokerFenced``."""
     registration = image.broker(broker_id)
     assert registration is not None
     records: list[Record] = list(
-        online_elections_for_broker_removal(image, broker_id, unclean_default=unclean_default)
+        online_elections_for_broker_removal(
+            image, broker_id, unclean_default=unclean_default, min_isr_default=min_isr_default
+        )
     )
     records.append(
         BrokerRegistrationChangeRecord(
@@ -196,7 +200,9 @@ def fence_records(image: MetadataImage, broker_id: int, *, unclean_default: bool
     return records
 
 
-def unfence_records(image: MetadataImage, broker_id: int, *, unclean_default: bool) -> list[Record]:
+def unfence_records(
+    image: MetadataImage, broker_id: int, *, unclean_default: bool, min_isr_default: int = 1
+) -> list[Record]:
     """The unfencing record, then leaders for partitions this broker can now bring back."""
     registration = image.broker(broker_id)
     assert registration is not None
@@ -205,12 +211,16 @@ def unfence_records(image: MetadataImage, broker_id: int, *, unclean_default: bo
             broker_id, registration.broker_epoch, fenced=int(FencingChange.UNFENCE)
         )
     ]
-    records.extend(elections_for_unfenced_broker(image, broker_id, unclean_default=unclean_default))
+    records.extend(
+        elections_for_unfenced_broker(
+            image, broker_id, unclean_default=unclean_default, min_isr_default=min_isr_default
+        )
+    )
     return records
 
 
 def controlled_shutdown_records(
-    image: MetadataImage, broker_id: int, *, unclean_default: bool
+    image: MetadataImage, broker_id: int, *, unclean_default: bool, min_isr_default: int = 1
 ) -> list[Record]:
     """The shutdown marker, then the same ISR removal and leader moves as fencing."""
     registration = image.broker(broker_id)
@@ -223,6 +233,8 @@ def controlled_shutdown_records(
         )
     ]
     records.extend(
-        online_elections_for_broker_removal(image, broker_id, unclean_default=unclean_default)
+        online_elections_for_broker_removal(
+            image, broker_id, unclean_default=unclean_default, min_isr_default=min_isr_default
+        )
     )
     return records

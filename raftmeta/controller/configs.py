@@ -17,10 +17,11 @@ from raftmeta.common.configs import (
     ConfigSource,
     DescribeConfigsResult,
 )
+from raftmeta.common.features import elr_enabled
 from raftmeta.common.items import OK, ItemError
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
-from raftmeta.records import ConfigRecord, ConfigResourceType, Record
+from raftmeta.records import ClearElrRecord, ConfigRecord, ConfigResourceType, Record
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
@@ -208,7 +209,31 @@ def alter_config_records(
         value = _apply_op(op, current.get(op.name))
         check_config(known, kind, op.name, value)
         records.append(ConfigRecord(resource.resource_type, resource.name, op.name, value))
+    if _clears_elr(image, resource, current, records):
+        # An ELR was built against the old min ISR; under another it may name replicas that
+        # do not hold every committed write (KIP-966), so the ELRs it covers are dropped.
+        records.append(ClearElrRecord(resource.name))
     return records
+
+
+def _clears_elr(
+    image: MetadataImage,
+    resource: ConfigResourceRef,
+    current: Mapping[str, str],
+    records: Sequence[Record],
+) -> bool:
+    """Whether ``records`` change the topic's or the cluster-wide ``min.insync.replicas``
+    while eligible leader replicas are on (a broker's own override is not read by them)."""
+    if not elr_enabled(image.features):
+        return False
+    if resource.resource_type == ConfigResourceType.BROKER and resource.name != "":
+        return False
+    return any(
+        isinstance(record, ConfigRecord)
+        and record.name == MIN_INSYNC_REPLICAS
+        and record.value != current.get(MIN_INSYNC_REPLICAS)
+        for record in records
+    )
 
 
 LIST_CONFIGS = frozenset({"cleanup.policy", "log.cleanup.policy"})

@@ -54,6 +54,7 @@ import raftmeta.controller.registration as controller_registration
 from elections import (
     EXCESSIVE_BATCH_MESSAGE,
     elect_leaders,
+    elections_for_unclean_shutdown,
     online_elections_for_broker_removal,
     preferred_rebalance,
     unclean_elections_for_leaderless,
@@ -74,6 +75,7 @@ from raftmeta.common.configs import (
     DescribeConfigsResult,
 )
 from raftmeta.common.elections import ElectionType, TopicPartition, TopicResults
+from raftmeta.common.features import FeatureUpdate
 from raftmeta.common.items import DUPLICATE_TOPIC, OK, ItemError, duplicated
 from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
 from raftmeta.config.node import RaftmetaConfig
@@ -84,6 +86,13 @@ from raftmeta.controller.configs import (
     UNCLEAN_LEADER_ELECTION_ENABLE,
     alter_config_records,
     describe_config,
+)
+from raftmeta.controller.features import (
+    ALL_FAILED_PREFIX,
+    SupportedRange,
+    check_broker_features,
+    supported_ranges,
+    update_feature_records,
 )
 from raftmeta.controller.log import MetadataLog
 from raftmeta.controller.requests_seen import (
@@ -106,6 +115,7 @@ from raftmeta.image import MetadataImage, PartitionKey, ReplayError
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.records import (
+    FeatureLevelRecord,
     NoOpRecord,
     Record,
     RegisterBrokerRecord,
@@ -148,11 +158,20 @@ class ControllerSettings:
     leader_imbalance_check_interval_seconds: int = 300
     leader_imbalance_catch_up_ms: int = 10_000
     unclean_leader_election_interval_ms: int = 300_000
+    bootstrap_features: tuple[tuple[str, int], ...] = ()
+    """The feature levels ``format --release-version`` chose, written by the first controller
+    to lead an empty log (none: the cluster runs with no finalized features, as before)."""
 
     @classmethod
-    def from_config(cls, config: RaftmetaConfig, cluster_id: str) -> ControllerSettings:
+    def from_config(
+        cls,
+        config: RaftmetaConfig,
+        cluster_id: str,
+        bootstrap_features: Mapping[str, int] | None = None,
+    ) -> ControllerSettings:
         """The node's settings; ``cluster_id`` is the one in ``meta.properties``."""
         return cls(
+            bootstrap_features=tuple(sorted((bootstrap_features or {}).items())),
             node_id=config.node_id,
             cluster_id=cluster_id,
             voter_ids=frozenset(config.controller_quorum_voters),
@@ -261,6 +280,7 @@ class QuorumController:
         self._leader_id: int | None = None
         self._epoch = -1
         self._active = False
+        self._bootstrap_due = False
         self._last_write_ms = clock()
         self._next_rebalance_ms = 0
         self._next_unclean_ms = 0
@@ -674,6 +694,10 @@ class QuorumController:
 
     def _activate(self) -> None:
         self._active = True
+        image = self._committed
+        self._bootstrap_due = bool(self.settings.bootstrap_features) and not (
+            image.features or image.brokers or image.topics
+        )
         self._latest = fork(self._committed)
         now = self._clock()
         self._last_write_ms = now
@@ -715,6 +739,15 @@ class QuorumController:
         if not self._active:
             return
         try:
+            if self._bootstrap_due:
+                self._bootstrap_due = False
+                await self._submit(
+                    "bootstrapFeatures",
+                    self._bootstrap_features,
+                    timeout_ms=None,
+                    wait_for_commit=False,
+                    deadline=False,
+                )
             while await self._submit(
                 "fenceStaleBroker",
                 self._fence_one_stale_broker,
@@ -791,9 +824,28 @@ class QuorumController:
 
     def _unclean_elections(self) -> ControllerResult[bool]:
         """Leaders for leaderless partitions of topics allowing it; True if capped."""
-        run = unclean_elections_for_leaderless(self._latest, unclean_default=self._unclean_default)
+        run = unclean_elections_for_leaderless(
+            self._latest,
+            unclean_default=self._unclean_default,
+            min_isr_default=self.settings.min_insync_replicas,
+        )
         self.election_counts[(ElectionType.UNCLEAN.name, ErrorCode.NONE.name)] += len(run.records)
         return ControllerResult(run.records, run.capped, atomic=False)
+
+    def _bootstrap_features(self) -> ControllerResult[None]:
+        """The bootstrap feature levels, as Kafka's first controller writes its
+        ``bootstrap.checkpoint``: only into a log that finalized nothing yet."""
+        image = self._latest
+        if image.features or image.brokers or image.topics:
+            return NOTHING
+        return ControllerResult(
+            tuple(
+                FeatureLevelRecord(name, level)
+                for name, level in self.settings.bootstrap_features
+                if level > 0
+            ),
+            None,
+        )
 
     def _maybe_write_noop(self) -> ControllerResult[None]:
         if self._clock() - self._last_write_ms >= self.settings.metadata_max_idle_interval_ms:
@@ -983,7 +1035,12 @@ class QuorumController:
     def _elect_leaders(
         self, election_type: ElectionType, partitions: list[TopicPartition] | None
     ) -> ControllerResult[tuple[TopicResults, ...]]:
-        outcome = elect_leaders(self._latest, election_type, partitions)
+        outcome = elect_leaders(
+            self._latest,
+            election_type,
+            partitions,
+            min_isr_default=self.settings.min_insync_replicas,
+        )
         type_name = election_type.name
         counts = self.election_counts
         for topic_results in outcome.results:
@@ -1092,6 +1149,54 @@ class QuorumController:
             wait_for_commit=False,
         )
 
+    # --- features (controller/features.py) ----------------------------------------------
+
+    async def update_features(
+        self,
+        updates: Sequence[FeatureUpdate],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+    ) -> None:
+        """UpdateFeatures: every update or none, answered once the records commit. A refused
+        update fails the whole request with its error under Kafka's top-level prefix."""
+        return await self._submit(
+            "updateFeatures",
+            lambda: self._update_features(list(updates), validate_only),
+            timeout_ms=timeout_ms,
+        )
+
+    def _update_features(
+        self, updates: list[FeatureUpdate], validate_only: bool
+    ) -> ControllerResult[None]:
+        try:
+            records = update_feature_records(
+                self._latest, updates, controller_id=self.settings.node_id
+            )
+        except KafkaError as error:
+            raise KafkaError(error.code, ALL_FAILED_PREFIX + error.message) from None
+        return ControllerResult(() if validate_only else records, None)
+
+    async def describe_features(
+        self, *, timeout_ms: int | None = None
+    ) -> tuple[dict[str, int], dict[str, SupportedRange], int]:
+        """The finalized levels, the range every unfenced broker and this controller support,
+        and the offset of the image they were read from (Kafka's finalized epoch)."""
+        return await self._submit(
+            "describeFeatures",
+            lambda: ControllerResult(
+                (),
+                (
+                    dict(self._committed.features),
+                    supported_ranges(self._committed),
+                    self._committed.offset,
+                ),
+            ),
+            timeout_ms=timeout_ms,
+            needs_leadership=False,
+            wait_for_commit=False,
+        )
+
     # --- controllers ----------------------------------------------------------------------
 
     async def register_controller(
@@ -1133,6 +1238,7 @@ class QuorumController:
                 f"{request.cluster_id}.",
             )
         lifecycle.check_registration(request, self.settings.voter_ids)
+        check_broker_features(self._latest, request.broker_id, request.features)
         broker_id = request.broker_id
         now = self._clock()
         existing = self._latest.broker(broker_id)
@@ -1165,11 +1271,29 @@ class QuorumController:
                     ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                     f"Another broker is registered with broker id {broker_id}.",
                 )
-            if not existing.fenced:
+            clean = request.previous_broker_epoch == existing.broker_epoch
+            unclean_stop = (
+                ()
+                if clean
+                else elections_for_unclean_shutdown(
+                    self._latest,
+                    broker_id,
+                    unclean_default=self._unclean_default,
+                    min_isr_default=self.settings.min_insync_replicas,
+                )
+            )
+            if unclean_stop:
+                # KIP-966: no proof of a clean stop, so its log may have lost a tail; it
+                # leaves every ISR and ELR before the new incarnation is written.
+                records.extend(unclean_stop)
+            elif not existing.fenced:
                 # The old incarnation is gone: take it out of ISRs before replacing it.
                 records.extend(
                     online_elections_for_broker_removal(
-                        self._latest, broker_id, unclean_default=self._unclean_default
+                        self._latest,
+                        broker_id,
+                        unclean_default=self._unclean_default,
+                        min_isr_default=self.settings.min_insync_replicas,
                     )
                 )
         # The broker epoch is the offset its registration record will take.
@@ -1241,21 +1365,24 @@ class QuorumController:
             sessions=self._sessions,
         )
         unclean = self._unclean_default
+        min_isr = self.settings.min_insync_replicas
         records: list[Record] = []
         if target is not current:
             if target is BrokerState.UNFENCED:
                 records = lifecycle.unfence_records(
-                    self._latest, broker_id, unclean_default=unclean
+                    self._latest, broker_id, unclean_default=unclean, min_isr_default=min_isr
                 )
                 session.unfenced_at_ms = self._clock()
             elif target is BrokerState.CONTROLLED_SHUTDOWN:
                 records = lifecycle.controlled_shutdown_records(
-                    self._latest, broker_id, unclean_default=unclean
+                    self._latest, broker_id, unclean_default=unclean, min_isr_default=min_isr
                 )
                 # The shutdown counts from the offset of its last record.
                 session.controlled_shutdown_offset = self._next_write_offset() + len(records) - 1
             elif current is not BrokerState.FENCED:
-                records = lifecycle.fence_records(self._latest, broker_id, unclean_default=unclean)
+                records = lifecycle.fence_records(
+                    self._latest, broker_id, unclean_default=unclean, min_isr_default=min_isr
+                )
         reply = BrokerHeartbeatReply(
             is_caught_up=request.current_metadata_offset >= registration.broker_epoch,
             is_fenced=target in (BrokerState.FENCED, BrokerState.SHUTDOWN_NOW),
@@ -1276,7 +1403,10 @@ class QuorumController:
                 f"Broker ID {broker_id} is not currently registered",
             )
         elections = online_elections_for_broker_removal(
-            self._latest, broker_id, unclean_default=self._unclean_default
+            self._latest,
+            broker_id,
+            unclean_default=self._unclean_default,
+            min_isr_default=self.settings.min_insync_replicas,
         )
         self._sessions.pop(broker_id, None)
         return ControllerResult(
@@ -1301,7 +1431,11 @@ class QuorumController:
         self._registration_at(request.broker_id, request.broker_epoch)
         for change in request.partitions:
             error, record = check_isr_change(
-                self._latest, request.broker_id, request.topic_id, change
+                self._latest,
+                request.broker_id,
+                request.topic_id,
+                change,
+                min_isr_default=self.settings.min_insync_replicas,
             )
             if not error.ok:
                 yield ControllerResult((), AlterPartitionResult(change.partition_id, error))

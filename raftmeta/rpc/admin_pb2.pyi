@@ -170,7 +170,7 @@ class DescribeTopicsRequest(_message.Message):
     def __init__(self, topic_names: _Optional[_Iterable[str]] = ..., all_topics: _Optional[bool] = ...) -> None: ...
 
 class PartitionDescription(_message.Message):
-    __slots__ = ("partition_index", "leader_id", "leader_epoch", "partition_epoch", "replicas", "isr", "leader_recovery_state")
+    __slots__ = ("partition_index", "leader_id", "leader_epoch", "partition_epoch", "replicas", "isr", "leader_recovery_state", "eligible_leader_replicas", "last_known_elr")
     PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
     LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -178,6 +178,8 @@ class PartitionDescription(_message.Message):
     REPLICAS_FIELD_NUMBER: _ClassVar[int]
     ISR_FIELD_NUMBER: _ClassVar[int]
     LEADER_RECOVERY_STATE_FIELD_NUMBER: _ClassVar[int]
+    ELIGIBLE_LEADER_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    LAST_KNOWN_ELR_FIELD_NUMBER: _ClassVar[int]
     partition_index: int
     leader_id: int
     leader_epoch: int
@@ -185,7 +187,9 @@ class PartitionDescription(_message.Message):
     replicas: _containers.RepeatedScalarFieldContainer[int]
     isr: _containers.RepeatedScalarFieldContainer[int]
     leader_recovery_state: int
-    def __init__(self, partition_index: _Optional[int] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., partition_epoch: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., isr: _Optional[_Iterable[int]] = ..., leader_recovery_state: _Optional[int] = ...) -> None: ...
+    eligible_leader_replicas: _containers.RepeatedScalarFieldContainer[int]
+    last_known_elr: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, partition_index: _Optional[int] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., partition_epoch: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., isr: _Optional[_Iterable[int]] = ..., leader_recovery_state: _Optional[int] = ..., eligible_leader_replicas: _Optional[_Iterable[int]] = ..., last_known_elr: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class TopicDescription(_message.Message):
     __slots__ = ("name", "topic_id", "error_code", "error_message", "partitions", "configs")
@@ -529,3 +533,75 @@ class DeleteAclsResponse(_message.Message):
     header: ResponseHeader
     filter_results: _containers.RepeatedCompositeFieldContainer[DeleteAclsFilterResult]
     def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., filter_results: _Optional[_Iterable[_Union[DeleteAclsFilterResult, _Mapping]]] = ...) -> None: ...
+
+class DescribeFeaturesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class FinalizedFeature(_message.Message):
+    __slots__ = ("name", "level")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    level: int
+    def __init__(self, name: _Optional[str] = ..., level: _Optional[int] = ...) -> None: ...
+
+class SupportedFeature(_message.Message):
+    __slots__ = ("name", "min_version", "max_version")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    MIN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    MAX_VERSION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    min_version: int
+    max_version: int
+    def __init__(self, name: _Optional[str] = ..., min_version: _Optional[int] = ..., max_version: _Optional[int] = ...) -> None: ...
+
+class DescribeFeaturesResponse(_message.Message):
+    __slots__ = ("header", "finalized", "supported", "finalized_epoch")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    FINALIZED_FIELD_NUMBER: _ClassVar[int]
+    SUPPORTED_FIELD_NUMBER: _ClassVar[int]
+    FINALIZED_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    header: ResponseHeader
+    finalized: _containers.RepeatedCompositeFieldContainer[FinalizedFeature]
+    supported: _containers.RepeatedCompositeFieldContainer[SupportedFeature]
+    finalized_epoch: int
+    def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., finalized: _Optional[_Iterable[_Union[FinalizedFeature, _Mapping]]] = ..., supported: _Optional[_Iterable[_Union[SupportedFeature, _Mapping]]] = ..., finalized_epoch: _Optional[int] = ...) -> None: ...
+
+class FeatureUpdate(_message.Message):
+    __slots__ = ("feature", "max_version_level", "upgrade_type")
+    FEATURE_FIELD_NUMBER: _ClassVar[int]
+    MAX_VERSION_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    UPGRADE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    feature: str
+    max_version_level: int
+    upgrade_type: int
+    def __init__(self, feature: _Optional[str] = ..., max_version_level: _Optional[int] = ..., upgrade_type: _Optional[int] = ...) -> None: ...
+
+class UpdateFeaturesRequest(_message.Message):
+    __slots__ = ("feature_updates", "validate_only", "timeout_ms")
+    FEATURE_UPDATES_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    feature_updates: _containers.RepeatedCompositeFieldContainer[FeatureUpdate]
+    validate_only: bool
+    timeout_ms: int
+    def __init__(self, feature_updates: _Optional[_Iterable[_Union[FeatureUpdate, _Mapping]]] = ..., validate_only: _Optional[bool] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class UpdatableFeatureResult(_message.Message):
+    __slots__ = ("feature", "error_code", "error_message")
+    FEATURE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    feature: str
+    error_code: int
+    error_message: str
+    def __init__(self, feature: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+
+class UpdateFeaturesResponse(_message.Message):
+    __slots__ = ("header", "results")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    header: ResponseHeader
+    results: _containers.RepeatedCompositeFieldContainer[UpdatableFeatureResult]
+    def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., results: _Optional[_Iterable[_Union[UpdatableFeatureResult, _Mapping]]] = ...) -> None: ...

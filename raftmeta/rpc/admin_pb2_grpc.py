@@ -95,6 +95,16 @@ class AdminStub:
                 request_serializer=raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsRequest.SerializeToString,
                 response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsResponse.FromString,
                 _registered_method=True)
+        self.DescribeFeatures = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/DescribeFeatures',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeFeaturesRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeFeaturesResponse.FromString,
+                _registered_method=True)
+        self.UpdateFeatures = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/UpdateFeatures',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -181,6 +191,21 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeFeatures(self, request, context):
+        """The finalized feature levels and the range every registered broker supports
+        (kafka-features.sh describe).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateFeatures(self, request, context):
+        """UpdateFeatures (api key 57): all updates or none; answered once the records commit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -243,6 +268,16 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.DeleteAcls,
                     request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsRequest.FromString,
                     response_serializer=raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsResponse.SerializeToString,
+            ),
+            'DescribeFeatures': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeFeatures,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeFeaturesRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeFeaturesResponse.SerializeToString,
+            ),
+            'UpdateFeatures': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateFeatures,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -569,6 +604,60 @@ class Admin:
             '/raftmeta.admin.v1.Admin/DeleteAcls',
             raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsRequest.SerializeToString,
             raftmeta_dot_rpc_dot_admin__pb2.DeleteAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeFeatures(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/DescribeFeatures',
+            raftmeta_dot_rpc_dot_admin__pb2.DescribeFeaturesRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.DescribeFeaturesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateFeatures(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/UpdateFeatures',
+            raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesResponse.FromString,
             options,
             channel_credentials,
             insecure,

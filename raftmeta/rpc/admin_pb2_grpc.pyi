@@ -52,6 +52,12 @@ class AdminStub:
     """
     DescribeAcls: _UnaryUnary[admin_pb2.DescribeAclsRequest, admin_pb2.DescribeAclsResponse]
     DeleteAcls: _UnaryUnary[admin_pb2.DeleteAclsRequest, admin_pb2.DeleteAclsResponse]
+    DescribeFeatures: _UnaryUnary[admin_pb2.DescribeFeaturesRequest, admin_pb2.DescribeFeaturesResponse]
+    """The finalized feature levels and the range every registered broker supports
+    (kafka-features.sh describe).
+    """
+    UpdateFeatures: _UnaryUnary[admin_pb2.UpdateFeaturesRequest, admin_pb2.UpdateFeaturesResponse]
+    """UpdateFeatures (api key 57): all updates or none; answered once the records commit."""
 
 class AdminServicer:
     def CreateTopics(
@@ -151,6 +157,24 @@ class AdminServicer:
         context: Any,
     ) -> admin_pb2.DeleteAclsResponse | Awaitable[admin_pb2.DeleteAclsResponse]:
         """Not implemented unless overridden."""
+        ...
+
+    def DescribeFeatures(
+        self,
+        request: admin_pb2.DescribeFeaturesRequest,
+        context: Any,
+    ) -> admin_pb2.DescribeFeaturesResponse | Awaitable[admin_pb2.DescribeFeaturesResponse]:
+        """The finalized feature levels and the range every registered broker supports
+        (kafka-features.sh describe).
+        """
+        ...
+
+    def UpdateFeatures(
+        self,
+        request: admin_pb2.UpdateFeaturesRequest,
+        context: Any,
+    ) -> admin_pb2.UpdateFeaturesResponse | Awaitable[admin_pb2.UpdateFeaturesResponse]:
+        """UpdateFeatures (api key 57): all updates or none; answered once the records commit."""
         ...
 
 def add_AdminServicer_to_server(

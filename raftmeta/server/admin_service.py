@@ -384,6 +384,57 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
 
     # ------------------------------------------------------------------------ elections
 
+    # ------------------------------------------------------------------------ features
+
+    async def DescribeFeatures(
+        self, request: apb.DescribeFeaturesRequest, context: Any
+    ) -> apb.DescribeFeaturesResponse:
+        def fail(header: apb.ResponseHeader) -> apb.DescribeFeaturesResponse:
+            return apb.DescribeFeaturesResponse(header=header)
+
+        async def body(
+            controller: QuorumController, principal: str
+        ) -> apb.DescribeFeaturesResponse:
+            self.require_cluster(principal, Operation.DESCRIBE)
+            finalized, supported, epoch = await controller.describe_features()
+            return apb.DescribeFeaturesResponse(
+                header=convert.header(),
+                finalized=[
+                    apb.FinalizedFeature(name=name, level=level)
+                    for name, level in sorted(finalized.items())
+                ],
+                supported=[
+                    apb.SupportedFeature(
+                        name=name, min_version=span.min_version, max_version=span.max_version
+                    )
+                    for name, span in sorted(supported.items())
+                ],
+                finalized_epoch=epoch,
+            )
+
+        return await self.serve(context, fail, body)
+
+    async def UpdateFeatures(
+        self, request: apb.UpdateFeaturesRequest, context: Any
+    ) -> apb.UpdateFeaturesResponse:
+        def fail(header: apb.ResponseHeader) -> apb.UpdateFeaturesResponse:
+            return apb.UpdateFeaturesResponse(header=header)
+
+        async def body(controller: QuorumController, principal: str) -> apb.UpdateFeaturesResponse:
+            self.require_cluster(principal, Operation.ALTER)
+            updates = [convert.feature_update_from_pb(update) for update in request.feature_updates]
+            await controller.update_features(
+                updates,
+                validate_only=request.validate_only,
+                timeout_ms=timeout_of(request.timeout_ms),
+            )
+            return apb.UpdateFeaturesResponse(
+                header=convert.header(),
+                results=[apb.UpdatableFeatureResult(feature=update.name) for update in updates],
+            )
+
+        return await self.serve(context, fail, body)
+
     async def ElectLeaders(
         self, request: apb.ElectLeadersRequest, context: Any
     ) -> apb.ElectLeadersResponse:

@@ -36,6 +36,7 @@ from raftmeta.security.credentials import channel_credentials, server_credential
 from raftmeta.security.listener import controller_listener_tls
 from raftmeta.security.tls import TlsSettings
 from raftmeta.server.kafka import KAFKA_LISTENER
+from raftmeta.storage.markers import read_bootstrap_features
 from raftmeta.storage.snapshots import SnapshotReader
 
 if TYPE_CHECKING:
@@ -215,7 +216,11 @@ class ControllerNode:
         node = self.node
         await self.listen()
         controller = QuorumController(
-            ControllerSettings.from_config(self.config, node.cluster_id),
+            ControllerSettings.from_config(
+                self.config,
+                node.cluster_id,
+                read_bootstrap_features(self.config.metadata_log_dir),
+            ),
             RaftClientLog(self.client),
             clock=monotonic_ms,
             placer=self.placer,

@@ -23,6 +23,7 @@ from raftmeta.common.configs import (
     DescribeConfigsResult,
 )
 from raftmeta.common.elections import TopicPartition, TopicResults
+from raftmeta.common.features import FeatureUpdate
 from raftmeta.common.items import ItemError
 from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
 from raftmeta.controller.registration import ControllerRegistrationRequest
@@ -121,6 +122,8 @@ def topic_description(image: MetadataImage, topic: TopicImage) -> apb.TopicDescr
                 replicas=partition.replicas,
                 isr=partition.isr,
                 leader_recovery_state=partition.leader_recovery_state,
+                eligible_leader_replicas=partition.elr,
+                last_known_elr=partition.last_known_elr,
             )
             for partition_id, partition in sorted(topic.partitions.items())
         ],
@@ -290,6 +293,9 @@ def registration_from_pb(request: bpb.RegisterBrokerRequest) -> BrokerRegistrati
             for feature in request.features
         ),
         rack=request.rack if request.HasField("rack") else None,
+        previous_broker_epoch=(
+            request.previous_broker_epoch if request.HasField("previous_broker_epoch") else -1
+        ),
     )
 
 
@@ -344,4 +350,23 @@ def alter_partition_result_to_pb(result: AlterPartitionResult) -> bpb.AlterParti
         isr=result.isr,
         partition_epoch=result.partition_epoch,
         leader_recovery_state=result.leader_recovery_state,
+    )
+
+
+UPGRADE = 1
+SAFE_DOWNGRADE = 2
+UNSAFE_DOWNGRADE = 3
+
+
+def feature_update_from_pb(update: apb.FeatureUpdate) -> FeatureUpdate:
+    """One row of UpdateFeatures; an unknown upgrade type is INVALID_REQUEST, as in Kafka."""
+    if update.upgrade_type not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST,
+            f"Unknown upgrade type {update.upgrade_type} for feature {update.feature}.",
+        )
+    return FeatureUpdate(
+        update.feature,
+        update.max_version_level,
+        allow_downgrade=update.upgrade_type != UPGRADE,
     )

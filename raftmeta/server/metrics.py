@@ -32,6 +32,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from elections import elr_exposure
 from raftmeta.raft.roles import Role
 
 if TYPE_CHECKING:
@@ -181,6 +182,20 @@ class NodeCollector(Collector):
             "Partitions whose leader is not their first replica, leaderless ones included "
             "(Kafka: PreferredReplicaImbalanceCount).",
             value=len(image.partitions_not_led_by_preferred),
+        )
+        exposure = elr_exposure(image, controller.settings.min_insync_replicas)
+        yield GaugeMetricFamily(
+            "raftmeta_partitions_led_from_elr",
+            "Partitions led while the ISR is below min.insync.replicas and eligible leader "
+            "replicas (KIP-966) hold the other complete copies, as after a clean election from "
+            "the ELR; 0 while eligible.leader.replicas.version is 0.",
+            value=exposure.led_from_elr,
+        )
+        yield GaugeMetricFamily(
+            "raftmeta_partitions_unclean_only",
+            "Leaderless partitions with an empty ISR and ELR: only an unclean election (the "
+            "last known leader, or UNCLEAN) can bring them back.",
+            value=exposure.unclean_only,
         )
         brokers = GaugeMetricFamily(
             "raftmeta_brokers",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -12,8 +13,11 @@ from analytics.readers import image_rows, plan
 from analytics.schemas import SCHEMAS, spark_ddl
 from analytics.sources import AnalyticsInputError, discover
 from analytics.synthetic import build_image, write_node_directory, write_snapshot
-from raftmeta.records import Record
+from raftmeta.raft.batch import SnapshotId
+from raftmeta.records import PartitionRecord, Record, TopicRecord, encode_record
+from raftmeta.storage.snapshots import SnapshotWriter
 from tests.analytics.helpers import (
+    TOPIC_ID,
     failover_history,
     image_of,
     normalised,
@@ -126,3 +130,47 @@ def test_unreadable_input_is_one_line_errors(tmp_path: Path) -> None:
         discover(tmp_path / "empty")
     with pytest.raises(AnalyticsInputError, match="unknown kind"):
         plan([], "leaders")
+
+
+def _v0(record: Record) -> bytes:
+    """``record`` encoded as a build before KIP-966 wrote it: version 0, no ELR lists."""
+    array = msgpack.unpackb(encode_record(record))
+    if array[0] == 3:
+        packed: bytes = msgpack.packb([3, 0, *array[2:-2]])
+        return packed
+    return encode_record(record)
+
+
+def test_a_snapshot_written_before_elr_reads_with_empty_elr_columns(tmp_path: Path) -> None:
+    records: list[Record] = [
+        TopicRecord("t", TOPIC_ID),
+        *(PartitionRecord(p, TOPIC_ID, (1, 2, 3), (1, 2), leader=1) for p in range(3)),
+    ]
+    image = image_of(records)
+    with SnapshotWriter(tmp_path, SnapshotId(image.offset + 1, 1), cluster_id="c1") as writer:
+        writer.append([_v0(record) for record in records])
+        path = writer.freeze()
+    rows = read_rows(path, "partitions")
+    assert [(row["isr"], row["elr"], row["last_known_elr"]) for row in rows] == [
+        ([1, 2], [], [])
+    ] * 3
+    assert normalised(rows) == normalised(image_rows(image, "c1", "partitions"))
+
+
+def test_snapshot_rows_carry_the_elr_columns(tmp_path: Path) -> None:
+    records: list[Record] = [
+        TopicRecord("t", TOPIC_ID),
+        PartitionRecord(
+            0,
+            TOPIC_ID,
+            (1, 2, 3),
+            (),
+            leader=-1,
+            eligible_leader_replicas=(2, 3),
+            last_known_elr=(1,),
+        ),
+    ]
+    image = image_of(records)
+    path = write_snapshot(image, tmp_path, cluster_id="c1")
+    (row,) = read_rows(path, "partitions")
+    assert (row["isr"], row["elr"], row["last_known_elr"]) == ([], [2, 3], [1])

@@ -106,3 +106,29 @@ def test_snapshot_dump_shows_header_and_records(tmp_path: Path) -> None:
     entries = [json.loads(line) for line in result.stdout.splitlines()]
     assert entries[0]["end_offset"] == 10 and entries[0]["cluster_id"] == "abc"
     assert entries[1]["records"][0]["name"] == "payments"
+
+
+def test_format_with_a_release_writes_its_bootstrap_feature_levels(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    done = raftmeta(
+        "format", "--config", str(config), "--cluster-id", "abc", "--release-version", "4.1"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "eligible.leader.replicas.version=1, metadata.version=27" in done.stdout
+    assert (tmp_path / "data" / "bootstrap.features").read_text() == (
+        "eligible.leader.replicas.version=1\nmetadata.version=27\n"
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    refused = raftmeta(
+        "format",
+        "--config",
+        str(write_config(other)),
+        "--cluster-id",
+        "abc",
+        "--release-version",
+        "9.9",
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1 and "Unknown release version '9.9'" in refused.stderr
+    assert not (other / "data").exists(), "nothing formatted on a usage error"

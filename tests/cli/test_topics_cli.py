@@ -75,7 +75,8 @@ def test_topics_are_created_described_listed_grown_and_deleted(
         for index, line in enumerate(partitions):
             cells = line.split("\t")
             assert cells[:3] == ["", "Topic: orders", f"Partition: {index}"]
-            leader, replicas, isr = (cell.split(": ")[1] for cell in cells[3:])
+            leader, replicas, isr, elr, last_known_elr = (cell.split(": ")[1] for cell in cells[3:])
+            assert (elr, last_known_elr) == ("", ""), "ELR is off on this cluster"
             assert sorted(replicas.split(",")) == ["1", "2", "3"]
             assert leader == replicas.split(",")[0] and sorted(isr.split(",")) == ["1", "2", "3"]
 
@@ -85,7 +86,10 @@ def test_topics_are_created_described_listed_grown_and_deleted(
             "Topic: manual",
             "Topic: orders",
         ]
-        assert "\tTopic: manual\tPartition: 1\tLeader: 2\tReplicas: 2,3\tIsr: 2,3" in out
+        assert (
+            "\tTopic: manual\tPartition: 1\tLeader: 2\tReplicas: 2,3\tIsr: 2,3\t"
+            "Elr: \tLastKnownElr: \n" in out
+        )
         assert await term.topics("--list") == (0, "manual\norders\n", "")
 
         assert (await term.topics("--alter", "--topic", "orders", "--partitions", "5"))[0] == 0

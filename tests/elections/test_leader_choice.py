@@ -29,6 +29,8 @@ class State:
     isr: tuple[int, ...]
     leader: int
     leader_recovery_state: int = 0
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
 
 def alive(*brokers: int) -> Callable[[int], bool]:

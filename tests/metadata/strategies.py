@@ -25,6 +25,7 @@ from raftmeta.records import (
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     ConfigResourceType,
     FeatureLevelRecord,
@@ -83,6 +84,8 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
         leader_recovery_state=int8s,
         leader_epoch=int32s,
         partition_epoch=int32s,
+        eligible_leader_replicas=int32_tuples,
+        last_known_elr=int32_tuples,
     ),
     PartitionChangeRecord: st.builds(
         PartitionChangeRecord,
@@ -94,6 +97,8 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
         removing_replicas=optional_int32_tuples,
         adding_replicas=optional_int32_tuples,
         leader_recovery_state=int8s,
+        eligible_leader_replicas=optional_int32_tuples,
+        last_known_elr=optional_int32_tuples,
     ),
     RemoveTopicRecord: st.builds(RemoveTopicRecord, uuids),
     ConfigRecord: st.builds(ConfigRecord, int8s, names, names, st.none() | names),
@@ -113,6 +118,7 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
     RequestOutcomeRecord: st.builds(
         RequestOutcomeRecord, uuids, names, int64s, st.binary(max_size=64)
     ),
+    ClearElrRecord: st.builds(ClearElrRecord, names),
 }
 
 
@@ -168,6 +174,8 @@ def _partition_record(draw: st.DrawFn, topic_id: TopicId, partition_id: int) -> 
         leader_recovery_state=draw(st.sampled_from((0, 0, 1))),
         leader_epoch=draw(st.integers(0, 300)),
         partition_epoch=draw(st.integers(0, 300)),
+        eligible_leader_replicas=_sublist(draw, tuple(r for r in replicas if r not in isr)),
+        last_known_elr=draw(st.sampled_from(((), *((r,) for r in replicas)))),
     )
 
 
@@ -257,6 +265,8 @@ def _change_partition(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[R
             removing_replicas=draw(st.none() | st.just(_sublist(draw, replicas))),
             adding_replicas=draw(st.none() | st.just(_sublist(draw, replicas))),
             leader_recovery_state=draw(st.sampled_from((LEADER_RECOVERY_UNCHANGED, 0, 1))),
+            eligible_leader_replicas=draw(st.none() | st.just(_sublist(draw, replicas))),
+            last_known_elr=draw(st.none() | st.just(_sublist(draw, replicas)[:1])),
         )
     ]
 

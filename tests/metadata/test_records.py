@@ -58,9 +58,9 @@ def test_type_ids_and_versions_are_kraft_api_keys() -> None:
         "RegisterBrokerRecord": (0, 1),
         "UnregisterBrokerRecord": (1, 0),
         "TopicRecord": (2, 0),
-        "PartitionRecord": (3, 0),
+        "PartitionRecord": (3, 2),
         "ConfigRecord": (4, 0),
-        "PartitionChangeRecord": (5, 0),
+        "PartitionChangeRecord": (5, 2),
         "RemoveTopicRecord": (9, 0),
         "FeatureLevelRecord": (12, 0),
         "BrokerRegistrationChangeRecord": (17, 1),
@@ -69,7 +69,36 @@ def test_type_ids_and_versions_are_kraft_api_keys() -> None:
         "NoOpRecord": (20, 0),
         "RegisterControllerRecord": (27, 0),
         "RequestOutcomeRecord": (200, 0),
+        "ClearElrRecord": (28, 0),
     }
+
+
+# Bytes as a build before KIP-966 wrote them (version 0, no ELR fields), kept verbatim so a
+# change to the decoder that breaks old logs and snapshots fails here.
+PARTITION_V0 = msgpack.packb([3, 0, 4, TOPIC_ID, [1, 2, 3], [1, 2], [], [], 1, 0, 7, 9])
+PARTITION_CHANGE_V0 = msgpack.packb([5, 0, 4, TOPIC_ID, [2], -2, None, None, None, -1])
+
+
+def test_version_0_partition_records_still_decode_with_empty_elr() -> None:
+    record = decode_record(PARTITION_V0)
+    assert record == PartitionRecord(4, TOPIC_ID, (1, 2, 3), (1, 2), (), (), 1, 0, 7, 9, (), ())
+    change = decode_record(PARTITION_CHANGE_V0)
+    assert change == PartitionChangeRecord(4, TOPIC_ID, isr=(2,))
+    assert change.eligible_leader_replicas is None and change.last_known_elr is None
+
+
+def test_version_2_partition_records_carry_the_elr_fields() -> None:
+    record = PartitionRecord(
+        4, TOPIC_ID, (1, 2, 3), (), leader=-1, eligible_leader_replicas=(2, 3), last_known_elr=(1,)
+    )
+    array = msgpack.unpackb(encode_record(record))
+    assert array[:2] == [3, 2] and array[-2:] == [[2, 3], [1]]
+    assert decode_record(encode_record(record)) == record
+
+
+def test_a_truncated_version_0_record_is_refused_not_padded() -> None:
+    with pytest.raises(RecordDecodeError, match="PartitionRecord v0 is malformed"):
+        decode_record(msgpack.packb([3, 0, 4, TOPIC_ID, [1], [1]]))
 
 
 def test_a_record_is_a_positional_array_of_type_version_and_fields() -> None:

@@ -15,7 +15,9 @@ from typing import Any
 
 from raftmeta.broker import Broker, BrokerSettings, ControllerCaller
 from raftmeta.config.node import parse_config
+from raftmeta.controller import QuorumController
 from raftmeta.controller_channel import ControllerChannel
+from raftmeta.image import MetadataImage
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.config import RaftConfig
 from raftmeta.rpc import admin_pb2
@@ -137,6 +139,15 @@ class BrokerQuorum:
         await broker.start()
         self.brokers[broker_id] = broker
         return broker
+
+    def active_controller(self) -> QuorumController:
+        """The active controller (the first one while none is)."""
+        controllers = [node.controller for node in self.controllers.values()]
+        return next((c for c in controllers if c.is_active), controllers[0])
+
+    def controllers_image(self) -> MetadataImage:
+        """The committed image of the active controller: what every node will replay."""
+        return self.active_controller().committed_image
 
     async def describe_cluster(self) -> admin_pb2.DescribeClusterResponse:
         response = await self.channel.call(

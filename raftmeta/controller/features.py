@@ -1,0 +1,145 @@
+"""UpdateFeatures and the feature check at broker registration (Kafka's FeatureControlManager).
+
+A level is finalized by a ``FeatureLevelRecord``. An update is refused, with Kafka's
+INVALID_UPDATE_VERSION and its wording, when the controller itself does not support the level,
+when a registered, unfenced broker does not (a fenced broker is not serving, and must support
+the finalized levels to register again anyway), when it lowers a level without a downgrade
+type, or when it breaks a dependency (ELR 1 needs metadata.version 4.0-IV1). Every update of a
+request is checked before any is written, so a request changes all its features or none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from raftmeta.common.features import (
+    ELIGIBLE_LEADER_REPLICAS_VERSION,
+    ELR_MIN_METADATA_VERSION,
+    METADATA_VERSION,
+    SUPPORTED_FEATURES,
+    FeatureUpdate,
+)
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.image import MetadataImage
+from raftmeta.records import BrokerFeature, FeatureLevelRecord
+
+ALL_FAILED_PREFIX = "The update failed for all features since the following feature had an error: "
+"""Kafka's top-level message when one feature of an UpdateFeatures request is refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class SupportedRange:
+    min_version: int
+    max_version: int
+
+
+def _range_of(features: Sequence[BrokerFeature], name: str) -> SupportedRange:
+    """What a node that listed ``features`` supports of ``name``: only 0 when unlisted."""
+    for feature in features:
+        if feature.name == name:
+            return SupportedRange(feature.min_supported_version, feature.max_supported_version)
+    return SupportedRange(0, 0)
+
+
+def _invalid(name: str, level: int, who: str, supported: SupportedRange) -> KafkaError:
+    return KafkaError(
+        ErrorCode.INVALID_UPDATE_VERSION,
+        f"Invalid update version {level} for feature {name}. {who} only supports versions "
+        f"{supported.min_version}-{supported.max_version}",
+    )
+
+
+def update_feature_records(
+    image: MetadataImage,
+    updates: Sequence[FeatureUpdate],
+    *,
+    controller_id: int,
+    controller_features: Sequence[BrokerFeature] = SUPPORTED_FEATURES,
+) -> tuple[FeatureLevelRecord, ...]:
+    """The records of an UpdateFeatures request, or the KafkaError of its first bad update."""
+    finalized = dict(image.features)
+    target = dict(finalized)
+    names = [update.name for update in updates]
+    if len(set(names)) != len(names):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "A feature is listed more than once.")
+    for update in updates:
+        current = finalized.get(update.name, 0)
+        if update.level < 0:
+            raise KafkaError(
+                ErrorCode.INVALID_UPDATE_VERSION,
+                f"Invalid update version {update.level} for feature {update.name}.",
+            )
+        if update.level < current and not update.allow_downgrade:
+            raise KafkaError(
+                ErrorCode.INVALID_UPDATE_VERSION,
+                f"Invalid update version {update.level} for feature {update.name}. Can't "
+                f"downgrade the version of this feature without setting the upgrade type to "
+                f"either safe or unsafe downgrade.",
+            )
+        if update.name == METADATA_VERSION and update.level == 0:
+            raise KafkaError(
+                ErrorCode.INVALID_UPDATE_VERSION,
+                f"Invalid update version 0 for feature {METADATA_VERSION}. "
+                "metadata.version cannot be removed.",
+            )
+        if update.level != 0:
+            own = _range_of(controller_features, update.name)
+            if not own.min_version <= update.level <= own.max_version:
+                raise _invalid(update.name, update.level, f"Local controller {controller_id}", own)
+            for broker_id, broker in sorted(image.brokers.items()):
+                if broker.fenced:
+                    continue
+                supported = _range_of(broker.features, update.name)
+                if not supported.min_version <= update.level <= supported.max_version:
+                    raise _invalid(update.name, update.level, f"Broker {broker_id}", supported)
+        target[update.name] = update.level
+    _check_dependencies(target)
+    return tuple(
+        FeatureLevelRecord(update.name, update.level)
+        for update in updates
+        if finalized.get(update.name, 0) != update.level
+    )
+
+
+def _check_dependencies(levels: Mapping[str, int]) -> None:
+    elr = levels.get(ELIGIBLE_LEADER_REPLICAS_VERSION, 0)
+    metadata_version = levels.get(METADATA_VERSION)
+    if elr >= 1 and metadata_version is not None and metadata_version < ELR_MIN_METADATA_VERSION:
+        raise KafkaError(
+            ErrorCode.INVALID_UPDATE_VERSION,
+            f"Invalid update version {elr} for feature {ELIGIBLE_LEADER_REPLICAS_VERSION}. "
+            f"{ELIGIBLE_LEADER_REPLICAS_VERSION} {elr} depends on {METADATA_VERSION} "
+            f"{ELR_MIN_METADATA_VERSION} or above, and {METADATA_VERSION} is {metadata_version}.",
+        )
+
+
+def check_broker_features(
+    image: MetadataImage, broker_id: int, features: Sequence[BrokerFeature]
+) -> None:
+    """UNSUPPORTED_VERSION unless a registering broker supports every finalized level."""
+    for name, level in sorted(image.features.items()):
+        supported = _range_of(features, name)
+        if not supported.min_version <= level <= supported.max_version:
+            raise KafkaError(
+                ErrorCode.UNSUPPORTED_VERSION,
+                f"Unable to register because the broker does not support finalized version "
+                f"{level} of {name}. The broker wants a version between "
+                f"{supported.min_version} and {supported.max_version}, inclusive.",
+            )
+
+
+def supported_ranges(
+    image: MetadataImage, controller_features: Sequence[BrokerFeature] = SUPPORTED_FEATURES
+) -> dict[str, SupportedRange]:
+    """Per feature this controller knows, the range every unfenced broker and it support."""
+    ranges: dict[str, SupportedRange] = {}
+    for feature in controller_features:
+        low, high = feature.min_supported_version, feature.max_supported_version
+        for broker in image.brokers.values():
+            if broker.fenced:
+                continue
+            supported = _range_of(broker.features, feature.name)
+            low, high = max(low, supported.min_version), min(high, supported.max_version)
+        ranges[feature.name] = SupportedRange(low, high)
+    return ranges
