@@ -1,4 +1,5 @@
-"""A quorum of real ``RaftNode``s on loopback gRPC and real directories, in one event loop.
+"""A quorum of real ``RaftNode``s on loopback gRPC (and, with ``transport="stream"``, the
+Raft stream) and real directories, in one event loop.
 
 Tests wait on conditions the listeners signal, each with a deadline, never on sleeps.
 """
@@ -11,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from raftmeta.quorum import NodeSettings, Peers, RaftClient, RaftNode, RaftServer, serve_raft
+from raftmeta.quorum.settings import GRPC, STREAM
+from raftmeta.quorum.stream.peers import StreamPeers
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.roles import Role
@@ -108,8 +111,15 @@ class NodeCluster:
         max_snapshot_interval_ms: int = 0,
         observers: int = 0,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        transport: str = GRPC,
+        without_stream: Iterable[int] = (),
     ) -> None:
+        """``transport`` is how nodes call each other; with ``stream`` every node serves a
+        Raft stream listener on a port the OS chooses, except those in ``without_stream``
+        (which peers then reach over gRPC)."""
         self.root = root
+        self.transport = transport
+        self.without_stream = frozenset(without_stream)
         self.ids = list(range(1, size + 1))
         """The voters."""
         self.observer_ids = list(range(size + 1, size + observers + 1))
@@ -141,8 +151,14 @@ class NodeCluster:
             max_bytes_between_snapshots=self.max_bytes_between_snapshots,
             max_snapshot_interval_ms=self.max_snapshot_interval_ms,
             segment_bytes=self.segment_bytes,
+            transport=self.transport,
+            stream_listen=(
+                ("127.0.0.1", 0)
+                if self.transport == STREAM and node_id not in self.without_stream
+                else None
+            ),
         )
-        node = RaftNode(settings, Peers)
+        node = RaftNode(settings, StreamPeers.connector() if self.transport == STREAM else Peers)
         recorder = Recorder(node_id, self.changes)
         client = RaftClient(node, recorder, snapshot_source=recorder.snapshot)
         return Member(node, client, recorder)
