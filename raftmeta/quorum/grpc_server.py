@@ -94,9 +94,9 @@ class RaftServer:
             raise
 
     @property
-    def stream_port(self) -> int | None:
-        """The Raft stream listener's port, when one is served."""
-        return None if self._stream is None else self._stream.port
+    def stream(self) -> StreamServer | None:
+        """The Raft stream listener, when one is served."""
+        return self._stream
 
     def _stream_endpoint(self) -> tuple[str, int] | None:
         stream = self._stream

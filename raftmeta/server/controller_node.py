@@ -28,8 +28,8 @@ from raftmeta.quorum.client import RaftClient
 from raftmeta.quorum.grpc_server import RaftServer, serve_raft
 from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode, monotonic_ms
-from raftmeta.quorum.peers import Peers
 from raftmeta.quorum.settings import NodeSettings
+from raftmeta.quorum.transport_choice import node_connect, stream_server_ssl
 from raftmeta.raft.batch import Batch
 from raftmeta.records import BrokerEndpoint, SecurityProtocol
 from raftmeta.security.credentials import channel_credentials, server_credentials
@@ -155,7 +155,10 @@ class ControllerNode:
         self.placer = load_configured_placer(config)
         self.access = AccessControl.from_config(config)
         self.changes = Changes()
-        self.node = RaftNode(self.settings, Peers.over_tls(peer_credentials))
+        self._stream_ssl = (
+            None if self.settings.stream_listen is None else stream_server_ssl(self.tls)
+        )
+        self.node = RaftNode(self.settings, node_connect(self.settings.transport, self.tls))
         self._listener = _Listener(self.settings.node_id, self.changes)
         self.client = _NotifyingClient(self.node, self._listener, self.changes)
         self._controller: QuorumController | None = None
@@ -203,6 +206,7 @@ class ControllerNode:
                 [self._register_services],
                 credentials=self._server_credentials,
                 identity=self.identity,
+                stream_ssl=self._stream_ssl,
             )
         if self.kafka is None:
             from raftmeta.server.kafka.listener import start_kafka_listener

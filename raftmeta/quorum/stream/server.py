@@ -67,6 +67,8 @@ class StreamServer:
         self.host: str | None = None
         self.port: int | None = None
         """The port bound, once :meth:`start` returned."""
+        self.requests_answered = 0
+        """Requests answered (by the core or refused at the edge), for tests and benchmarks."""
 
     async def start(self, host: str, port: int) -> int:
         """Bind ``host:port`` (0: a port the OS chooses) and serve; returns the port bound.
@@ -142,6 +144,7 @@ class StreamServer:
             data = encode_frame(frame.correlation, frame.kind, Status.NO_ANSWER, reason.encode())
         if writer.is_closing():
             return
+        self.requests_answered += 1
         writer.write(data)
         with contextlib.suppress(ConnectionError):
             await writer.drain()
