@@ -83,6 +83,7 @@ CLIENT_CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 the core's own timeouts already give up on a silent peer."""
 
 
+ANOTHER_CLUSTER = "node %d: node %d belongs to another cluster; check controller.quorum.voters"
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 """A listener bound to these serves every interface: a peer dials the host it already knows."""
 
@@ -125,11 +126,7 @@ def decode_answer(
         )
         return None
     if response.error is ErrorCode.INCONSISTENT_CLUSTER_ID:
-        log.error(
-            "node %d: node %d belongs to another cluster; check controller.quorum.voters",
-            local_id,
-            destination,
-        )
+        log.error(ANOTHER_CLUSTER, local_id, destination)
         return None
     return response
 
@@ -237,6 +234,9 @@ class Peers:
                 return None
             raise ConnectionError(f"DescribeEndpoints failed: {error.code()}") from None
         code = wire.error_code(answer.error_code)
+        if code is ErrorCode.INCONSISTENT_CLUSTER_ID:
+            log.error(ANOTHER_CLUSTER, self.local_id, destination)
+            raise ConnectionError("DescribeEndpoints refused: INCONSISTENT_CLUSTER_ID")
         if code is not ErrorCode.NONE:
             log.error(
                 "node %d: node %d refused to describe its endpoints: %s",
