@@ -79,7 +79,9 @@ class _PeerLink:
             if self._opening is None:
                 if now < self._next_attempt and not wait_for_ready:
                     return _Route.NONE
-                self._opening = asyncio.create_task(self._open(self._next_attempt - now))
+                self._opening = asyncio.create_task(
+                    self._open(self._next_attempt - now, wait_for_ready)
+                )
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return _Route.NONE
@@ -92,14 +94,16 @@ class _PeerLink:
             if not wait_for_ready:
                 return _Route.NONE
 
-    async def _open(self, delay_s: float) -> StreamConnection | _Route:
+    async def _open(self, delay_s: float, wait_for_ready: bool) -> StreamConnection | _Route:
         owner = self._owner
         try:
             if delay_s > 0:
                 await asyncio.sleep(delay_s)
             try:
+                # An election message waits for the peer's gRPC channel to come back, as it
+                # would on the gRPC transport; a fetch is retried by the core instead.
                 endpoint = await owner.grpc.describe_endpoints(
-                    self.peer_id, owner.request_timeout_s, wait_for_ready=False
+                    self.peer_id, owner.request_timeout_s, wait_for_ready=wait_for_ready
                 )
             except ConnectionError as error:
                 log.debug("node %d: cannot ask node %d: %s", owner.local_id, self.peer_id, error)
