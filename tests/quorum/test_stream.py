@@ -11,6 +11,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from cryptography import x509
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum.grpc_server import RaftServer
@@ -169,6 +170,35 @@ def test_a_tls_stream_quorum_commits_and_refuses_a_peer_speaking_as_another_node
             await bare.call(Kind.VOTE, vote.SerializeToString(), DEADLINE_S)
         assert leader.node.core.role.name == "LEADER"
         offset = await cluster.append([b"still encrypted"])
+        await cluster.wait_for_commit(offset + 1)
+
+    run_scenario(
+        scenario,
+        NodeCluster(tmp_path / "nodes", transport="stream", tls=lambda i: node_tls(pki, i)),
+    )
+
+
+def test_a_renewed_certificate_serves_new_stream_connections(tmp_path: Path) -> None:
+    pki = TestPki.create(tmp_path / "pki")
+
+    async def served_serial(port: int) -> int:
+        context = client_ssl_context(node_tls(pki, 2))
+        _, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=context, server_hostname="127.0.0.1"
+        )
+        ssl_object = writer.get_extra_info("ssl_object")
+        der = ssl_object.getpeercert(binary_form=True)
+        writer.close()
+        return x509.load_der_x509_certificate(der).serial_number
+
+    async def scenario(cluster: NodeCluster) -> None:
+        leader = await cluster.wait_for_leader()
+        port, _ = stream_of(leader)
+        before = await served_serial(port)
+        pki.node(f"controller-{leader.node.node_id}")  # a new certificate over the old file
+        after = await served_serial(port)
+        assert after != before
+        offset = await cluster.append([b"after the renewal"])
         await cluster.wait_for_commit(offset + 1)
 
     run_scenario(
