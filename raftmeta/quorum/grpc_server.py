@@ -4,7 +4,9 @@ The server carries the node's ``Raft`` service and whatever services the composi
 registers (a controller's Admin and BrokerLifecycle), so one port serves them all. The node
 never sees it: the root builds the server, starts it once the node's directory is open, and
 stops it after the node has stopped, so a call that arrives in between is answered
-UNAVAILABLE (peers retry) rather than refused at the socket.
+UNAVAILABLE (peers retry) rather than refused at the socket. When the node serves the Raft
+stream, the server owns that listener too (started first, stopped with it), so that the
+``DescribeEndpoints`` call on the gRPC port can name it from the first call.
 
 :func:`serve_raft` is the usual way in: open the node's directory, then serve on the node's
 configured listener, which is what each composition root (the controller node, the broker,
@@ -122,6 +124,14 @@ class RaftServer:
             # Said once per start, and only once the port is really served: a node refused
             # for a bad directory or a taken port says that one thing only.
             log.warning(PLAINTEXT_WARNING, self._endpoint.node_id, host, bound)
+            if self._stream is not None:
+                log.warning(
+                    "node %d: the Raft stream listener on %s:%s is plaintext and "
+                    "unauthenticated too",
+                    self._endpoint.node_id,
+                    self._stream.host,
+                    self._stream.port,
+                )
         return bound
 
     async def stop(self) -> None:

@@ -1,8 +1,9 @@
 """The gRPC ``Raft`` service: the server side of the gRPC transport, and the node's edge.
 
-Each inbound call is decoded and checked here before the node (a
-:class:`~raftmeta.quorum.transport.RaftEndpoint`) sees it: a peer's message is input, never
-trusted (issue 12). The rule for what a caller gets back:
+Each inbound call is decoded here and checked by :mod:`raftmeta.quorum.edge` (the checks the
+stream listener makes too) before the node (a :class:`~raftmeta.quorum.transport.RaftEndpoint`)
+sees it: a peer's message is input, never trusted (issue 12). The rule for what a caller gets
+back:
 
 * bytes that do not decode as the method's request: gRPC ``INVALID_ARGUMENT`` with a one-line
   message (there is no request to answer in kind);
@@ -18,6 +19,9 @@ trusted (issue 12). The rule for what a caller gets back:
 
 No call ever ends as gRPC UNKNOWN with a Python exception's text. Every refusal is logged once
 (rate-limited per sender, see :mod:`raftmeta.quorum.refusals`).
+
+``DescribeEndpoints`` tells a peer where the node serves the Raft stream (its RAFT listener),
+to any caller whose certificate names a cluster node; a peer asks it once per connection.
 
 A call the node takes is answered when the core emits its response to the calling peer, which
 for a Fetch may be up to the fetch max wait later, when the leader gives up waiting for new
