@@ -10,6 +10,7 @@ import ssl
 import struct
 from pathlib import Path
 
+import grpc
 import pytest
 from cryptography import x509
 
@@ -18,6 +19,8 @@ from raftmeta.quorum.grpc_server import RaftServer
 from raftmeta.quorum.stream.connection import StreamConnection
 from raftmeta.quorum.stream.frames import Kind, Status, encode_frame
 from raftmeta.rpc import raft_pb2 as pb
+from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.security.credentials import channel_credentials
 from raftmeta.security.ssl_contexts import client_ssl_context
 from raftmeta.security.tls import TlsSettings, parse_tls_settings
 from tests.quorum.harness import CLUSTER_ID, DEADLINE_S, Member, NodeCluster
@@ -98,6 +101,43 @@ def test_a_malformed_frame_closes_its_connection_and_the_node_keeps_serving(
     run_scenario(scenario, NodeCluster(tmp_path, transport="stream"))
 
 
+def test_the_edge_checks_hold_on_the_stream(tmp_path: Path) -> None:
+    """Another cluster's request and a value no node may act on are refused in kind, as on
+    the gRPC listener, and the leader keeps its epoch."""
+
+    async def scenario(cluster: NodeCluster) -> None:
+        leader = await cluster.wait_for_leader()
+        epoch = leader.node.core.epoch
+        port, _ = stream_of(leader)
+        connection = await StreamConnection.open(
+            "127.0.0.1", port, name="test", timeout_s=DEADLINE_S
+        )
+
+        async def vote(cluster_id: str, candidate_epoch: int) -> pb.VoteResponse:
+            request = pb.VoteRequest(
+                cluster_id=cluster_id,
+                candidate_epoch=candidate_epoch,
+                candidate_id=2,
+                last_offset_epoch=0,
+                last_offset=0,
+            )
+            frame = await connection.call(Kind.VOTE, request.SerializeToString(), DEADLINE_S)
+            assert frame.status is Status.ANSWER
+            return pb.VoteResponse.FromString(frame.body)
+
+        foreign = await vote("another-cluster", epoch + 1)
+        assert foreign.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
+        at_limit = await vote(CLUSTER_ID, 2**31 - 1)
+        assert at_limit.error_code == ErrorCode.INVALID_REQUEST
+        await connection.close()
+        assert leader.node.core.epoch == epoch
+        offset = await cluster.append([b"still leading"])
+        await cluster.wait_for_commit(offset + 1)
+        assert cluster.leader() is leader
+
+    run_scenario(scenario, NodeCluster(tmp_path, transport="stream"))
+
+
 def test_a_quorum_with_one_node_without_a_stream_listener_works(tmp_path: Path) -> None:
     async def scenario(cluster: NodeCluster) -> None:
         await cluster.wait_for_leader()
@@ -168,6 +208,17 @@ def test_a_tls_stream_quorum_commits_and_refuses_a_peer_speaking_as_another_node
                 "127.0.0.1", port, name="test", ssl_context=anonymous, timeout_s=DEADLINE_S
             )
             await bare.call(Kind.VOTE, vote.SerializeToString(), DEADLINE_S)
+        # DescribeEndpoints names the stream only to a certificate of a cluster node.
+        assert leader.server is not None
+        admin = channel_credentials(parse_tls_settings(pki.properties("admin")))
+        grpc_port = cluster.ports[leader_id]
+        async with grpc.aio.secure_channel(f"127.0.0.1:{grpc_port}", admin) as channel:
+            endpoints = await pb_grpc.RaftStub(channel).DescribeEndpoints(
+                pb.DescribeEndpointsRequest(cluster_id=CLUSTER_ID, replica_id=other),
+                timeout=DEADLINE_S,
+            )
+        assert endpoints.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        assert endpoints.raft_stream_port == 0
         assert leader.node.core.role.name == "LEADER"
         offset = await cluster.append([b"still encrypted"])
         await cluster.wait_for_commit(offset + 1)
