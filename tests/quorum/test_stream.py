@@ -123,7 +123,8 @@ def test_the_edge_checks_hold_on_the_stream(tmp_path: Path) -> None:
             )
             frame = await connection.call(Kind.VOTE, request.SerializeToString(), DEADLINE_S)
             assert frame.status is Status.ANSWER
-            return pb.VoteResponse.FromString(frame.body)
+            answer: pb.VoteResponse = pb.VoteResponse.FromString(frame.body)
+            return answer
 
         foreign = await vote("another-cluster", epoch + 1)
         assert foreign.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
