@@ -7,7 +7,8 @@ restarted peer may listen on a new port). A peer that serves no RAFT listener, o
 one without the call, is reached over gRPC as before, and asked again after
 :data:`FALLBACK_RECHECK_S`; so a quorum of mixed configurations or versions keeps working.
 
-A connection that breaks fails the calls waiting on it (the core resends on its own timers)
+A connection that breaks, or on which a call goes unanswered for its whole timeout (it may
+have died without a word), fails the calls waiting on it (the core resends on its own timers)
 and is opened again on the next call, after a backoff that starts at 50 ms and doubles to
 500 ms, as the gRPC channels' reconnect backoff does. Election messages wait for a
 reconnecting peer up to their timeout, as they wait for a gRPC channel to become ready;
@@ -159,6 +160,12 @@ class _PeerLink:
         self._next_attempt = time.monotonic() + self._backoff_s
         self._backoff_s = min(self._backoff_s * 2, MAX_BACKOFF_S)
 
+    async def drop(self, connection: StreamConnection) -> None:
+        """Close ``connection`` if it is still this link's; the next call opens another."""
+        if self.connection is connection:
+            self.connection = None
+        await connection.close()
+
     async def close(self) -> None:
         opening = self._opening
         if opening is not None:
@@ -244,13 +251,24 @@ class StreamPeers:
         kind = REQUEST_KIND[type(request)]
         try:
             frame = await route.call(kind, message.SerializeToString(), timeout_s)
-        except (ConnectionError, TimeoutError) as error:
+        except TimeoutError:
+            # A peer that answers nothing within a whole timeout (a parked fetch is answered
+            # by its max wait) may sit behind a connection that died silently: open anew.
+            log.debug(
+                "node %d: %s to node %d timed out; reconnecting",
+                self.local_id,
+                type(request).__name__,
+                destination,
+            )
+            await link.drop(route)
+            return None
+        except ConnectionError as error:
             log.debug(
                 "node %d: %s to node %d failed: %s",
                 self.local_id,
                 type(request).__name__,
                 destination,
-                error or type(error).__name__,
+                error,
             )
             return None
         if frame.status is Status.NO_ANSWER:
