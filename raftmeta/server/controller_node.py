@@ -213,6 +213,12 @@ class ControllerNode:
 
             self.kafka = await start_kafka_listener(self, self.config)
 
+    @property
+    def stream_port(self) -> int | None:
+        """The Raft stream listener's port, while one is served."""
+        stream = None if self._server is None else self._server.stream
+        return None if stream is None else stream.port
+
     async def run(self, voters: Mapping[int, str] | None = None) -> None:
         """Join the quorum (``voters`` overrides the configured addresses) and start the
         controller's queue and timer."""

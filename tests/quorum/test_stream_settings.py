@@ -4,6 +4,7 @@ contradictions, and the stream listener under the controller listener's TLS."""
 
 from __future__ import annotations
 
+import socket
 import ssl
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from raftmeta.config.node import parse_config
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.security.listener import controller_listener_tls
 from raftmeta.security.ssl_contexts import client_ssl_context, server_ssl_context
+from raftmeta.storage import MetadataDir
+from tests.process.helpers import free_base_port, raftmeta
 from tests.security.support import TestPki
 
 BASE = {
@@ -96,3 +99,23 @@ def test_stream_tls_contexts_require_and_present_the_node_certificates(tmp_path:
         c["subject"] for c in client_ssl_context(tls).get_ca_certs()
     ]
     assert client_ssl_context(tls).check_hostname
+
+
+def test_serve_refuses_a_raft_listener_on_a_taken_port_in_one_line(tmp_path: Path) -> None:
+    base = free_base_port(2)
+    MetadataDir.format(tmp_path / "data", 1, "stream-cluster")
+    config = tmp_path / "node.properties"
+    config.write_text(
+        "node.id=1\n"
+        f"controller.quorum.voters=1@127.0.0.1:{base}\n"
+        f"listeners=CONTROLLER://127.0.0.1:{base},RAFT://127.0.0.1:{base + 1}\n"
+        f"metadata.log.dir={tmp_path / 'data'}\n"
+    )
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.bind(("127.0.0.1", base + 1))
+        holder.listen()
+        result = raftmeta("serve", "--config", str(config))
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"127.0.0.1:{base + 1}" in lines[0] and "in use" in lines[0], lines[0]
