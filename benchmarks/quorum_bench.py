@@ -19,6 +19,12 @@ Figures are medians over runs (failover: over every failover of every run).
 
 Run: ``.venv/bin/python benchmarks/quorum_bench.py [--runs 3] [--quick]``
 
+``--transport both`` runs raftmeta alone on its two Raft transports in one run, interleaved per
+run: a grpc.aio unary call per message against framed messages on one long-lived connection per
+peer; it prints both side by side with stream/grpc ratios (serial commit p50/p99, records/s, CPU
+per commit of all three voters) into ``results/transport_bench.txt``. ``--transport grpc`` or
+``stream`` picks raftmeta's transport for the other modes.
+
 ``--write-path`` runs raftmeta alone in its two batching modes in one run, interleaved per run:
 the fixed 1 ms linger (``--fixed-linger`` on the node) against adaptive batching, and prints the
 ratios; results go to ``results/write_path_bench.txt``.
@@ -48,6 +54,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import Report
 from raftmeta.ports import free_ports
+from raftmeta.quorum.event_loop import loop_name
+from raftmeta.quorum.transport_choice import TRANSPORTS
+
+TRANSPORT_CHOICES = TRANSPORTS
+"""gRPC first: the stream is compared against it."""
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES_DIR = Path(__file__).resolve().parent / "quorum_nodes"
@@ -432,8 +443,11 @@ WRITE_PATH_MODES: dict[str, list[str]] = {
 group commit (a batch goes at once when nothing is in flight)."""
 
 
-def write_path_table(results: dict[str, Figures], load: Load, runs: int) -> Iterator[str]:
-    before, after = (results[label] for label in WRITE_PATH_MODES)
+def compare_table(
+    results: dict[str, Figures], before_label: str, after_label: str, load: Load
+) -> Iterator[str]:
+    """Two raftmeta modes side by side: each figure, and after/before as a ratio."""
+    before, after = results[before_label], results[after_label]
     rows: list[tuple[str, list[float], list[float], bool]] = [
         # label, before, after, higher is better
         (
@@ -451,7 +465,11 @@ def write_path_table(results: dict[str, Figures], load: Load, runs: int) -> Iter
         ("kill -9 -> first new commit ms", before.kill_ms, after.kill_ms, False),
         ("graceful stop -> first new commit ms", before.graceful_ms, after.graceful_ms, False),
     ]
-    yield f"{'figure (median)':<40} {'before':>10} {'after':>10} {'after/before':>13}"
+    ratio_title = f"{after_label}/{before_label}"
+    yield (
+        f"{'figure (median)':<40} {before_label:>10} {after_label:>10} "
+        f"{ratio_title:>{max(13, len(ratio_title))}}"
+    )
     for label, old, new, higher_better in rows:
         a, b = median(old), median(new)
         if a is None or b is None:
@@ -461,7 +479,10 @@ def write_path_table(results: dict[str, Figures], load: Load, runs: int) -> Iter
         text = f"{b:,.0f}" if b >= 100 else f"{b:.2f}"
         old_text = f"{a:,.0f}" if a >= 100 else f"{a:.2f}"
         verdict = "better" if better else "WORSE"
-        yield f"{label:<40} {old_text:>10} {text:>10} {ratio:>12.2f}x  {verdict}"
+        yield (
+            f"{label:<40} {old_text:>10} {text:>10} "
+            f"{ratio:>{max(13, len(ratio_title)) - 1}.2f}x  {verdict}"
+        )
     for name, figures in results.items():
         if figures.graceful_ms:
             samples = figures.graceful_ms
@@ -470,10 +491,51 @@ def write_path_table(results: dict[str, Figures], load: Load, runs: int) -> Iter
                 f"leader): {len(samples)} samples, max {max(samples):.0f} ms: "
                 + ", ".join(f"{sample:.0f}" for sample in samples)
             )
+
+
+def write_path_table(results: dict[str, Figures], load: Load, runs: int) -> Iterator[str]:
+    before, after = WRITE_PATH_MODES
+    yield from compare_table(results, before, after, load)
     yield (
         f"before = every batch waits controller.quorum.append.linger.ms (1 ms); after = group "
         f"commit, linger only an upper bound; medians over {runs} runs, modes interleaved per run"
     )
+
+
+def transports(args: argparse.Namespace, load: Load) -> int:
+    """``--transport both``: the gRPC and stream transports side by side in one run."""
+    report = Report(RESULTS.with_name("transport_bench.txt"))
+    out = report.out
+    report.start()
+    out(
+        "three raftmeta voter processes on 127.0.0.1, 100-byte records, fsync on every flush, "
+        f"event loop {loop_name()}; {load.throughput_records:,} appends with {load.window} in "
+        f"flight, {load.serial_count} serial appends through the embedded append API (timed in "
+        f"the leader), {load.failovers} kill -9 and {load.failovers} graceful failovers per run"
+    )
+    out(
+        "grpc: one grpc.aio unary call per Raft message; stream: framed messages on one "
+        "long-lived TCP connection per peer pair (controller.quorum.transport)"
+    )
+    results = {transport: Figures() for transport in TRANSPORT_CHOICES}
+    progress: list[str] = []
+    for run in range(args.runs):
+        print(f"run {run + 1}/{args.runs}", flush=True)
+        for transport in TRANSPORT_CHOICES:
+            extra = [*args.node_args, "--transport", transport]
+            run_system("raftmeta", load, results[transport], progress.append, extra, transport)
+            for line in progress:
+                print(line, flush=True)
+            progress.clear()
+    out("")
+    for line in compare_table(results, *TRANSPORT_CHOICES, load):
+        out(line)
+    out(
+        f"ratio = stream / grpc; medians over {args.runs} runs, transports interleaved per run; "
+        "CPU per serial commit counts all three voter processes"
+    )
+    report.save()
+    return 0
 
 
 def write_path(args: argparse.Namespace, load: Load) -> int:
@@ -491,6 +553,7 @@ def write_path(args: argparse.Namespace, load: Load) -> int:
     for run in range(args.runs):
         print(f"run {run + 1}/{args.runs}", flush=True)
         for label, extra in WRITE_PATH_MODES.items():
+            extra = [*args.node_args, *extra]
             run_system("raftmeta", load, results[label], progress.append, extra, label)
             for line in progress:
                 print(line, flush=True)
@@ -514,10 +577,22 @@ def main() -> int:
         help="raftmeta only: fixed 1 ms linger against adaptive batching (group commit), "
         "both in one run",
     )
+    parser.add_argument(
+        "--transport",
+        choices=(*TRANSPORT_CHOICES, "both"),
+        help="raftmeta's Raft transport (default: the shipped one, stream); both: raftmeta "
+        "alone, gRPC against the stream side by side in one run",
+    )
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     load = QUICK if args.quick else FULL
+    single = args.transport not in (None, "both")
+    args.node_args = ["--transport", args.transport] if single else []
+    if args.transport == "both":
+        if args.write_path:
+            parser.error("--write-path compares batching; give it one --transport")
+        return transports(args, load)
     if args.write_path:
         return write_path(args, load)
     ensure_pysyncobj()
@@ -552,7 +627,8 @@ def main() -> int:
     for run in range(args.runs):
         print(f"run {run + 1}/{args.runs}", flush=True)
         for system in SYSTEMS:
-            run_system(system, load, results[system], progress.append)
+            extra = args.node_args if system == "raftmeta" else []
+            run_system(system, load, results[system], progress.append, extra)
             for line in progress:
                 print(line, flush=True)
             progress.clear()

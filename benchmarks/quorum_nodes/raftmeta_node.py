@@ -28,7 +28,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
-from raftmeta.quorum import NodeSettings, NotLeaderError, Peers, RaftClient, RaftNode, serve_raft
+from raftmeta.quorum import (
+    NodeSettings,
+    NotLeaderError,
+    RaftClient,
+    RaftNode,
+    event_loop,
+    serve_raft,
+)
+from raftmeta.quorum.settings import STREAM
+from raftmeta.quorum.transport_choice import TRANSPORTS, node_connect
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.roles import Role
 from raftmeta.storage import MetadataDir, SnapshotReader
@@ -208,10 +217,12 @@ async def serve(args: argparse.Namespace) -> None:
         data_dir=data_dir,
         cluster_id=CLUSTER_ID,
         listen_port=int(voters[args.node_id].rsplit(":", 1)[1]),
+        transport=args.transport,
+        stream_listen=("127.0.0.1", 0) if args.transport == STREAM else None,
     )
     if args.linger_ms is not None:
         settings = dataclasses.replace(settings, append_linger_ms=args.linger_ms)
-    node = RaftNode(settings, Peers)
+    node = RaftNode(settings, node_connect(args.transport, None))
     bench = Bench(node, adaptive=not args.fixed_linger)
     server = await serve_raft(node)
     await node.start()
@@ -226,7 +237,7 @@ async def serve(args: argparse.Namespace) -> None:
     loop.add_signal_handler(signal.SIGTERM, lambda: loop.create_task(stop()))
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    reply({"event": "started", "node_id": args.node_id})
+    reply({"event": "started", "node_id": args.node_id, "loop": event_loop.loop_name()})
 
     async def commands() -> None:
         while True:
@@ -259,10 +270,16 @@ def main() -> int:
         action="store_true",
         help="every batch waits the linger (the batching before group commit), for comparison",
     )
+    parser.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default=STREAM,
+        help="how the voters carry Raft messages (controller.quorum.transport)",
+    )
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s"
     )
-    asyncio.run(serve(parser.parse_args()))
+    event_loop.run(serve(parser.parse_args()))
     return 0
 
 

@@ -43,11 +43,11 @@ from raftmeta.quorum.client import RaftClient
 from raftmeta.quorum.grpc_server import RaftServer, serve_raft
 from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode
-from raftmeta.quorum.peers import Peers
-from raftmeta.quorum.settings import NodeSettings
+from raftmeta.quorum.settings import STREAM, NodeSettings
+from raftmeta.quorum.transport_choice import node_connect
 from raftmeta.records import TopicId, uuid_to_str
 from raftmeta.rpc import broker_pb2
-from raftmeta.security.credentials import channel_credentials, server_credentials
+from raftmeta.security.credentials import server_credentials
 from raftmeta.storage.markers import take_clean_shutdown, write_clean_shutdown
 
 log = logging.getLogger("raftmeta.broker")
@@ -248,7 +248,8 @@ class Broker:
                 max_bytes_between_snapshots=settings.max_bytes_between_snapshots,
                 max_snapshot_interval_ms=settings.max_snapshot_interval_ms,
             ),
-            Peers.over_tls(None if settings.tls is None else channel_credentials(settings.tls)),
+            # The stream where a voter serves one, gRPC where it does not (it asks each).
+            node_connect(STREAM, settings.tls),
         )
         replica = self._replica
         self._client = RaftClient(

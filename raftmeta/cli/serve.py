@@ -45,7 +45,6 @@ def load_node_config(path: Path) -> RaftmetaConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
     import logging
     import os
 
@@ -54,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     # gRPC's core logs connection chatter at INFO; operators need only its errors.
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     from raftmeta.config.errors import ConfigError
+    from raftmeta.quorum import event_loop
     from raftmeta.server.serve import LoadGenerator, ServeError, serve
 
     config = load_node_config(args.config)
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         format=f"%(asctime)s node {config.node_id} %(levelname)s %(message)s",
     )
     try:
-        asyncio.run(serve(config, load))
+        event_loop.run(serve(config, load))
     except ConfigError as error:
         raise CommandLineError(str(error), USAGE_ERROR) from error
     except ServeError as error:

@@ -167,6 +167,17 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         AtLeast(0),
     ),
     ConfigKey(
+        "controller.quorum.transport",
+        ConfigType.STRING,
+        "stream",
+        "How voters and observers carry Raft messages: stream (framed messages on one "
+        "long-lived connection per peer, served on the RAFT listener, or on a port the OS "
+        "chooses when listeners names none; peers find it through the controller listener) or "
+        "grpc (one gRPC call per message). A peer without a RAFT listener is reached over "
+        "gRPC either way.",
+        Matches(r"grpc|stream", "grpc or stream"),
+    ),
+    ConfigKey(
         "controller.quorum.request.timeout.ms",
         ConfigType.INT,
         "2000",

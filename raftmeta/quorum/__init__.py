@@ -5,7 +5,9 @@ API (``RaftClient`` and its listener), as Kafka's ``raft`` module or hashicorp's
 The node owns no socket. It talks through the transport seam in ``transport`` (Kafka's
 ``NetworkChannel``); the gRPC implementation is ``peers`` (outbound), ``raft_service``
 (inbound) and ``wire`` (protobuf conversion), and ``grpc_server`` gives a composition root
-the server to run beside the node, with its own services on the same port.
+the server to run beside the node, with its own services on the same port. ``stream`` carries
+the same messages as frames on one long-lived connection per peer (the default, see
+``transport_choice``); both servers pass every request through ``edge``'s checks.
 
 May import the consensus core (``raftmeta.raft``), storage, ``errors``, ``config`` and the
 generated gRPC stubs; never the controller, policy, the server or the clients.

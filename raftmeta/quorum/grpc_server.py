@@ -4,7 +4,9 @@ The server carries the node's ``Raft`` service and whatever services the composi
 registers (a controller's Admin and BrokerLifecycle), so one port serves them all. The node
 never sees it: the root builds the server, starts it once the node's directory is open, and
 stops it after the node has stopped, so a call that arrives in between is answered
-UNAVAILABLE (peers retry) rather than refused at the socket.
+UNAVAILABLE (peers retry) rather than refused at the socket. When the node serves the Raft
+stream, the server owns that listener too (started first, stopped with it), so that the
+``DescribeEndpoints`` call on the gRPC port can name it from the first call.
 
 :func:`serve_raft` is the usual way in: open the node's directory, then serve on the node's
 configured listener, which is what each composition root (the controller node, the broker,
@@ -14,15 +16,18 @@ the test harness, the benchmark nodes) does before ``RaftNode.start``.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
 
+from raftmeta.quorum.edge import RaftEdge
 from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode
 from raftmeta.quorum.peers import SERVER_OPTIONS
 from raftmeta.quorum.raft_service import RaftService, add_raft_service
+from raftmeta.quorum.stream.server import StreamServer
 from raftmeta.quorum.transport import RaftEndpoint
 
 log = logging.getLogger(__name__)
@@ -48,10 +53,16 @@ class RaftServer:
         *,
         credentials: grpc.ServerCredentials | None = None,
         identity: IdentityRule | None = None,
+        stream_ssl: ssl.SSLContext | None = None,
     ) -> None:
         """``credentials`` None serves plaintext; ``identity`` is the Raft calls' rule of
-        :mod:`raftmeta.quorum.identity` (off when None)."""
+        :mod:`raftmeta.quorum.identity` (off when None). ``stream_ssl`` is the TLS context
+        of the Raft stream listener, when :meth:`start` is asked to serve one; it must be
+        given exactly when ``credentials`` are (the same certificates, see
+        :mod:`raftmeta.security.ssl_contexts`)."""
         self._endpoint = endpoint
+        self._stream_ssl = stream_ssl
+        self._stream: StreamServer | None = None
         self._services = tuple(services)
         self._credentials = credentials
         self._identity = identity
@@ -59,15 +70,46 @@ class RaftServer:
         self.port: int | None = None
         """The port bound, once :meth:`start` returned."""
 
-    async def start(self, host: str, port: int) -> int:
+    async def start(
+        self, host: str, port: int, stream_listen: tuple[str, int] | None = None
+    ) -> int:
         """Bind ``host:port`` (0: a port the OS chooses) and serve; returns the port bound.
+        With ``stream_listen`` (host, port) the node's Raft stream listener is served too,
+        first, so that ``DescribeEndpoints`` names it from the first call.
 
-        Raises ``RuntimeError`` when the port cannot be bound (one in use, say)."""
+        Raises ``RuntimeError`` when a port cannot be bound (one in use, say)."""
         if self._server is not None:
             raise RuntimeError("the server is already running")
+        if stream_listen is not None:
+            if (self._stream_ssl is None) != (self._credentials is None):
+                # A plaintext stream beside a TLS listener would let anyone past its checks.
+                raise ValueError("the Raft stream must be secured exactly when gRPC is")
+            stream = StreamServer(
+                RaftEdge(self._endpoint, self._identity), ssl_context=self._stream_ssl
+            )
+            await stream.start(*stream_listen)
+            self._stream = stream
+        try:
+            return await self._start_grpc(host, port)
+        except BaseException:
+            await self.stop()
+            raise
+
+    @property
+    def stream(self) -> StreamServer | None:
+        """The Raft stream listener, when one is served."""
+        return self._stream
+
+    def _stream_endpoint(self) -> tuple[str, int] | None:
+        stream = self._stream
+        if stream is None or stream.host is None or stream.port is None:
+            return None
+        return stream.host, stream.port
+
+    async def _start_grpc(self, host: str, port: int) -> int:
         # No SO_REUSEPORT: a second node on the same port must fail to start, not share it.
         server = grpc.aio.server(options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)))
-        add_raft_service(RaftService(self._endpoint, self._identity), server)
+        add_raft_service(RaftService(self._endpoint, self._identity, self._stream_endpoint), server)
         for register in self._services:
             register(server)
         address = f"{host}:{port}"
@@ -82,11 +124,22 @@ class RaftServer:
             # Said once per start, and only once the port is really served: a node refused
             # for a bad directory or a taken port says that one thing only.
             log.warning(PLAINTEXT_WARNING, self._endpoint.node_id, host, bound)
+            if self._stream is not None:
+                log.warning(
+                    "node %d: the Raft stream listener on %s:%s is plaintext and "
+                    "unauthenticated too",
+                    self._endpoint.node_id,
+                    self._stream.host,
+                    self._stream.port,
+                )
         return bound
 
     async def stop(self) -> None:
         """Stop at once: calls still open are cancelled (their callers retry elsewhere)."""
         server, self._server = self._server, None
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.stop()
         if server is not None:
             await server.stop(grace=None)
 
@@ -97,19 +150,24 @@ async def serve_raft(
     *,
     credentials: grpc.ServerCredentials | None = None,
     identity: IdentityRule | None = None,
+    stream_ssl: ssl.SSLContext | None = None,
 ) -> RaftServer:
     """Open ``node``'s directory and serve it, with ``services``, on the node's configured
-    listener (``settings.listen_host`` and ``listen_port``); returns the running server.
-    With ``credentials`` the listener speaks TLS (see :class:`RaftServer`).
+    listener (``settings.listen_host`` and ``listen_port``), and its Raft stream on
+    ``settings.stream_listen`` if set; returns the running server. With ``credentials``
+    (and ``stream_ssl``) the listeners speak TLS (see :class:`RaftServer`).
 
     Calls that arrive before ``node.start`` are answered UNAVAILABLE. Raises the storage
     layer's error for a bad directory and ``RuntimeError`` for a port that cannot be bound,
     in which case the directory is closed again. Stop the server after the node.
     """
     await node.open()
-    server = RaftServer(node, services, credentials=credentials, identity=identity)
+    server = RaftServer(
+        node, services, credentials=credentials, identity=identity, stream_ssl=stream_ssl
+    )
+    settings = node.settings
     try:
-        await server.start(node.settings.listen_host, node.settings.listen_port)
+        await server.start(settings.listen_host, settings.listen_port, settings.stream_listen)
     except BaseException:
         await node.stop(graceful=False)
         raise

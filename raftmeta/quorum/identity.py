@@ -106,6 +106,21 @@ class IdentityRule:
         log.warning("%s", line)
         return line
 
+    def node_refusal(self, context: HasAuthContext | None, call: str, node_id: int) -> str | None:
+        """Why ``call`` (one any cluster node may make, such as DescribeEndpoints) is refused
+        from this caller (logged as a WARNING), or None when its certificate names a
+        controller or a broker."""
+        if not self.enforced:
+            return None
+        principal, reason = self._caller(context)
+        if reason is None:
+            if principal is not None and node_identity(principal) is not None:
+                return None
+            reason = "the certificate names no cluster node"
+        line = f"{call} from node {node_id} refused from {principal or 'an unnamed peer'}: {reason}"
+        log.warning("%s", line)
+        return line
+
     def _caller(self, context: HasAuthContext | None) -> tuple[KafkaPrincipal | None, str | None]:
         if context is None:
             return None, "no caller to authenticate"

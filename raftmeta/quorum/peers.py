@@ -27,6 +27,7 @@ from raftmeta.raft.messages import (
     Response,
     VoteRequest,
 )
+from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.storage.errors import BatchDecodeError
 
@@ -82,6 +83,54 @@ CLIENT_CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 the core's own timeouts already give up on a silent peer."""
 
 
+ANOTHER_CLUSTER = "node %d: node %d belongs to another cluster; check controller.quorum.voters"
+WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
+"""A listener bound to these serves every interface: a peer dials the host it already knows."""
+
+
+def encode_request(
+    local_id: int, cluster_id: str, destination: int, request: Request
+) -> wire.PbRequest | None:
+    """The wire form of ``request``, or None (logged) when a value does not fit its field."""
+    try:
+        return wire.request_to_pb(request, cluster_id, local_id)
+    except (ValueError, TypeError) as error:
+        # A value that does not fit its wire field (an epoch past int32, say). The core
+        # refuses such values before it persists them, so this is a bug; drop the request
+        # rather than let the call task die, and let the core's timers go on.
+        log.error(
+            "node %d: cannot encode %s to node %d: %s",
+            local_id,
+            type(request).__name__,
+            destination,
+            error,
+        )
+        return None
+
+
+def decode_answer(
+    local_id: int, destination: int, answer: wire.PbResponse, request: Request
+) -> Response | None:
+    """The core's form of ``answer`` to ``request``, or None (logged) when it is damaged or
+    comes from another cluster."""
+    try:
+        response = wire.response_from_pb(answer, request)
+    except (BatchDecodeError, ValueError) as error:
+        # Bytes damaged on the way are never appended; the core asks again.
+        log.warning(
+            "node %d: bad %s from node %d: %s",
+            local_id,
+            type(answer).__name__,
+            destination,
+            error,
+        )
+        return None
+    if response.error is ErrorCode.INCONSISTENT_CLUSTER_ID:
+        log.error(ANOTHER_CLUSTER, local_id, destination)
+        return None
+    return response
+
+
 class Peers:
     """A :class:`~raftmeta.quorum.transport.RaftChannel` over gRPC; the class itself is the
     :class:`~raftmeta.quorum.transport.Connect` a ``RaftNode`` is given."""
@@ -98,6 +147,7 @@ class Peers:
         self.local_id = local_id
         self.cluster_id = cluster_id
         self.request_timeout_ms = request_timeout_ms
+        self._addresses = dict(addresses)
         self._channels: dict[int, Any] = {}
         self._stubs: dict[int, pb_grpc.RaftStub] = {}
         for peer_id, address in addresses.items():
@@ -130,19 +180,8 @@ class Peers:
         if stub is None:
             log.warning("node %d: no address for node %d", self.local_id, destination)
             return None
-        try:
-            message = wire.request_to_pb(request, self.cluster_id, self.local_id)
-        except (ValueError, TypeError) as error:
-            # A value that does not fit its wire field (an epoch past int32, say). The core
-            # refuses such values before it persists them, so this is a bug; drop the request
-            # rather than let the call task die, and let the core's timers go on.
-            log.error(
-                "node %d: cannot encode %s to node %d: %s",
-                self.local_id,
-                type(request).__name__,
-                destination,
-                error,
-            )
+        message = encode_request(self.local_id, self.cluster_id, destination, request)
+        if message is None:
             return None
         timeout_ms = self.request_timeout_ms
         # Election messages wait for a reconnecting channel rather than failing at once: a
@@ -173,26 +212,45 @@ class Peers:
                 error.code(),
             )
             return None
+        return decode_answer(self.local_id, destination, answer, request)
+
+    async def describe_endpoints(
+        self, destination: int, timeout_s: float, *, wait_for_ready: bool
+    ) -> tuple[str, int] | None:
+        """Where ``destination`` serves the Raft stream (host to dial, port), or None when it
+        serves none (or is a version without the call). Raises ``ConnectionError`` when it
+        cannot be asked or refuses to say."""
+        stub = self._stubs.get(destination)
+        address = self._addresses.get(destination)
+        if stub is None or address is None:
+            raise ConnectionError(f"no address for node {destination}")
+        request = pb.DescribeEndpointsRequest(cluster_id=self.cluster_id, replica_id=self.local_id)
         try:
-            response = wire.response_from_pb(answer, request)
-        except (BatchDecodeError, ValueError) as error:
-            # Bytes damaged on the way are never appended; the core asks again.
-            log.warning(
-                "node %d: bad %s from node %d: %s",
-                self.local_id,
-                type(answer).__name__,
-                destination,
-                error,
+            answer = await stub.DescribeEndpoints(
+                request, timeout=timeout_s, wait_for_ready=wait_for_ready
             )
-            return None
-        if response.error is ErrorCode.INCONSISTENT_CLUSTER_ID:
+        except grpc.aio.AioRpcError as error:
+            if error.code() is grpc.StatusCode.UNIMPLEMENTED:
+                return None
+            raise ConnectionError(f"DescribeEndpoints failed: {error.code()}") from None
+        code = wire.error_code(answer.error_code)
+        if code is ErrorCode.INCONSISTENT_CLUSTER_ID:
+            log.error(ANOTHER_CLUSTER, self.local_id, destination)
+            raise ConnectionError("DescribeEndpoints refused: INCONSISTENT_CLUSTER_ID")
+        if code is not ErrorCode.NONE:
             log.error(
-                "node %d: node %d belongs to another cluster; check controller.quorum.voters",
+                "node %d: node %d refused to describe its endpoints: %s",
                 self.local_id,
                 destination,
+                code.name,
             )
+            raise ConnectionError(f"DescribeEndpoints refused: {code.name}")
+        if answer.raft_stream_port <= 0:
             return None
-        return response
+        host = answer.raft_stream_host
+        if host in WILDCARD_HOSTS:
+            host = address.rpartition(":")[0].strip("[]")
+        return host, answer.raft_stream_port
 
     async def close(self) -> None:
         for channel in self._channels.values():

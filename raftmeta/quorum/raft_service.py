@@ -1,8 +1,9 @@
 """The gRPC ``Raft`` service: the server side of the gRPC transport, and the node's edge.
 
-Each inbound call is decoded and checked here before the node (a
-:class:`~raftmeta.quorum.transport.RaftEndpoint`) sees it: a peer's message is input, never
-trusted (issue 12). The rule for what a caller gets back:
+Each inbound call is decoded here and checked by :mod:`raftmeta.quorum.edge` (the checks the
+stream listener makes too) before the node (a :class:`~raftmeta.quorum.transport.RaftEndpoint`)
+sees it: a peer's message is input, never trusted (issue 12). The rule for what a caller gets
+back:
 
 * bytes that do not decode as the method's request: gRPC ``INVALID_ARGUMENT`` with a one-line
   message (there is no request to answer in kind);
@@ -19,6 +20,9 @@ trusted (issue 12). The rule for what a caller gets back:
 No call ever ends as gRPC UNKNOWN with a Python exception's text. Every refusal is logged once
 (rate-limited per sender, see :mod:`raftmeta.quorum.refusals`).
 
+``DescribeEndpoints`` tells a peer where the node serves the Raft stream (its RAFT listener),
+to any caller whose certificate names a cluster node; a peer asks it once per connection.
+
 A call the node takes is answered when the core emits its response to the calling peer, which
 for a Fetch may be up to the fetch max wait later, when the leader gives up waiting for new
 records.
@@ -28,19 +32,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn
 
 import grpc
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum import wire
+from raftmeta.quorum.edge import NoAnswer, RaftEdge
 from raftmeta.quorum.identity import IdentityRule
-from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.transport import RaftEndpoint
 from raftmeta.raft.core import NotLeaderError
-from raftmeta.raft.limits import MAX_NODE_ID, node_id_in_range
-from raftmeta.raft.messages import Request
-from raftmeta.raft.validation import message_problem
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 
@@ -50,26 +51,27 @@ SERVICE_NAME = "raftmeta.raft.v1.Raft"
 ERROR_MESSAGE_KEY = "raftmeta-error-message"
 """Trailing metadata key carrying the one-line reason a request was refused at the edge."""
 
-_PbIn = TypeVar(
-    "_PbIn",
-    pb.VoteRequest,
-    pb.BeginQuorumEpochRequest,
-    pb.EndQuorumEpochRequest,
-    pb.FetchRequest,
-    pb.FetchSnapshotRequest,
-)
+StreamEndpoint = Callable[[], tuple[str, int] | None]
+"""Where the node serves the Raft stream (host as bound, port), or None when it does not."""
 
 
 class RaftService(pb_grpc.RaftServicer):
     """The typed methods, on decoded protobuf messages. Served through
     :func:`add_raft_service`, which decodes the bytes itself so that undecodable input and
-    unexpected failures never reach gRPC as UNKNOWN. With mutual TLS, ``identity`` refuses a
-    message whose sender is not the certificate's owner."""
+    unexpected failures never reach gRPC as UNKNOWN. The checks before the node are
+    :mod:`raftmeta.quorum.edge`'s, shared with the stream listener; with mutual TLS,
+    ``identity`` refuses a message whose sender is not the certificate's owner.
+    ``stream_endpoint`` tells ``DescribeEndpoints`` where the node's RAFT listener is."""
 
-    def __init__(self, node: RaftEndpoint, identity: IdentityRule | None = None) -> None:
+    def __init__(
+        self,
+        node: RaftEndpoint,
+        identity: IdentityRule | None = None,
+        stream_endpoint: StreamEndpoint | None = None,
+    ) -> None:
         self._node = node
-        self._identity = identity or IdentityRule()
-        self._refusals = RefusalLog(log, node.node_id)
+        self._edge = RaftEdge(node, identity)
+        self._stream_endpoint = stream_endpoint
 
     @property
     def node_id(self) -> int:
@@ -77,65 +79,47 @@ class RaftService(pb_grpc.RaftServicer):
 
     def refused(self, sender: object, what: str, reason: str) -> None:
         """Log a refusal once, within the sender's budget."""
-        self._refusals.refused(sender, what, reason)
+        self._edge.refused(sender, what, reason)
 
-    async def _call(
-        self,
-        message: _PbIn,
-        decode: Callable[[_PbIn], tuple[int, Request]],
-        context: Any,
-    ) -> wire.PbResponse:
-        node = self._node
-        sender, request = decode(message)
-        what = type(request).__name__
-        if message.cluster_id != node.cluster_id:
-            foreign = f"cluster {message.cluster_id!r} is not {node.cluster_id!r}"
-            self.refused(sender, what, foreign)
-            _tell(context, foreign)
-            return wire.error_response(type(request), ErrorCode.INCONSISTENT_CLUSTER_ID)
-        if self._identity.raft_refusal(context, sender, request, node.voter_addresses):
-            return wire.error_response(type(request), ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
-        reason = _range_problem(sender, request)
-        if reason is not None:
-            self.refused(sender, what, reason)
-            _tell(context, reason)
-            return wire.error_response(type(request), ErrorCode.INVALID_REQUEST)
+    async def _call(self, message: wire.PbRequest, context: Any) -> wire.PbResponse:
         try:
-            response = await node.handle_request(sender, request)
-        except (TimeoutError, ConnectionError) as error:
+            answer = await self._edge.answer(message, context)
+        except NoAnswer as error:
             # No answer will come (superseded, timed out, or shutting down): the caller's
             # core resends on its own timers, so an unavailable call is the honest reply.
-            await _abort(context, grpc.StatusCode.UNAVAILABLE, f"no answer: {error}")
-        return wire.response_to_pb(response)
+            await _abort(context, grpc.StatusCode.UNAVAILABLE, str(error))
+        if answer.refusal is not None:
+            _tell(context, answer.refusal)
+        return answer.response
 
     async def Vote(self, request: pb.VoteRequest, context: Any) -> pb.VoteResponse:
-        response = await self._call(request, wire.vote_request_from_pb, context)
+        response = await self._call(request, context)
         assert isinstance(response, pb.VoteResponse)
         return response
 
     async def BeginQuorumEpoch(
         self, request: pb.BeginQuorumEpochRequest, context: Any
     ) -> pb.BeginQuorumEpochResponse:
-        response = await self._call(request, wire.begin_epoch_request_from_pb, context)
+        response = await self._call(request, context)
         assert isinstance(response, pb.BeginQuorumEpochResponse)
         return response
 
     async def EndQuorumEpoch(
         self, request: pb.EndQuorumEpochRequest, context: Any
     ) -> pb.EndQuorumEpochResponse:
-        response = await self._call(request, wire.end_epoch_request_from_pb, context)
+        response = await self._call(request, context)
         assert isinstance(response, pb.EndQuorumEpochResponse)
         return response
 
     async def Fetch(self, request: pb.FetchRequest, context: Any) -> pb.FetchResponse:
-        response = await self._call(request, wire.fetch_request_from_pb, context)
+        response = await self._call(request, context)
         assert isinstance(response, pb.FetchResponse)
         return response
 
     async def FetchSnapshot(
         self, request: pb.FetchSnapshotRequest, context: Any
     ) -> pb.FetchSnapshotResponse:
-        response = await self._call(request, wire.fetch_snapshot_request_from_pb, context)
+        response = await self._call(request, context)
         assert isinstance(response, pb.FetchSnapshotResponse)
         return response
 
@@ -157,15 +141,28 @@ class RaftService(pb_grpc.RaftServicer):
             return wire.describe_quorum_not_leader(leader, error.epoch, endpoint)
         return wire.describe_quorum_to_pb(description, node.cluster_id)
 
-
-def _range_problem(sender: int, request: Request) -> str | None:
-    """Why ``request`` from ``sender`` carries a value no node may act on, or None."""
-    problem = message_problem(request)
-    if problem is not None:
-        return problem.reason
-    if not node_id_in_range(sender):
-        return f"sender {sender} is not a node id (0..{MAX_NODE_ID})"
-    return None
+    async def DescribeEndpoints(
+        self, request: pb.DescribeEndpointsRequest, context: Any
+    ) -> pb.DescribeEndpointsResponse:
+        node = self._node
+        if request.cluster_id != node.cluster_id:
+            self.refused(
+                request.replica_id,
+                "DescribeEndpoints",
+                f"cluster {request.cluster_id!r} is not {node.cluster_id!r}",
+            )
+            return pb.DescribeEndpointsResponse(error_code=ErrorCode.INCONSISTENT_CLUSTER_ID)
+        refusal = self._edge.identity.node_refusal(context, "DescribeEndpoints", request.replica_id)
+        if refusal is not None:
+            _tell(context, refusal)
+            return pb.DescribeEndpointsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        endpoint = None if self._stream_endpoint is None else self._stream_endpoint()
+        if endpoint is None:
+            return pb.DescribeEndpointsResponse(error_code=ErrorCode.NONE)
+        host, port = endpoint
+        return pb.DescribeEndpointsResponse(
+            error_code=ErrorCode.NONE, raft_stream_host=host, raft_stream_port=port
+        )
 
 
 async def _abort(context: Any, code: grpc.StatusCode, reason: str) -> NoReturn:
@@ -232,6 +229,11 @@ def add_raft_service(service: RaftService, server: Any) -> None:
             pb.DescribeQuorumRequest,
             pb.DescribeQuorumResponse,
             service.DescribeQuorum,
+        ),
+        "DescribeEndpoints": (
+            pb.DescribeEndpointsRequest,
+            pb.DescribeEndpointsResponse,
+            service.DescribeEndpoints,
         ),
     }
     handlers = {

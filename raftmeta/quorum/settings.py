@@ -10,9 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.raft.config import RaftConfig
+from raftmeta.security.listener import RAFT_LISTENER
 from raftmeta.storage.log import DEFAULT_SEGMENT_BYTES
+
+STREAM = "stream"
+GRPC = "grpc"
 
 DEFAULT_SNAPSHOT_BYTES = 20 * 1024 * 1024
 DEFAULT_SNAPSHOT_INTERVAL_MS = 60 * 60 * 1000
@@ -53,11 +58,18 @@ class NodeSettings:
     gets trimmed and a restart replays little; 0 leaves only the bytes trigger."""
     segment_bytes: int = DEFAULT_SEGMENT_BYTES
     """``metadata.log.segment.bytes``: where the log rolls to a new segment file."""
+    transport: str = GRPC
+    """``controller.quorum.transport``: how this node calls its peers (``stream`` or
+    ``grpc``); the composition root picks the ``Connect`` from it."""
+    stream_listen: tuple[str, int] | None = None
+    """Where to serve the Raft stream (host, port; 0 lets the OS choose), or None to serve
+    none, so that peers reach this node over gRPC."""
 
     @classmethod
     def from_config(cls, config: RaftmetaConfig) -> NodeSettings:
         raft = raft_config(config)
         endpoint = config.controller_endpoint
+        listen_host = endpoint.host or "0.0.0.0"
         return cls(
             node_id=config.node_id,
             voters={
@@ -65,11 +77,32 @@ class NodeSettings:
             },
             data_dir=Path(config.metadata_log_dir),
             cluster_id=config.cluster_id,
-            listen_host=endpoint.host or "0.0.0.0",
+            listen_host=listen_host,
             listen_port=endpoint.port,
             raft=raft,
             append_linger_ms=config.controller_quorum_append_linger_ms,
             max_bytes_between_snapshots=config.metadata_log_max_record_bytes_between_snapshots,
             max_snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
             segment_bytes=config.metadata_log_segment_bytes,
+            transport=config.controller_quorum_transport,
+            stream_listen=stream_listen(config, listen_host),
         )
+
+
+def stream_listen(config: RaftmetaConfig, controller_host: str) -> tuple[str, int] | None:
+    """Where a node serves the Raft stream: its RAFT listener; without one, with
+    ``controller.quorum.transport=stream``, a port the OS chooses on the controller
+    listener's host (peers learn it from the node through ``DescribeEndpoints``). None with
+    ``grpc``, where a RAFT listener is a contradiction and refused."""
+    raft = next((item for item in config.listeners if item.name == RAFT_LISTENER), None)
+    if config.controller_quorum_transport == GRPC:
+        if raft is not None:
+            raise ConfigError(
+                f"Invalid configuration listeners: a {RAFT_LISTENER} listener serves the Raft "
+                "stream, but controller.quorum.transport=grpc (set it to stream, or remove "
+                "the listener)"
+            )
+        return None
+    if raft is None:
+        return controller_host, 0
+    return raft.host or "0.0.0.0", raft.port

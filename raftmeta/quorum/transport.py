@@ -9,8 +9,9 @@ Two small protocols, in the spirit of Kafka's ``NetworkChannel``:
   node (``handle_request``) and relays the answer, and asks it to describe the quorum.
 
 ``raftmeta.quorum.peers`` (client side) and ``raftmeta.quorum.raft_service`` (server side) are
-the gRPC implementation; tests plug in an in-memory one. The node and the services both
-depend on this module, never on each other, so there is no import circle between them.
+the gRPC implementation; ``raftmeta.quorum.stream`` is the framed one on long-lived TCP
+connections (``controller.quorum.transport``); tests plug in an in-memory one. The node and
+the services all depend on this module, never on each other, so there is no import circle.
 """
 
 from __future__ import annotations

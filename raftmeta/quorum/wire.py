@@ -168,6 +168,19 @@ def fetch_snapshot_request_from_pb(
     return message.replica_id, request
 
 
+def request_from_pb(message: PbRequest) -> tuple[int, Request]:
+    """The sender and the core's form of any request message, whichever kind it is."""
+    if isinstance(message, pb.VoteRequest):
+        return vote_request_from_pb(message)
+    if isinstance(message, pb.BeginQuorumEpochRequest):
+        return begin_epoch_request_from_pb(message)
+    if isinstance(message, pb.EndQuorumEpochRequest):
+        return end_epoch_request_from_pb(message)
+    if isinstance(message, pb.FetchRequest):
+        return fetch_request_from_pb(message)
+    return fetch_snapshot_request_from_pb(message)
+
+
 # -------------------------------------------------------------------------------- responses
 
 

@@ -210,3 +210,21 @@ class DescribeQuorumResponse(_message.Message):
     leader_endpoint: str
     cluster_id: str
     def __init__(self, error_code: _Optional[int] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., high_watermark: _Optional[int] = ..., voters: _Optional[_Iterable[_Union[ReplicaState, _Mapping]]] = ..., observers: _Optional[_Iterable[_Union[ReplicaState, _Mapping]]] = ..., leader_endpoint: _Optional[str] = ..., cluster_id: _Optional[str] = ...) -> None: ...
+
+class DescribeEndpointsRequest(_message.Message):
+    __slots__ = ("cluster_id", "replica_id")
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
+    cluster_id: str
+    replica_id: int
+    def __init__(self, cluster_id: _Optional[str] = ..., replica_id: _Optional[int] = ...) -> None: ...
+
+class DescribeEndpointsResponse(_message.Message):
+    __slots__ = ("error_code", "raft_stream_host", "raft_stream_port")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    RAFT_STREAM_HOST_FIELD_NUMBER: _ClassVar[int]
+    RAFT_STREAM_PORT_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    raft_stream_host: str
+    raft_stream_port: int
+    def __init__(self, error_code: _Optional[int] = ..., raft_stream_host: _Optional[str] = ..., raft_stream_port: _Optional[int] = ...) -> None: ...

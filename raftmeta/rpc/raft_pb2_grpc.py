@@ -65,6 +65,11 @@ class RaftStub:
                 request_serializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeQuorumRequest.SerializeToString,
                 response_deserializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeQuorumResponse.FromString,
                 _registered_method=True)
+        self.DescribeEndpoints = channel.unary_unary(
+                '/raftmeta.raft.v1.Raft/DescribeEndpoints',
+                request_serializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsResponse.FromString,
+                _registered_method=True)
 
 
 class RaftServicer:
@@ -115,6 +120,15 @@ class RaftServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeEndpoints(self, request, context):
+        """Where else this node serves Raft: its RAFT listener (framed Raft messages over one
+        long-lived TCP connection per peer). A peer asks once per connection; a node without
+        one answers an empty host and port 0, and the peer keeps using this service.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RaftServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -147,6 +161,11 @@ def add_RaftServicer_to_server(servicer, server):
                     servicer.DescribeQuorum,
                     request_deserializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeQuorumRequest.FromString,
                     response_serializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeQuorumResponse.SerializeToString,
+            ),
+            'DescribeEndpoints': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeEndpoints,
+                    request_deserializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -312,6 +331,33 @@ class Raft:
             '/raftmeta.raft.v1.Raft/DescribeQuorum',
             raftmeta_dot_rpc_dot_raft__pb2.DescribeQuorumRequest.SerializeToString,
             raftmeta_dot_rpc_dot_raft__pb2.DescribeQuorumResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeEndpoints(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.raft.v1.Raft/DescribeEndpoints',
+            raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -46,6 +46,11 @@ class RaftStub:
     """A replica too far behind for the log downloads the leader's snapshot in chunks."""
     DescribeQuorum: _UnaryUnary[raft_pb2.DescribeQuorumRequest, raft_pb2.DescribeQuorumResponse]
     """The leader's view of every replica's progress, for operators and tooling."""
+    DescribeEndpoints: _UnaryUnary[raft_pb2.DescribeEndpointsRequest, raft_pb2.DescribeEndpointsResponse]
+    """Where else this node serves Raft: its RAFT listener (framed Raft messages over one
+    long-lived TCP connection per peer). A peer asks once per connection; a node without
+    one answers an empty host and port 0, and the peer keeps using this service.
+    """
 
 class RaftServicer:
     """Served by every controller; brokers only call it (Fetch, FetchSnapshot) as observers."""
@@ -99,6 +104,17 @@ class RaftServicer:
         context: Any,
     ) -> raft_pb2.DescribeQuorumResponse | Awaitable[raft_pb2.DescribeQuorumResponse]:
         """The leader's view of every replica's progress, for operators and tooling."""
+        ...
+
+    def DescribeEndpoints(
+        self,
+        request: raft_pb2.DescribeEndpointsRequest,
+        context: Any,
+    ) -> raft_pb2.DescribeEndpointsResponse | Awaitable[raft_pb2.DescribeEndpointsResponse]:
+        """Where else this node serves Raft: its RAFT listener (framed Raft messages over one
+        long-lived TCP connection per peer). A peer asks once per connection; a node without
+        one answers an empty host and port 0, and the peer keeps using this service.
+        """
         ...
 
 def add_RaftServicer_to_server(

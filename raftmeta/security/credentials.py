@@ -71,6 +71,11 @@ class ReloadingCertificates:
     def watches_files(self) -> bool:
         return bool(self._watched)
 
+    @property
+    def watched_paths(self) -> tuple[Path, ...]:
+        """The keystore and truststore files renewal watches (none for inline PEM)."""
+        return self._watched
+
     def __call__(self) -> grpc.ServerCertificateConfiguration | None:
         stamps = self._stamp()
         with self._lock:
@@ -96,7 +101,7 @@ class ReloadingCertificates:
         return grpc.ssl_server_certificate_configuration([(pair.key_pem, pair.chain_pem)], roots)
 
     def _stamp(self) -> tuple[_FileStamp, ...]:
-        return tuple(_file_stamp(path) for path in self._watched)
+        return file_stamps(self._watched)
 
 
 def server_credentials(settings: TlsSettings) -> grpc.ServerCredentials:
@@ -140,6 +145,12 @@ def _key_pair(settings: TlsSettings) -> KeyPair:
 
 def _roots(settings: TlsSettings) -> bytes | None:
     return None if settings.truststore is None else load_truststore(settings.truststore)
+
+
+def file_stamps(paths: tuple[Path, ...]) -> tuple[_FileStamp, ...]:
+    """What tells a renewed file from the one read before: each file's modification and
+    change times, size and inode (None for a file that cannot be read right now)."""
+    return tuple(_file_stamp(path) for path in paths)
 
 
 def _file_stamp(path: Path) -> _FileStamp:

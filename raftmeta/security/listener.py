@@ -2,7 +2,8 @@
 
 A controller serves Raft, Admin and BrokerLifecycle on one port, its *controller listener*:
 the listener named ``CONTROLLER`` in ``listeners`` or, when there is none, the one implied at
-the node's ``controller.quorum.voters`` entry, under the same name. Its protocol is
+the node's ``controller.quorum.voters`` entry, under the same name. A ``RAFT`` listener (the
+Raft stream) follows it: same protocol, same certificates. Its protocol is
 ``listener.security.protocol.map``'s entry for ``CONTROLLER``; every listener must have an
 entry, and an SSL listener needs a keystore. Problems are one-line :class:`ConfigError`\\ s.
 
@@ -35,6 +36,9 @@ from raftmeta.security.tls import (
 )
 
 CONTROLLER_LISTENER = "CONTROLLER"
+RAFT_LISTENER = "RAFT"
+"""Serves Raft as framed messages (the stream transport); it always speaks what the
+controller listener speaks, under the same certificates, so it needs no map entry."""
 SECURITY_PROTOCOL_KEY = "security.protocol"
 CLIENT_TLS_KEYS: tuple[str, ...] = (SECURITY_PROTOCOL_KEY, *TLS_KEYS)
 """The keys a client properties file may hold for TLS."""
@@ -48,8 +52,17 @@ def controller_listener_tls(config: RaftmetaConfig) -> TlsSettings | None:
     controller listener has a keystore; raises :class:`ConfigError`."""
     protocols = parse_security_protocol_map(config.listener_security_protocol_map)
     for listener in config.listeners:
-        protocol_of(listener.name, protocols)
-    if protocol_of(CONTROLLER_LISTENER, protocols) is SecurityProtocol.PLAINTEXT:
+        if listener.name != RAFT_LISTENER:
+            protocol_of(listener.name, protocols)
+    controller_protocol = protocol_of(CONTROLLER_LISTENER, protocols)
+    raft_protocol = protocols.get(RAFT_LISTENER, controller_protocol)
+    if raft_protocol is not controller_protocol:
+        raise ConfigError(
+            f"Invalid configuration {SECURITY_PROTOCOL_MAP_KEY}: listener {RAFT_LISTENER} must "
+            f"speak what {CONTROLLER_LISTENER} speaks ({controller_protocol}), with the same "
+            "certificates and peer identities"
+        )
+    if controller_protocol is SecurityProtocol.PLAINTEXT:
         return None
     settings = parse_tls_settings(config.originals, CONTROLLER_LISTENER)
     if settings.keystore is None:

@@ -28,8 +28,8 @@ from raftmeta.quorum.client import RaftClient
 from raftmeta.quorum.grpc_server import RaftServer, serve_raft
 from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode, monotonic_ms
-from raftmeta.quorum.peers import Peers
 from raftmeta.quorum.settings import NodeSettings
+from raftmeta.quorum.transport_choice import node_connect, stream_server_ssl
 from raftmeta.raft.batch import Batch
 from raftmeta.records import BrokerEndpoint, SecurityProtocol
 from raftmeta.security.credentials import channel_credentials, server_credentials
@@ -156,7 +156,10 @@ class ControllerNode:
         self.placer = load_configured_placer(config)
         self.access = AccessControl.from_config(config)
         self.changes = Changes()
-        self.node = RaftNode(self.settings, Peers.over_tls(peer_credentials))
+        self._stream_ssl = (
+            None if self.settings.stream_listen is None else stream_server_ssl(self.tls)
+        )
+        self.node = RaftNode(self.settings, node_connect(self.settings.transport, self.tls))
         self._listener = _Listener(self.settings.node_id, self.changes)
         self.client = _NotifyingClient(self.node, self._listener, self.changes)
         self._controller: QuorumController | None = None
@@ -204,11 +207,18 @@ class ControllerNode:
                 [self._register_services],
                 credentials=self._server_credentials,
                 identity=self.identity,
+                stream_ssl=self._stream_ssl,
             )
         if self.kafka is None:
             from raftmeta.server.kafka.listener import start_kafka_listener
 
             self.kafka = await start_kafka_listener(self, self.config)
+
+    @property
+    def stream_port(self) -> int | None:
+        """The Raft stream listener's port, while one is served."""
+        stream = None if self._server is None else self._server.stream
+        return None if stream is None else stream.port
 
     async def run(self, voters: Mapping[int, str] | None = None) -> None:
         """Join the quorum (``voters`` overrides the configured addresses) and start the

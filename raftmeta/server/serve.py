@@ -93,6 +93,8 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
     check_port_free(settings.listen_host, settings.listen_port)
+    if settings.stream_listen is not None:
+        check_port_free(*settings.stream_listen)
     member = ControllerNode(config, settings)
     for key in config.unknown_keys:
         if not key.startswith(PLUGIN_PREFIXES):
@@ -131,6 +133,13 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
         "PLAINTEXT" if member.tls is None else "SSL",
         ",".join(f"{n}@{a}" for n, a in sorted(settings.voters.items())),
     )
+    if member.stream_port is not None:
+        log.info(
+            "node %d: Raft stream (controller.quorum.transport=%s) on port %d",
+            settings.node_id,
+            settings.transport,
+            member.stream_port,
+        )
     generator: asyncio.Task[None] | None = None
     if load is not None:
         generator = asyncio.create_task(_generate_load(member, load))

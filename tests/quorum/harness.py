@@ -1,4 +1,5 @@
-"""A quorum of real ``RaftNode``s on loopback gRPC and real directories, in one event loop.
+"""A quorum of real ``RaftNode``s on loopback gRPC (and, with ``transport="stream"``, the
+Raft stream) and real directories, in one event loop.
 
 Tests wait on conditions the listeners signal, each with a deadline, never on sleeps.
 """
@@ -10,10 +11,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from raftmeta.quorum import NodeSettings, Peers, RaftClient, RaftNode, RaftServer, serve_raft
+from raftmeta.quorum import NodeSettings, RaftClient, RaftNode, RaftServer, serve_raft
+from raftmeta.quorum.identity import IdentityRule
+from raftmeta.quorum.settings import GRPC, STREAM
+from raftmeta.quorum.transport_choice import node_connect, stream_server_ssl
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.roles import Role
+from raftmeta.security.credentials import server_credentials
+from raftmeta.security.tls import TlsSettings
 from raftmeta.storage import MetadataDir, SnapshotReader
 from raftmeta.storage.log import DEFAULT_SEGMENT_BYTES
 from tests.support.waiting import wait_until_async
@@ -80,10 +86,21 @@ class Member:
     client: RaftClient
     recorder: Recorder
     server: RaftServer | None = None
+    tls: TlsSettings | None = None
+    """With TLS, the node's listeners require client certificates under the node rule."""
 
     async def serve(self) -> int:
         """Open the node's directory and serve it on its configured port; the port bound."""
-        self.server = await serve_raft(self.node)
+        tls = self.tls
+        if tls is None:
+            self.server = await serve_raft(self.node)
+        else:
+            self.server = await serve_raft(
+                self.node,
+                credentials=server_credentials(tls),
+                identity=IdentityRule.for_listener(tls),
+                stream_ssl=stream_server_ssl(tls),
+            )
         assert self.server.port is not None
         return self.server.port
 
@@ -108,8 +125,18 @@ class NodeCluster:
         max_snapshot_interval_ms: int = 0,
         observers: int = 0,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        transport: str = GRPC,
+        without_stream: Iterable[int] = (),
+        tls: Callable[[int], TlsSettings] | None = None,
     ) -> None:
+        """``transport`` is how nodes call each other; with ``stream`` every node serves a
+        Raft stream listener on a port the OS chooses, except those in ``without_stream``
+        (which peers then reach over gRPC). ``tls`` gives each node's TLS settings (its
+        certificate, the cluster CA, client certificates required)."""
+        self.tls = tls
         self.root = root
+        self.transport = transport
+        self.without_stream = frozenset(without_stream)
         self.ids = list(range(1, size + 1))
         """The voters."""
         self.observer_ids = list(range(size + 1, size + observers + 1))
@@ -141,11 +168,18 @@ class NodeCluster:
             max_bytes_between_snapshots=self.max_bytes_between_snapshots,
             max_snapshot_interval_ms=self.max_snapshot_interval_ms,
             segment_bytes=self.segment_bytes,
+            transport=self.transport,
+            stream_listen=(
+                ("127.0.0.1", 0)
+                if self.transport == STREAM and node_id not in self.without_stream
+                else None
+            ),
         )
-        node = RaftNode(settings, Peers)
+        tls = None if self.tls is None else self.tls(node_id)
+        node = RaftNode(settings, node_connect(self.transport, tls))
         recorder = Recorder(node_id, self.changes)
         client = RaftClient(node, recorder, snapshot_source=recorder.snapshot)
-        return Member(node, client, recorder)
+        return Member(node, client, recorder, tls=tls)
 
     async def start(self) -> None:
         members = {}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from raftmeta.quorum import NotLeaderError
 from raftmeta.raft.roles import Role
 from tests.quorum.harness import DEADLINE_S, Member, NodeCluster
@@ -19,7 +21,10 @@ def committed_log(member: Member) -> list[tuple[int, int, bool, bytes]]:
     return [(b.base_offset, b.epoch, b.is_control, b.payload) for b in member.recorder.batches]
 
 
-def test_observer_replicates_the_log_but_never_counts_or_leads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["grpc", "stream"])
+def test_observer_replicates_the_log_but_never_counts_or_leads(
+    tmp_path: Path, transport: str
+) -> None:
     async def scenario(cluster: NodeCluster) -> None:
         observer = cluster.members[4]
         roles_seen: set[Role] = set()
@@ -84,4 +89,4 @@ def test_observer_replicates_the_log_but_never_counts_or_leads(tmp_path: Path) -
         assert not failures
         assert roles_seen <= OBSERVER_ROLES, roles_seen
 
-    run_scenario(scenario, NodeCluster(tmp_path, observers=1))
+    run_scenario(scenario, NodeCluster(tmp_path, observers=1, transport=transport))

@@ -18,12 +18,18 @@ from raftmeta.storage import MetadataDir
 from tests.quorum.harness import CLUSTER_ID, DEADLINE_S, Member, NodeCluster
 from tests.support.scenario import run_scenario
 
+TRANSPORTS = pytest.mark.parametrize("transport", ["grpc", "stream"])
+"""The tests every transport must pass: election, replication, handover, restart, snapshot."""
+
 
 def committed_log(member: Member) -> list[tuple[int, int, bool, bytes]]:
     return [(b.base_offset, b.epoch, b.is_control, b.payload) for b in member.recorder.batches]
 
 
-def test_three_nodes_elect_a_leader_and_commit_appends_identically(tmp_path: Path) -> None:
+@TRANSPORTS
+def test_three_nodes_elect_a_leader_and_commit_appends_identically(
+    tmp_path: Path, transport: str
+) -> None:
     latencies: list[float] = []
 
     async def scenario(cluster: NodeCluster) -> None:
@@ -50,9 +56,11 @@ def test_three_nodes_elect_a_leader_and_commit_appends_identically(tmp_path: Pat
         batches_of_many = {b.base_offset for b in leader.recorder.batches if b.base_offset > 20}
         assert len(batches_of_many) < 100
 
-    run_scenario(scenario, NodeCluster(tmp_path))
+    run_scenario(scenario, NodeCluster(tmp_path, transport=transport))
     latencies.sort()
-    print(f"\ncommit latency over gRPC: median {latencies[len(latencies) // 2] * 1000:.1f} ms")
+    print(
+        f"\ncommit latency over {transport}: median {latencies[len(latencies) // 2] * 1000:.1f} ms"
+    )
 
 
 def test_append_on_a_follower_names_the_leader(tmp_path: Path) -> None:
@@ -71,7 +79,10 @@ def test_append_on_a_follower_names_the_leader(tmp_path: Path) -> None:
     run_scenario(scenario, NodeCluster(tmp_path))
 
 
-def test_graceful_stop_of_the_leader_elects_another_and_appends_resume(tmp_path: Path) -> None:
+@TRANSPORTS
+def test_graceful_stop_of_the_leader_elects_another_and_appends_resume(
+    tmp_path: Path, transport: str
+) -> None:
     failover: list[float] = []
 
     async def scenario(cluster: NodeCluster) -> None:
@@ -94,11 +105,14 @@ def test_graceful_stop_of_the_leader_elects_another_and_appends_resume(tmp_path:
         assert b"before" in successor.recorder.values
         assert successor.recorder.values[-1] == b"after"
 
-    run_scenario(scenario, NodeCluster(tmp_path))
+    run_scenario(scenario, NodeCluster(tmp_path, transport=transport))
     print(f"\ngraceful failover: {failover[0] * 1000:.0f} ms")
 
 
-def test_restarted_follower_recovers_its_log_from_disk_and_catches_up(tmp_path: Path) -> None:
+@TRANSPORTS
+def test_restarted_follower_recovers_its_log_from_disk_and_catches_up(
+    tmp_path: Path, transport: str
+) -> None:
     async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
         for i in range(5):
@@ -117,11 +131,12 @@ def test_restarted_follower_recovers_its_log_from_disk_and_catches_up(tmp_path: 
         assert committed_log(restarted) == committed_log(leader)
         assert restarted.recorder.values == leader.recorder.values
 
-    run_scenario(scenario, NodeCluster(tmp_path))
+    run_scenario(scenario, NodeCluster(tmp_path, transport=transport))
 
 
+@TRANSPORTS
 def test_a_follower_that_missed_compacted_records_loads_the_leaders_snapshot(
-    tmp_path: Path,
+    tmp_path: Path, transport: str
 ) -> None:
     async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
@@ -140,11 +155,14 @@ def test_a_follower_that_missed_compacted_records_loads_the_leaders_snapshot(
         assert restarted.recorder.values == leader.recorder.values
         assert len(restarted.recorder.values) == 30
 
-    run_scenario(scenario, NodeCluster(tmp_path, max_bytes_between_snapshots=300))
+    run_scenario(
+        scenario, NodeCluster(tmp_path, max_bytes_between_snapshots=300, transport=transport)
+    )
 
 
+@TRANSPORTS
 def test_leader_lost_without_resigning_is_replaced_after_the_fetch_timeout(
-    tmp_path: Path,
+    tmp_path: Path, transport: str
 ) -> None:
     async def scenario(cluster: NodeCluster) -> None:
         leader = await cluster.wait_for_leader()
@@ -156,7 +174,7 @@ def test_leader_lost_without_resigning_is_replaced_after_the_fetch_timeout(
         await cluster.wait_for_commit(offset + 1)
         assert successor.recorder.values == [b"before", b"after"]
 
-    run_scenario(scenario, NodeCluster(tmp_path))
+    run_scenario(scenario, NodeCluster(tmp_path, transport=transport))
 
 
 def test_requests_from_another_cluster_are_refused_and_describe_quorum_answers(

@@ -1,0 +1,299 @@
+"""A node's outbound Raft calls over the stream: the client side of the stream transport.
+
+One long-lived connection per peer carries every call to it, many at once. The peer's RAFT
+listener is not configured here: the node asks the peer itself, with the gRPC
+``DescribeEndpoints`` call on the address it already has, once for each new connection (a
+restarted peer may listen on a new port). A peer that serves no RAFT listener, or an older
+one without the call, is reached over gRPC as before, and asked again after
+:data:`FALLBACK_RECHECK_S`; so a quorum of mixed configurations or versions keeps working.
+
+A connection that breaks, or on which a call goes unanswered for its whole timeout (it may
+have died without a word), fails the calls waiting on it (the core resends on its own timers)
+and is opened again on the next call, after a backoff that starts at 50 ms and doubles to
+500 ms, as the gRPC channels' reconnect backoff does. Election messages wait for a
+reconnecting peer up to their timeout, as they wait for a gRPC channel to become ready;
+fetches fail at once, and the core retries them after its own short backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import time
+from collections.abc import Mapping
+from enum import Enum
+
+import grpc
+
+from raftmeta.quorum.peers import Peers, decode_answer, encode_request
+from raftmeta.quorum.stream.connection import StreamConnection
+from raftmeta.quorum.stream.frames import PB_RESPONSE, REQUEST_KIND, Status
+from raftmeta.quorum.transport import Connect
+from raftmeta.raft.messages import FetchRequest, FetchSnapshotRequest, Request, Response
+
+log = logging.getLogger(__name__)
+
+FALLBACK_RECHECK_S = 10.0
+"""How long a peer without a usable RAFT listener is reached over gRPC before it is asked
+again (it may have been restarted with one)."""
+MIN_BACKOFF_S = 0.05
+MAX_BACKOFF_S = 0.5
+
+
+class _Route(Enum):
+    GRPC = "grpc"
+    """Call this peer over gRPC."""
+    NONE = "none"
+    """The peer cannot be reached now."""
+
+
+class _PeerLink:
+    """The connection to one peer, opened on demand, one opening at a time."""
+
+    def __init__(self, owner: StreamPeers, peer_id: int) -> None:
+        self._owner = owner
+        self.peer_id = peer_id
+        self.connection: StreamConnection | None = None
+        self._opening: asyncio.Task[StreamConnection | _Route] | None = None
+        self._grpc_until = 0.0
+        self._next_attempt = 0.0
+        self._backoff_s = MIN_BACKOFF_S
+
+    def use_grpc_for_now(self) -> None:
+        self._grpc_until = time.monotonic() + FALLBACK_RECHECK_S
+
+    def grpc_failed(self) -> None:
+        """A gRPC call failed: the peer may have restarted, with a RAFT listener now."""
+        self._grpc_until = 0.0
+
+    async def route(self, timeout_s: float, wait_for_ready: bool) -> StreamConnection | _Route:
+        """The open connection, or where else to send (see :class:`_Route`)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            connection = self.connection
+            if connection is not None and not connection.closed:
+                return connection
+            now = time.monotonic()
+            if now < self._grpc_until:
+                return _Route.GRPC
+            if self._opening is None:
+                if now < self._next_attempt and not wait_for_ready:
+                    return _Route.NONE
+                self._opening = asyncio.create_task(
+                    self._open(self._next_attempt - now, wait_for_ready)
+                )
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return _Route.NONE
+            try:
+                outcome = await asyncio.wait_for(asyncio.shield(self._opening), remaining)
+            except TimeoutError:
+                return _Route.NONE
+            if isinstance(outcome, StreamConnection) or outcome is _Route.GRPC:
+                return outcome
+            if not wait_for_ready:
+                return _Route.NONE
+
+    async def _open(self, delay_s: float, wait_for_ready: bool) -> StreamConnection | _Route:
+        owner = self._owner
+        try:
+            if delay_s > 0:
+                await asyncio.sleep(delay_s)
+            try:
+                # An election message waits for the peer's gRPC channel to come back, as it
+                # would on the gRPC transport; a fetch is retried by the core instead.
+                endpoint = await owner.grpc.describe_endpoints(
+                    self.peer_id, owner.request_timeout_s, wait_for_ready=wait_for_ready
+                )
+            except ConnectionError as error:
+                log.debug("node %d: cannot ask node %d: %s", owner.local_id, self.peer_id, error)
+                self._failed()
+                return _Route.NONE
+            if endpoint is None:
+                log.info(
+                    "node %d: node %d serves no Raft stream; reaching it over gRPC",
+                    owner.local_id,
+                    self.peer_id,
+                )
+                self.use_grpc_for_now()
+                return _Route.GRPC
+            host, port = endpoint
+            try:
+                connection = await StreamConnection.open(
+                    host,
+                    port,
+                    name=f"node {self.peer_id} at {host}:{port}",
+                    ssl_context=owner.ssl_context,
+                    timeout_s=owner.request_timeout_s,
+                )
+            except (OSError, ssl.SSLError, TimeoutError) as error:
+                # The peer answers on gRPC but its stream cannot be reached (a firewall, a
+                # certificate it does not accept): keep the quorum working over gRPC.
+                log.warning(
+                    "node %d: cannot open the Raft stream to node %d at %s:%d (%s); "
+                    "reaching it over gRPC",
+                    owner.local_id,
+                    self.peer_id,
+                    host,
+                    port,
+                    error or type(error).__name__,
+                )
+                self._failed()
+                self.use_grpc_for_now()
+                return _Route.GRPC
+            log.info(
+                "node %d: Raft stream to node %d at %s:%d open",
+                owner.local_id,
+                self.peer_id,
+                host,
+                port,
+            )
+            self._backoff_s = MIN_BACKOFF_S
+            self._next_attempt = 0.0
+            self.connection = connection
+            return connection
+        finally:
+            self._opening = None
+
+    def _failed(self) -> None:
+        self._next_attempt = time.monotonic() + self._backoff_s
+        self._backoff_s = min(self._backoff_s * 2, MAX_BACKOFF_S)
+
+    async def drop(self, connection: StreamConnection) -> None:
+        """Close ``connection`` if it is still this link's; the next call opens another."""
+        if self.connection is connection:
+            self.connection = None
+        await connection.close()
+
+    async def close(self) -> None:
+        opening = self._opening
+        if opening is not None:
+            opening.cancel()
+            await asyncio.wait({opening})
+        if self.connection is not None:
+            await self.connection.close()
+            self.connection = None
+
+
+class StreamPeers:
+    """A :class:`~raftmeta.quorum.transport.RaftChannel` over the Raft stream, with gRPC for
+    the peers that serve none; build its :class:`~raftmeta.quorum.transport.Connect` with
+    :meth:`connector`."""
+
+    def __init__(
+        self,
+        local_id: int,
+        cluster_id: str,
+        addresses: Mapping[int, str],
+        request_timeout_ms: int,
+        *,
+        grpc_credentials: grpc.ChannelCredentials | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.local_id = local_id
+        self.cluster_id = cluster_id
+        self.request_timeout_s = request_timeout_ms / 1000
+        self.ssl_context = ssl_context
+        self.grpc = Peers(
+            local_id, cluster_id, addresses, request_timeout_ms, credentials=grpc_credentials
+        )
+        self._links = {
+            peer_id: _PeerLink(self, peer_id) for peer_id in addresses if peer_id != local_id
+        }
+
+    @classmethod
+    def connector(
+        cls,
+        grpc_credentials: grpc.ChannelCredentials | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> Connect:
+        """A ``Connect`` for a node: plaintext when both are None, else TLS on both paths
+        (the same certificates, see :mod:`raftmeta.security.ssl_contexts`)."""
+
+        def connect(
+            local_id: int, cluster_id: str, addresses: Mapping[int, str], request_timeout_ms: int
+        ) -> StreamPeers:
+            return cls(
+                local_id,
+                cluster_id,
+                addresses,
+                request_timeout_ms,
+                grpc_credentials=grpc_credentials,
+                ssl_context=ssl_context,
+            )
+
+        return connect
+
+    async def call(self, destination: int, request: Request) -> Response | None:
+        """Send ``request`` and return the answer; a failure is logged and dropped."""
+        link = self._links.get(destination)
+        if link is None:
+            return await self.grpc.call(destination, request)
+        timeout_s = self.request_timeout_s
+        wait_for_ready = True
+        if isinstance(request, FetchRequest):
+            timeout_s += request.max_wait_ms / 1000
+            wait_for_ready = False
+        elif isinstance(request, FetchSnapshotRequest):
+            wait_for_ready = False
+        route = await link.route(self.request_timeout_s, wait_for_ready)
+        if route is _Route.NONE:
+            return None
+        if route is _Route.GRPC:
+            response = await self.grpc.call(destination, request)
+            if response is None:
+                link.grpc_failed()
+            return response
+        message = encode_request(self.local_id, self.cluster_id, destination, request)
+        if message is None:
+            return None
+        kind = REQUEST_KIND[type(request)]
+        try:
+            frame = await route.call(kind, message.SerializeToString(), timeout_s)
+        except TimeoutError:
+            # A peer that answers nothing within a whole timeout (a parked fetch is answered
+            # by its max wait) may sit behind a connection that died silently: open anew.
+            log.debug(
+                "node %d: %s to node %d timed out; reconnecting",
+                self.local_id,
+                type(request).__name__,
+                destination,
+            )
+            await link.drop(route)
+            return None
+        except ConnectionError as error:
+            log.debug(
+                "node %d: %s to node %d failed: %s",
+                self.local_id,
+                type(request).__name__,
+                destination,
+                error,
+            )
+            return None
+        if frame.status is Status.NO_ANSWER:
+            log.debug(
+                "node %d: node %d gave no answer to %s: %s",
+                self.local_id,
+                destination,
+                type(request).__name__,
+                frame.body[:300].decode(errors="replace"),
+            )
+            return None
+        try:
+            answer = PB_RESPONSE[kind].FromString(frame.body)
+        except Exception as error:  # protobuf's DecodeError
+            log.warning(
+                "node %d: undecodable %s from node %d: %s",
+                self.local_id,
+                kind.name,
+                destination,
+                error,
+            )
+            return None
+        return decode_answer(self.local_id, destination, answer, request)
+
+    async def close(self) -> None:
+        for link in self._links.values():
+            await link.close()
+        await self.grpc.close()
