@@ -27,7 +27,7 @@ from raftmeta.security.tls import (
     protocol_of,
 )
 from raftmeta.server.admin_service import AdminService
-from raftmeta.server.kafka import KAFKA_LISTENER, cluster, codec, elections, topics
+from raftmeta.server.kafka import KAFKA_LISTENER, cluster, codec, configs, elections, topics
 from raftmeta.server.kafka.context import Endpoint, Fields, KafkaContext
 from raftmeta.server.kafka.framing import DEFAULT_MAX_REQUEST_BYTES, FrameError, read_frame
 from raftmeta.server.kafka.versions import (
@@ -59,8 +59,10 @@ def _served() -> dict[int, Api]:
         3: Api(0, 12, cluster.metadata),
         19: Api(2, 7, topics.create_topics),
         20: Api(1, 6, topics.delete_topics),
+        32: Api(1, 4, configs.describe_configs),
         37: Api(0, 3, topics.create_partitions),
         43: Api(0, 2, elections.elect_leaders),
+        44: Api(0, 1, configs.incremental_alter_configs),
         60: Api(0, 2, cluster.describe_cluster),
     }
     ranges = {key: (api.low, api.high) for key, api in table.items()}
