@@ -27,7 +27,15 @@ from raftmeta.security.tls import (
     protocol_of,
 )
 from raftmeta.server.admin_service import AdminService
-from raftmeta.server.kafka import KAFKA_LISTENER, cluster, codec, configs, elections, topics
+from raftmeta.server.kafka import (
+    KAFKA_LISTENER,
+    cluster,
+    codec,
+    configs,
+    elections,
+    quorum,
+    topics,
+)
 from raftmeta.server.kafka.context import Endpoint, Fields, KafkaContext
 from raftmeta.server.kafka.framing import DEFAULT_MAX_REQUEST_BYTES, FrameError, read_frame
 from raftmeta.server.kafka.versions import (
@@ -63,6 +71,7 @@ def _served() -> dict[int, Api]:
         37: Api(0, 3, topics.create_partitions),
         43: Api(0, 2, elections.elect_leaders),
         44: Api(0, 1, configs.incremental_alter_configs),
+        55: Api(0, 2, quorum.describe_quorum),
         60: Api(0, 2, cluster.describe_cluster),
     }
     ranges = {key: (api.low, api.high) for key, api in table.items()}
