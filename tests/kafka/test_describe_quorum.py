@@ -49,7 +49,7 @@ def ask(address: str, version: int, topic: str = METADATA, partition: int = 0) -
 
 def grpc_quorum(quorum: KafkaQuorum) -> rpb.DescribeQuorumResponse:
     described = quorum.grpc("DescribeQuorum", rpb.DescribeQuorumRequest())
-    assert described.error_code == 0
+    assert isinstance(described, rpb.DescribeQuorumResponse) and described.error_code == 0
     return described
 
 
