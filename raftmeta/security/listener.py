@@ -49,7 +49,14 @@ def controller_listener_tls(config: RaftmetaConfig) -> TlsSettings | None:
     protocols = parse_security_protocol_map(config.listener_security_protocol_map)
     for listener in config.listeners:
         protocol_of(listener.name, protocols)
-    if protocol_of(CONTROLLER_LISTENER, protocols) is SecurityProtocol.PLAINTEXT:
+    protocol = protocol_of(CONTROLLER_LISTENER, protocols)
+    if protocol.uses_sasl:
+        raise ConfigError(
+            f"Invalid configuration {SECURITY_PROTOCOL_MAP_KEY}: listener {CONTROLLER_LISTENER} "
+            f"has protocol {protocol} (SASL is served on the KAFKA listener only; expected "
+            "PLAINTEXT or SSL)"
+        )
+    if protocol is SecurityProtocol.PLAINTEXT:
         return None
     settings = parse_tls_settings(config.originals, CONTROLLER_LISTENER)
     if settings.keystore is None:
@@ -71,6 +78,8 @@ def client_tls(properties: Mapping[str, str]) -> TlsSettings | None:
     if raw:
         try:
             protocol = SecurityProtocol(raw.upper())
+            if protocol.uses_sasl:
+                raise ValueError(protocol)
         except ValueError:
             raise ConfigError(
                 f"Invalid configuration {SECURITY_PROTOCOL_KEY}={raw[:40]!r}: expected "
@@ -81,6 +90,11 @@ def client_tls(properties: Mapping[str, str]) -> TlsSettings | None:
             properties.get(SECURITY_PROTOCOL_MAP_KEY, "").strip() or NODE_DEFAULT_PROTOCOL_MAP
         )
         protocol = protocols.get(CONTROLLER_LISTENER, SecurityProtocol.PLAINTEXT)
+        if protocol.uses_sasl:
+            raise ConfigError(
+                f"Invalid configuration {SECURITY_PROTOCOL_MAP_KEY}: listener "
+                f"{CONTROLLER_LISTENER} has protocol {protocol} (expected PLAINTEXT or SSL)"
+            )
     if protocol is SecurityProtocol.PLAINTEXT:
         if not raw:
             return None
