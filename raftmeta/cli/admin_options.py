@@ -1,6 +1,6 @@
-"""What the admin commands (``topics``, ``brokers``) share: the ``--bootstrap-server`` and
-``--command-config`` options, turning them into an admin client connection, and running a
-request with every failure reduced to one line.
+"""What the admin commands (``topics``, ``brokers``) share: the ``--bootstrap-server`` (or
+``--bootstrap-controller``) and ``--command-config`` options, turning them into an admin client
+connection, and running a request with every failure reduced to one line.
 """
 
 from __future__ import annotations
@@ -26,13 +26,30 @@ from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
 T = TypeVar("T")
 
 
-def add_connection_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+BOOTSTRAP_CONTROLLER_HELP = (
+    "instead of --bootstrap-server: one or more controllers' KAFKA listeners (Kafka's "
+    "KIP-919 flag); the command speaks Kafka's protocol to the active controller"
+)
+
+
+def add_connection_options(
+    parser: argparse.ArgumentParser, *, with_controller_flag: bool = False
+) -> None:
+    doors: Any = (
+        parser.add_mutually_exclusive_group(required=True) if with_controller_flag else parser
+    )
+    doors.add_argument(
         "--bootstrap-server",
-        required=True,
+        required=not with_controller_flag,
         metavar="HOST:PORT[,HOST:PORT...]",
         help="one or more nodes of the quorum; requests go on to the active controller",
     )
+    if with_controller_flag:
+        doors.add_argument(
+            "--bootstrap-controller",
+            metavar="HOST:PORT[,HOST:PORT...]",
+            help=BOOTSTRAP_CONTROLLER_HELP,
+        )
     parser.add_argument(
         "--command-config",
         type=Path,
@@ -51,16 +68,25 @@ class AdminConnection:
     """The AdminClient config."""
     answer_timeout_ms: int
     """``default.api.timeout.ms``: the command gives up after this long."""
+    controllers: tuple[str, ...] = ()
+    """With ``--bootstrap-controller``: the KAFKA listeners to speak Kafka's protocol to."""
+    request_timeout_ms: int = 30_000
 
 
 def admin_connection(args: argparse.Namespace) -> AdminConnection:
     """The connection the options describe; a bad file or address exits 2."""
     from raftmeta.controller_channel import parse_bootstrap_servers
 
+    controllers: tuple[str, ...] = ()
+    flag, bootstrap = "--bootstrap-server", args.bootstrap_server
+    if getattr(args, "bootstrap_controller", None) is not None:
+        flag, bootstrap = "--bootstrap-controller", args.bootstrap_controller
     try:
-        parse_bootstrap_servers(args.bootstrap_server)
+        servers = parse_bootstrap_servers(bootstrap)
     except ValueError as error:
-        raise CommandLineError(f"--bootstrap-server: {error}", USAGE_ERROR) from None
+        raise CommandLineError(f"{flag}: {error}", USAGE_ERROR) from None
+    if flag == "--bootstrap-controller":
+        controllers = tuple(servers)
     settings = ClientSettings()
     if args.command_config is not None:
         try:
@@ -68,8 +94,17 @@ def admin_connection(args: argparse.Namespace) -> AdminConnection:
         except ClientConfigError as error:
             raise CommandLineError(f"--command-config {error}", USAGE_ERROR) from None
         settings.warn_about_ignored_keys()
+        if controllers and settings.tls_properties:
+            raise CommandLineError(
+                f"--command-config {args.command_config}: --bootstrap-controller speaks "
+                "PLAINTEXT only; TLS settings go with --bootstrap-server",
+                USAGE_ERROR,
+            )
     return AdminConnection(
-        settings.admin_config(args.bootstrap_server), settings.default_api_timeout_ms
+        settings.admin_config(bootstrap),
+        settings.default_api_timeout_ms,
+        controllers,
+        settings.request_timeout_ms,
     )
 
 
@@ -86,13 +121,12 @@ def run_admin(
     """
     # gRPC's core logs connection chatter; a command's user needs only its own one line.
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-    from raftmeta.admin import AsyncAdminClient
     from raftmeta.errors import ErrorCode, KafkaError
 
     timeout_ms = connection.answer_timeout_ms
 
     async def main() -> T:
-        async with AsyncAdminClient(connection.config) as client:
+        async with _client(connection) as client:
             try:
                 return await asyncio.wait_for(work(client), timeout_ms / 1000)
             except TimeoutError:
@@ -105,3 +139,14 @@ def run_admin(
         return asyncio.run(main())
     except KafkaError as error:
         raise CommandLineError(f"{failure_prefix}{error.message} ({error.code.name})") from None
+
+
+def _client(connection: AdminConnection) -> Any:
+    """The gRPC AdminClient, or with ``--bootstrap-controller`` the Kafka-protocol one."""
+    if connection.controllers:
+        from raftmeta.cli.kafka_admin import KafkaAdmin
+
+        return KafkaAdmin(connection.controllers, connection.request_timeout_ms / 1000)
+    from raftmeta.admin import AsyncAdminClient
+
+    return AsyncAdminClient(connection.config)

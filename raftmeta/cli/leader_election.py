@@ -69,6 +69,12 @@ def register(commands: Any) -> None:
         help="REQUIRED: one or more nodes of the quorum; the active controller answers",
     )
     parser.add_argument(
+        "--bootstrap-controller",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="instead of --bootstrap-server: one or more controllers' KAFKA listeners (KIP-919); "
+        "the election goes over Kafka's protocol to the active controller",
+    )
+    parser.add_argument(
         "--election-type",
         metavar="PREFERRED|UNCLEAN",
         help="REQUIRED: the kind of election, in any case",
@@ -100,9 +106,13 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.bootstrap_server is not None and args.bootstrap_controller is not None:
+        raise CommandLineError(
+            "Only one of --bootstrap-server or --bootstrap-controller can be given", USAGE_ERROR
+        )
     try:
         request = election_request.validate(
-            bootstrap_server=args.bootstrap_server,
+            bootstrap_server=args.bootstrap_server or args.bootstrap_controller,
             election_type=args.election_type,
             topic=args.topic,
             partition=args.partition,
@@ -114,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandLineError(str(error), USAGE_ERROR) from None
     request.admin.warn_about_ignored_keys()
     try:
-        results = elect(request)
+        results = elect(request, over_kafka=args.bootstrap_controller is not None)
     except election_request.ElectionCommandError as error:  # the settings, refused by the client
         raise CommandLineError(str(error), USAGE_ERROR) from None
     except Exception as error:  # every failure of the request as a whole: one line, exit 1
@@ -129,8 +139,11 @@ def run(args: argparse.Namespace) -> int:
     return report.exit_status
 
 
-def elect(request: ElectionRequest) -> Mapping[TopicPartition, BaseException | None]:
-    """Sends the election through the AdminClient and waits for every partition's answer.
+def elect(
+    request: ElectionRequest, *, over_kafka: bool = False
+) -> Mapping[TopicPartition, BaseException | None]:
+    """Sends the election through the AdminClient (``over_kafka``: Kafka's protocol to the
+    controllers' KAFKA listeners) and waits for every partition's answer.
 
     The request carries ``request.timeout.ms`` to the controller; the tool waits at most
     ``default.api.timeout.ms`` for the answer, as Kafka's admin client does.
@@ -140,6 +153,8 @@ def elect(request: ElectionRequest) -> Mapping[TopicPartition, BaseException | N
     if request.partitions == ():
         return {}  # Kafka's controller answers an empty list at once, with nothing
     admin = request.admin
+    if over_kafka:
+        return _elect_over_kafka(request)
     try:
         client = AdminClient(admin.admin_config(request.bootstrap_server))
     except ValueError as error:
@@ -153,3 +168,29 @@ def elect(request: ElectionRequest) -> Mapping[TopicPartition, BaseException | N
         return dict(answer)
     finally:
         client.close()
+
+
+def _elect_over_kafka(request: ElectionRequest) -> Mapping[TopicPartition, BaseException | None]:
+    import asyncio
+
+    from raftmeta.cli.kafka_admin import KafkaAdmin
+    from raftmeta.controller_channel import parse_bootstrap_servers
+
+    try:
+        controllers = parse_bootstrap_servers(request.bootstrap_server)
+    except ValueError as error:
+        raise election_request.ElectionCommandError(str(error)) from None
+    admin = request.admin
+    if admin.tls_properties:
+        raise election_request.ElectionCommandError(
+            "--bootstrap-controller speaks PLAINTEXT only; TLS settings go with --bootstrap-server"
+        )
+
+    async def ask() -> Mapping[TopicPartition, BaseException | None]:
+        async with KafkaAdmin(controllers, admin.request_timeout_ms / 1000) as client:
+            return await client.elect_leaders(request.election_type, request.partitions)
+
+    async def bounded() -> Mapping[TopicPartition, BaseException | None]:
+        return await asyncio.wait_for(ask(), admin.default_api_timeout_ms / 1000)
+
+    return asyncio.run(bounded())

@@ -20,11 +20,17 @@ def register(commands: Any) -> None:
     describe = add_actions(quorum, "quorum_command").add_parser(
         "describe", help="the leader's view of the quorum, as kafka-metadata-quorum prints it"
     )
-    describe.add_argument(
+    doors = describe.add_mutually_exclusive_group(required=True)
+    doors.add_argument(
         "--bootstrap-server",
-        required=True,
         metavar="HOST:PORT[,HOST:PORT...]",
         help="one or more voters; the leader among them answers",
+    )
+    doors.add_argument(
+        "--bootstrap-controller",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="instead: one or more controllers' KAFKA listeners (KIP-919); asks the active "
+        "controller with Kafka's DescribeQuorum",
     )
     describe.add_argument(
         "--cluster-id", default="", help="the cluster id (printed by `raftmeta dev`)"
@@ -48,9 +54,18 @@ def run(args: argparse.Namespace) -> int:
 
     tls, timeout_s = _connection(args.command_config)
     try:
-        info = qd.describe_quorum(
-            args.bootstrap_server, args.cluster_id, timeout_s=timeout_s, tls=tls
-        )
+        if args.bootstrap_controller is not None:
+            if tls is not None:
+                raise CommandLineError(
+                    "--bootstrap-controller speaks PLAINTEXT only; TLS settings go with "
+                    "--bootstrap-server",
+                    USAGE_ERROR,
+                )
+            info = _describe_over_kafka(args.bootstrap_controller, timeout_s)
+        else:
+            info = qd.describe_quorum(
+                args.bootstrap_server, args.cluster_id, timeout_s=timeout_s, tls=tls
+            )
     except qd.DescribeError as error:
         raise CommandLineError(str(error)) from error
     lines = qd.replication_lines(info) if args.replication else qd.status_lines(info)
@@ -83,3 +98,27 @@ def _connection(path: Path | None) -> tuple[TlsSettings | None, float]:
     given = "request.timeout.ms" in parse_properties(path.read_text(encoding="utf-8"))
     timeout_s = max(0.001, settings.request_timeout_ms / 1000) if given else DEFAULT_TIMEOUT_S
     return tls, timeout_s
+
+
+def _describe_over_kafka(bootstrap: str, timeout_s: float) -> Any:
+    """The quorum as the active controller's DescribeQuorum on its KAFKA listener has it."""
+    import asyncio
+
+    from raftmeta.cli.kafka_admin import KafkaAdmin
+    from raftmeta.cli.quorum_describe import DescribeError
+    from raftmeta.controller_channel import parse_bootstrap_servers
+    from raftmeta.errors import KafkaError
+
+    try:
+        controllers = parse_bootstrap_servers(bootstrap)
+    except ValueError as error:
+        raise CommandLineError(f"--bootstrap-controller: {error}", USAGE_ERROR) from None
+
+    async def ask() -> Any:
+        async with KafkaAdmin(controllers, timeout_s) as client:
+            return await client.describe_quorum()
+
+    try:
+        return asyncio.run(ask())
+    except KafkaError as error:
+        raise DescribeError(f"{error.message} ({error.code.name})") from None

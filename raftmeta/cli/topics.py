@@ -28,7 +28,7 @@ def register(commands: Any) -> None:
         description="Create, list, describe, add partitions to, or delete topics, through the "
         "active controller. Exactly one of --create, --list, --describe, --alter, --delete.",
     )
-    add_connection_options(parser)
+    add_connection_options(parser, with_controller_flag=True)
     actions = parser.add_mutually_exclusive_group()
     actions.add_argument("--create", action="store_true", help="create --topic")
     actions.add_argument("--list", action="store_true", help="print every topic name")

@@ -55,6 +55,12 @@ def controller_listener_tls(config: RaftmetaConfig) -> TlsSettings | None:
         if listener.name != RAFT_LISTENER:
             protocol_of(listener.name, protocols)
     controller_protocol = protocol_of(CONTROLLER_LISTENER, protocols)
+    if controller_protocol.uses_sasl:
+        raise ConfigError(
+            f"Invalid configuration {SECURITY_PROTOCOL_MAP_KEY}: listener {CONTROLLER_LISTENER} "
+            f"has protocol {controller_protocol} (SASL is served on the KAFKA listener only; "
+            "expected PLAINTEXT or SSL)"
+        )
     raft_protocol = protocols.get(RAFT_LISTENER, controller_protocol)
     if raft_protocol is not controller_protocol:
         raise ConfigError(
@@ -84,6 +90,8 @@ def client_tls(properties: Mapping[str, str]) -> TlsSettings | None:
     if raw:
         try:
             protocol = SecurityProtocol(raw.upper())
+            if protocol.uses_sasl:
+                raise ValueError(protocol)
         except ValueError:
             raise ConfigError(
                 f"Invalid configuration {SECURITY_PROTOCOL_KEY}={raw[:40]!r}: expected "
@@ -94,6 +102,11 @@ def client_tls(properties: Mapping[str, str]) -> TlsSettings | None:
             properties.get(SECURITY_PROTOCOL_MAP_KEY, "").strip() or NODE_DEFAULT_PROTOCOL_MAP
         )
         protocol = protocols.get(CONTROLLER_LISTENER, SecurityProtocol.PLAINTEXT)
+        if protocol.uses_sasl:
+            raise ConfigError(
+                f"Invalid configuration {SECURITY_PROTOCOL_MAP_KEY}: listener "
+                f"{CONTROLLER_LISTENER} has protocol {protocol} (expected PLAINTEXT or SSL)"
+            )
     if protocol is SecurityProtocol.PLAINTEXT:
         if not raw:
             return None

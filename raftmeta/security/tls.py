@@ -69,10 +69,21 @@ _PEM_MARKER = "-----BEGIN "
 
 
 class SecurityProtocol(enum.StrEnum):
-    """What a listener speaks. Kafka's SASL protocols are not offered."""
+    """What a listener speaks. The SASL protocols are served on the KAFKA listener only (the
+    gRPC listeners name their callers with bearer tokens and certificates)."""
 
     PLAINTEXT = "PLAINTEXT"
     SSL = "SSL"
+    SASL_PLAINTEXT = "SASL_PLAINTEXT"
+    SASL_SSL = "SASL_SSL"
+
+    @property
+    def uses_tls(self) -> bool:
+        return self in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL)
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
 
 
 DEFAULT_SECURITY_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL"
@@ -177,10 +188,9 @@ def parse_security_protocol_map(
         try:
             result[name] = SecurityProtocol(protocol.upper())
         except ValueError:
-            hint = "SASL is not supported; " if protocol.upper().startswith("SASL_") else ""
             raise ConfigError(
                 f"Invalid configuration {key}: listener {name} has protocol "
-                f"{_quote(protocol)} ({hint}expected PLAINTEXT or SSL)"
+                f"{_quote(protocol)} (expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)"
             ) from None
     return MappingProxyType(result)
 

@@ -305,24 +305,45 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             return apb.DescribeConfigsResponse(header=header)
 
         async def body(controller: QuorumController, principal: str) -> apb.DescribeConfigsResponse:
-            resources = [convert.resource_from_pb(r) for r in request.resources]
-            errors = [
-                self._config_allowed(principal, Operation.DESCRIBE_CONFIGS, resource)
-                for resource in resources
-            ]
             await controller.sync()
-            allowed = [r for r, e in zip(resources, errors, strict=True) if e is None]
-            described = iter(await controller.describe_configs(allowed) if allowed else [])
-            results = [
-                next(described) if error is None else DescribeConfigsResult(resource, error)
-                for resource, error in zip(resources, errors, strict=True)
-            ]
-            return apb.DescribeConfigsResponse(
-                header=convert.header(),
-                results=[convert.describe_result_to_pb(result) for result in results],
-            )
+            return await self._describe_configs(controller, principal, request)
 
         return await self.serve(context, fail, body)
+
+    async def describe_configs_here(
+        self, request: apb.DescribeConfigsRequest, context: Any
+    ) -> apb.DescribeConfigsResponse | None:
+        """DescribeConfigs from this controller's committed image, active or not (a standby
+        answering a Kafka client bootstrapped to it, KIP-919, as Kafka's controllers answer
+        it); None before the controller runs. Without the active controller's sync, so it
+        may trail it by the commits in flight."""
+        controller = self._owner.maybe_controller
+        if controller is None:
+            return None
+        try:
+            principal = self._owner.access.principal(call_metadata(context))
+        except KafkaError as error:
+            return apb.DescribeConfigsResponse(header=convert.header(error.code, error.message))
+        return await self._describe_configs(controller, principal, request)
+
+    async def _describe_configs(
+        self, controller: QuorumController, principal: str, request: apb.DescribeConfigsRequest
+    ) -> apb.DescribeConfigsResponse:
+        resources = [convert.resource_from_pb(r) for r in request.resources]
+        errors = [
+            self._config_allowed(principal, Operation.DESCRIBE_CONFIGS, resource)
+            for resource in resources
+        ]
+        allowed = [r for r, e in zip(resources, errors, strict=True) if e is None]
+        described = iter(await controller.describe_configs(allowed) if allowed else [])
+        results = [
+            next(described) if error is None else DescribeConfigsResult(resource, error)
+            for resource, error in zip(resources, errors, strict=True)
+        ]
+        return apb.DescribeConfigsResponse(
+            header=convert.header(),
+            results=[convert.describe_result_to_pb(result) for result in results],
+        )
 
     async def IncrementalAlterConfigs(
         self, request: apb.IncrementalAlterConfigsRequest, context: Any

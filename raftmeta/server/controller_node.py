@@ -267,7 +267,10 @@ class ControllerNode:
             kafka_host, _, kafka_port = self.kafka.address.rpartition(":")
             endpoints.append(
                 BrokerEndpoint(
-                    KAFKA_LISTENER, kafka_host, int(kafka_port), int(SecurityProtocol.PLAINTEXT)
+                    KAFKA_LISTENER,
+                    kafka_host,
+                    int(kafka_port),
+                    int(SecurityProtocol[self.kafka.protocol.value]),
                 )
             )
         return tuple(endpoints)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Mapping
 from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,8 +22,12 @@ DEADLINE_S = 20.0
 
 
 class KafkaQuorum:
-    def __init__(self, root: Path, brokers: int) -> None:
-        self.quorum = BrokerQuorum(root, controller_config={"listeners": "KAFKA://127.0.0.1:0"})
+    def __init__(
+        self, root: Path, brokers: int, extra_config: Mapping[str, str] | None = None
+    ) -> None:
+        self.quorum = BrokerQuorum(
+            root, controller_config={"listeners": "KAFKA://127.0.0.1:0", **(extra_config or {})}
+        )
         self.broker_count = brokers
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -147,8 +151,12 @@ class KafkaQuorum:
 
 
 @contextmanager
-def kafka_quorum(root: Path, brokers: int = 3) -> Iterator[KafkaQuorum]:
-    quorum = KafkaQuorum(root, brokers)
+def kafka_quorum(
+    root: Path, brokers: int = 3, extra_config: Mapping[str, str] | None = None
+) -> Iterator[KafkaQuorum]:
+    """A started quorum; ``extra_config`` adds to every controller's settings (security,
+    say)."""
+    quorum = KafkaQuorum(root, brokers, extra_config)
     try:
         quorum.start()
         yield quorum

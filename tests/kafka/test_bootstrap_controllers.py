@@ -33,8 +33,10 @@ def confluent_create(client: AdminClient, name: str) -> None:
 
 
 def fresh_client_creates(bootstrap: str, name: str, controller_id: int) -> bool:
+    """One attempt; short, so that a busy machine still leaves room for several picks (each
+    client picks the node it asks for Metadata at random, the stopped one included)."""
     try:
-        client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+        client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3_000)
     except KafkaConnectionError:
         return False
     try:

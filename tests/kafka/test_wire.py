@@ -166,24 +166,31 @@ def test_bad_frames_get_an_error_or_a_closed_connection(quorum: KafkaQuorum, fra
     assert [topic.name for topic in described.topics] == []  # nothing was created
 
 
-def test_a_kafka_listener_mapped_to_ssl_is_refused_not_served_in_plaintext(
+def test_a_secured_kafka_listener_without_what_it_needs_is_a_configuration_error(
     tmp_path: Path,
 ) -> None:
-    from typing import cast
+    from types import SimpleNamespace
+    from typing import Any, cast
 
+    from raftmeta.auth import AccessControl
     from raftmeta.config.errors import ConfigError
     from raftmeta.config.node import parse_config
     from raftmeta.server.kafka.listener import start_kafka_listener
     from raftmeta.server.service_base import ControllerHost
 
-    config = parse_config(
-        {
-            "node.id": 1,
-            "controller.quorum.voters": "1@127.0.0.1:9093",
-            "metadata.log.dir": str(tmp_path),
-            "listeners": "CONTROLLER://127.0.0.1:9093,KAFKA://127.0.0.1:0",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,KAFKA:SSL",
-        }
-    )
-    with pytest.raises(ConfigError, match="KAFKA listener serves PLAINTEXT only"):
-        asyncio.run(start_kafka_listener(cast(ControllerHost, None), config))
+    def settings(protocol: str) -> Any:
+        return parse_config(
+            {
+                "node.id": 1,
+                "controller.quorum.voters": "1@127.0.0.1:9093",
+                "metadata.log.dir": str(tmp_path),
+                "listeners": "CONTROLLER://127.0.0.1:9093,KAFKA://127.0.0.1:0",
+                "listener.security.protocol.map": f"CONTROLLER:PLAINTEXT,KAFKA:{protocol}",
+            }
+        )
+
+    owner = cast(ControllerHost, SimpleNamespace(access=AccessControl()))
+    with pytest.raises(ConfigError, match=r"^Invalid configuration ssl\.keystore\.location"):
+        asyncio.run(start_kafka_listener(owner, settings("SSL")))
+    with pytest.raises(ConfigError, match=r"SASL_PLAINTEXT.*raftmeta\.auth\.tokens\.file"):
+        asyncio.run(start_kafka_listener(owner, settings("SASL_PLAINTEXT")))

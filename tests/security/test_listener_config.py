@@ -54,6 +54,11 @@ def test_plaintext_by_default_and_ssl_with_the_node_certificate(tmp_path: Path) 
             "Invalid configuration ssl.keystore.location: listener CONTROLLER is SSL and needs "
             "this node's certificate",
         ),
+        (
+            {"listener.security.protocol.map": "CONTROLLER:SASL_SSL"},
+            "Invalid configuration listener.security.protocol.map: listener CONTROLLER has "
+            "protocol SASL_SSL (SASL is served on the KAFKA listener only",
+        ),
     ],
 )
 def test_unusable_listener_settings_are_one_line_errors(

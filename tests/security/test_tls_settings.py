@@ -167,8 +167,7 @@ def test_protocol_map() -> None:
         (":SSL", "is not NAME:PROTOCOL"),
         ("9LIVES:SSL", "is not NAME:PROTOCOL"),
         ("CONTROLLER:SSL,", "is not NAME:PROTOCOL"),
-        ("CONTROLLER:TLS", "expected PLAINTEXT or SSL"),
-        ("CONTROLLER:SASL_SSL", "SASL is not supported"),
+        ("CONTROLLER:TLS", "expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
         ("CONTROLLER:SSL,controller:PLAINTEXT", "mapped twice"),
     ],
 )

@@ -91,13 +91,13 @@ async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
     all_topics = request.topics is None or (version == 0 and not names)
     nodes, active = controller_nodes(context)
     wanted = apb.DescribeTopicsRequest(topic_names=names, all_topics=all_topics)
-    cluster = await context.admin.DescribeCluster(apb.DescribeClusterRequest(), None)
+    cluster = await context.admin.DescribeCluster(apb.DescribeClusterRequest(), context.call)
     if not header_error(cluster.header)[0]:
-        described = await context.admin.DescribeTopics(wanted, None)
+        described = await context.admin.DescribeTopics(wanted, context.call)
         brokers = list(cluster.brokers)
         live = {broker.broker_id for broker in brokers if not broker.fenced}
     else:
-        here = context.admin.describe_topics_here(wanted, None)
+        here = context.admin.describe_topics_here(wanted, context.call)
         controller = context.owner.maybe_controller
         if here is None or controller is None:
             # Not running yet: send the requested topics back with a retriable error.

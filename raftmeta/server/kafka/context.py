@@ -32,6 +32,20 @@ class KafkaContext:
     admin: AdminService
     endpoint: Endpoint
     """Where this listener is reached, as clients are told (Metadata, DescribeCluster)."""
+    call: CallCredentials | None = None
+    """Who the connection authenticated as, in the shape the Admin service reads a gRPC
+    caller from (``None``: nobody, so the anonymous principal)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallCredentials:
+    """A Kafka connection's authenticated caller, presented to the Admin service as a gRPC
+    call's metadata, so that it names the same principal as a gRPC caller would."""
+
+    metadata: tuple[tuple[str, str], ...]
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self.metadata
 
 
 def header_error(header: apb.ResponseHeader) -> tuple[int, str | None]:

@@ -28,7 +28,7 @@ async def elect_leaders(context: KafkaContext, request: Any, version: int) -> Fi
                 ]
             )
         )
-    response = await context.admin.ElectLeaders(grpc_request, None)
+    response = await context.admin.ElectLeaders(grpc_request, context.call)
     code, _ = header_error(response.header)
     return {
         "throttle_time_ms": 0,

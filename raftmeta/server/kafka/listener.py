@@ -12,24 +12,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from raftmeta.auth import TOKENS_FILE_KEY
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import ErrorCode
+from raftmeta.security.ssl_context import server_ssl_context
 from raftmeta.security.tls import (
     SECURITY_PROTOCOL_MAP_KEY,
     SecurityProtocol,
     parse_security_protocol_map,
+    parse_tls_settings,
     protocol_of,
 )
 from raftmeta.server.admin_service import AdminService
-from raftmeta.server.kafka import KAFKA_LISTENER, cluster, codec, elections, topics
+from raftmeta.server.kafka import (
+    KAFKA_LISTENER,
+    cluster,
+    codec,
+    configs,
+    elections,
+    quorum,
+    sasl,
+    topics,
+)
 from raftmeta.server.kafka.context import Endpoint, Fields, KafkaContext
-from raftmeta.server.kafka.framing import DEFAULT_MAX_REQUEST_BYTES, FrameError, read_frame
+from raftmeta.server.kafka.framing import DEFAULT_MAX_REQUEST_BYTES, SIZE, FrameError, read_frame
 from raftmeta.server.kafka.versions import (
     API_VERSIONS_KEY,
     API_VERSIONS_RANGE,
@@ -59,17 +73,40 @@ def _served() -> dict[int, Api]:
         3: Api(0, 12, cluster.metadata),
         19: Api(2, 7, topics.create_topics),
         20: Api(1, 6, topics.delete_topics),
+        32: Api(1, 4, configs.describe_configs),
         37: Api(0, 3, topics.create_partitions),
         43: Api(0, 2, elections.elect_leaders),
+        44: Api(0, 1, configs.incremental_alter_configs),
+        55: Api(0, 2, quorum.describe_quorum),
         60: Api(0, 2, cluster.describe_cluster),
     }
     ranges = {key: (api.low, api.high) for key, api in table.items()}
+    ranges.update(SESSION_APIS)
     ranges[API_VERSIONS_KEY] = API_VERSIONS_RANGE
     table[API_VERSIONS_KEY] = Api(*API_VERSIONS_RANGE, make_api_versions(ranges))
     return table
 
 
+SESSION_APIS = {sasl.SASL_HANDSHAKE_KEY: (0, 1), sasl.SASL_AUTHENTICATE_KEY: (0, 2)}
+"""APIs that change the connection's own state (its login), answered by the listener itself."""
 SERVED = _served()
+BEFORE_LOGIN = frozenset({API_VERSIONS_KEY, *SESSION_APIS})
+"""What a SASL listener answers before the connection has logged in."""
+
+
+@dataclass(slots=True)
+class Connection:
+    """One client connection: who it is, and whether it must close after the answer due."""
+
+    peer: object
+    sasl: sasl.SaslSession
+    base: KafkaContext
+    close_after: bool = False
+
+    @property
+    def context(self) -> KafkaContext:
+        call = self.sasl.call
+        return self.base if call is None else dataclasses.replace(self.base, call=call)
 
 
 class KafkaListener:
@@ -83,18 +120,26 @@ class KafkaListener:
         *,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         advertised_host: str | None = None,
+        protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        if protocol.uses_tls != (ssl_context is not None):
+            raise ValueError(f"a {protocol} listener takes a TLS context exactly when it uses TLS")
         self.owner = owner
         self.host = host
         self.port = port
         self.max_request_bytes = max_request_bytes
         self.advertised_host = advertised_host
+        self.protocol = protocol
+        self.ssl_context = ssl_context
         self._server: asyncio.Server | None = None
         self._connections: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
         self._context: KafkaContext | None = None
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.host or None, self.port)
+        self._server = await asyncio.start_server(
+            self._serve, self.host or None, self.port, ssl=self.ssl_context
+        )
         self.port = self._server.sockets[0].getsockname()[1]
         host = self.advertised_host or self.host
         if host in ("", "0.0.0.0", "::"):
@@ -103,10 +148,11 @@ class KafkaListener:
             self.owner, AdminService(self.owner), Endpoint(host, self.port)
         )
         log.info(
-            "node %d: Kafka protocol listener on %s:%d (plaintext)",
+            "node %d: Kafka protocol listener on %s:%d (%s)",
             self.owner.node_id,
             self.host or "*",
             self.port,
+            self.protocol,
         )
 
     @property
@@ -134,8 +180,12 @@ class KafkaListener:
         assert task is not None
         self._connections[task] = writer
         peer = writer.get_extra_info("peername")
+        assert self._context is not None, "the listener is started"
+        connection = Connection(
+            peer, sasl.SaslSession(self.owner.access, self.protocol.uses_sasl), self._context
+        )
         frames: asyncio.Queue[bytes | None] = asyncio.Queue(PIPELINE_DEPTH)
-        answering = asyncio.create_task(self._answer_all(frames, writer, peer))
+        answering = asyncio.create_task(self._answer_all(frames, writer, connection))
         try:
             while True:
                 try:
@@ -160,20 +210,23 @@ class KafkaListener:
             self._connections.pop(task, None)
 
     async def _answer_all(
-        self, frames: asyncio.Queue[bytes | None], writer: asyncio.StreamWriter, peer: object
+        self,
+        frames: asyncio.Queue[bytes | None],
+        writer: asyncio.StreamWriter,
+        connection: Connection,
     ) -> None:
         closing = False
         while (frame := await frames.get()) is not None:
             if closing:
                 continue  # read ahead of a malformed frame: discarded with the connection
-            answer = await self._answer(frame, peer)
+            answer = await self._answer(frame, connection)
             if answer is not None:
                 writer.write(answer)
                 try:
                     await writer.drain()
                 except ConnectionError:
                     answer = None
-            if answer is None:
+            if answer is None or connection.close_after:
                 # Close after the answers already written; the reader then sees the end of
                 # the stream and sends the None that ends this loop.
                 closing = True
@@ -187,24 +240,37 @@ class KafkaListener:
             reason,
         )
 
-    async def _answer(self, frame: bytes, peer: object) -> bytes | None:
+    async def _answer(self, frame: bytes, connection: Connection) -> bytes | None:
         """The framed response to one request, or ``None`` to close the connection."""
+        peer = connection.peer
+        if connection.sasl.stage is sasl.SaslStage.RAW_TOKEN:
+            login = connection.sasl.login(frame)  # handshake v0: a bare token, a bare answer
+            if login.error is not None:
+                self._refuse(peer, login.error)
+                return None
+            return SIZE.pack(0)
         try:
             head = codec.peek(frame)
         except codec.CodecError as error:
             self._refuse(peer, str(error))
             return None
+        if not connection.sasl.authenticated and head.api_key not in BEFORE_LOGIN:
+            self._refuse(peer, f"{codec.api_name(head.api_key)} before SASL authentication")
+            return None
         api = SERVED.get(head.api_key)
-        if api is None or not api.low <= head.api_version <= api.high:
+        low, high = (api.low, api.high) if api else SESSION_APIS.get(head.api_key, (0, -1))
+        if not low <= head.api_version <= high:
             return self._unsupported(head, peer)
         try:
             request = codec.decode_request(frame, head.api_key, head.api_version)
         except codec.CodecError as error:
             self._refuse(peer, str(error))
             return None
-        assert self._context is not None
         try:
-            fields = await api.handler(self._context, request, head.api_version)
+            if api is not None:
+                fields = await api.handler(connection.context, request, head.api_version)
+            else:
+                fields = self._session_answer(connection, head, request)
         except Exception:
             log.exception(
                 "node %d: Kafka %s request failed",
@@ -220,11 +286,27 @@ class KafkaListener:
             log.error("node %d: %s", self.owner.node_id, error)
             return self._error(head, ErrorCode.UNKNOWN_SERVER_ERROR, peer)
 
+    def _session_answer(
+        self, connection: Connection, head: codec.RequestHead, request: Any
+    ) -> Fields:
+        if head.api_key == sasl.SASL_HANDSHAKE_KEY:
+            fields, keep_open = connection.sasl.handshake(request, head.api_version)
+        else:
+            fields, keep_open = connection.sasl.authenticate(request)
+        if not keep_open:
+            connection.close_after = True
+            self._refuse(
+                connection.peer,
+                f"{codec.api_name(head.api_key)}: {fields.get('error_message') or 'refused'}",
+            )
+        return fields
+
     def _unsupported(self, head: codec.RequestHead, peer: object) -> bytes | None:
         name = codec.api_name(head.api_key)
         if head.api_key == API_VERSIONS_KEY:
             # Kafka answers an ApiVersions version it does not know with a v0 body.
             ranges = {key: (api.low, api.high) for key, api in SERVED.items()}
+            ranges.update(SESSION_APIS)
             return codec.encode_response(
                 API_VERSIONS_KEY,
                 0,
@@ -266,21 +348,30 @@ async def start_kafka_listener(
 ) -> KafkaListener | None:
     """Serve the ``KAFKA`` listener of ``listeners``, if configured; ``None`` otherwise.
 
-    The listener speaks plaintext only for now: one mapped to SSL is refused with a
-    configuration error rather than served unencrypted against the operator's intent."""
+    Its protocol is ``listener.security.protocol.map``'s entry for ``KAFKA``: SSL and SASL_SSL
+    use the node's ``ssl.*`` settings (``listener.name.kafka.ssl.*`` win, as in Kafka), the
+    same certificates as the gRPC listener by default; SASL_PLAINTEXT and SASL_SSL log users
+    in against ``raftmeta.auth.tokens.file``, which they therefore need."""
     for listener in config.listeners:
         if listener.name == KAFKA_LISTENER:
             protocols = parse_security_protocol_map(config.listener_security_protocol_map)
-            if protocol_of(listener.name, protocols) is not SecurityProtocol.PLAINTEXT:
+            protocol = protocol_of(listener.name, protocols)
+            if protocol.uses_sasl and owner.access.tokens is None:
                 raise ConfigError(
                     f"Invalid configuration {SECURITY_PROTOCOL_MAP_KEY}: the {KAFKA_LISTENER} "
-                    "listener serves PLAINTEXT only (TLS on the Kafka protocol is not built yet)"
+                    f"listener is {protocol}, whose PLAIN logins are checked against "
+                    f"{TOKENS_FILE_KEY}; set it"
                 )
+            context = None
+            if protocol.uses_tls:
+                context = server_ssl_context(parse_tls_settings(config.originals, KAFKA_LISTENER))
             served = KafkaListener(
                 owner,
                 listener.host,
                 listener.port,
                 max_request_bytes=config.socket_request_max_bytes,
+                protocol=protocol,
+                ssl_context=context,
             )
             await served.start()
             return served

@@ -55,7 +55,7 @@ async def create_topics(context: KafkaContext, request: Any, version: int) -> Fi
             timeout_ms=request.timeout_ms,
             validate_only=bool(request.validate_only) if version >= 1 else False,
         ),
-        None,
+        context.call,
     )
     code, message = header_error(response.header)
     answered = iter(response.topics)
@@ -117,7 +117,7 @@ async def delete_topics(context: KafkaContext, request: Any, version: int) -> Fi
         asked = [(name, None) for name in request.topic_names or ()]
     names = [name for name, _ in asked if name]
     response = await context.admin.DeleteTopics(
-        apb.DeleteTopicsRequest(topic_names=names, timeout_ms=request.timeout_ms), None
+        apb.DeleteTopicsRequest(topic_names=names, timeout_ms=request.timeout_ms), context.call
     )
     code, message = header_error(response.header)
     answered = iter(response.results)
@@ -168,7 +168,7 @@ async def create_partitions(context: KafkaContext, request: Any, version: int) -
             timeout_ms=request.timeout_ms,
             validate_only=bool(request.validate_only),
         ),
-        None,
+        context.call,
     )
     code, message = header_error(response.header)
     if code:

@@ -1,0 +1,127 @@
+"""DescribeQuorum (key 55, versions 0-2; flexible throughout), through the Admin service.
+
+Kafka's request names the metadata log's partition (``__cluster_metadata``-0); any other is an
+INVALID_REQUEST, as Kafka's Raft client answers it. Only the leader tracks replication
+progress, so a controller that does not lead answers NOT_LEADER_OR_FOLLOWER on the partition
+(with the leader and epoch it knows), as Kafka's does; a refused caller gets
+CLUSTER_AUTHORIZATION_FAILED at the top, since DescribeQuorum needs DESCRIBE on the cluster.
+From v2 the answer lists the controllers' registered listeners (KIP-853's ``nodes``), from
+the committed image; replica directory ids are all zeros (raftmeta keeps none).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from raftmeta.errors import ErrorCode
+from raftmeta.rpc import raft_pb2 as rpb
+from raftmeta.server.kafka import codec
+from raftmeta.server.kafka.context import Fields, KafkaContext
+
+METADATA_TOPIC = "__cluster_metadata"
+METADATA_PARTITION = 0
+TOP_LEVEL_ERRORS = frozenset(
+    {
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        ErrorCode.SASL_AUTHENTICATION_FAILED,
+        ErrorCode.INCONSISTENT_CLUSTER_ID,
+    }
+)
+"""Refusals of the caller or the request, not answers about the partition."""
+
+
+def _asks_for_the_metadata_partition(request: Any) -> bool:
+    topics = list(request.topics or ())
+    return (
+        len(topics) == 1
+        and topics[0].topic_name == METADATA_TOPIC
+        and [p.partition_index for p in topics[0].partitions or ()] == [METADATA_PARTITION]
+    )
+
+
+def _replicas(states: Any) -> list[Fields]:
+    return [
+        {
+            "replica_id": state.replica_id,
+            "replica_directory_id": codec.uuid_value(None),
+            "log_end_offset": state.log_end_offset,
+            "last_fetch_timestamp": state.last_fetch_timestamp,
+            "last_caught_up_timestamp": state.last_caught_up_timestamp,
+        }
+        for state in states
+    ]
+
+
+def _nodes(context: KafkaContext) -> list[Fields]:
+    controller = context.owner.maybe_controller
+    if controller is None:
+        return []
+    return [
+        {
+            "node_id": controller_id,
+            "listeners": [
+                {"name": endpoint.name, "host": endpoint.host, "port": endpoint.port}
+                for endpoint in registration.endpoints
+            ],
+        }
+        for controller_id, registration in sorted(controller.committed_image.controllers.items())
+    ]
+
+
+def _answer(code: int, message: str | None, partition: Fields, nodes: list[Fields]) -> Fields:
+    return {
+        "error_code": code,
+        "error_message": message,
+        "topics": [
+            {
+                "topic_name": METADATA_TOPIC,
+                "partitions": [{"partition_index": METADATA_PARTITION, **partition}],
+            }
+        ],
+        "nodes": nodes,
+    }
+
+
+async def describe_quorum(context: KafkaContext, request: Any, version: int) -> Fields:
+    if not _asks_for_the_metadata_partition(request):
+        return {
+            "error_code": int(ErrorCode.INVALID_REQUEST),
+            "error_message": f"DescribeQuorum describes only {METADATA_TOPIC}-"
+            f"{METADATA_PARTITION}.",
+            "topics": [],
+            "nodes": [],
+        }
+    described = await context.admin.DescribeQuorum(rpb.DescribeQuorumRequest(), context.call)
+    code = ErrorCode(described.error_code)
+    unknown = {
+        "leader_id": described.leader_id,
+        "leader_epoch": described.leader_epoch,
+        "high_watermark": -1,
+        "current_voters": [],
+        "observers": [],
+    }
+    if code in TOP_LEVEL_ERRORS:
+        return {
+            "error_code": int(code),
+            "error_message": code.name,
+            "topics": [],
+            "nodes": [],
+        }
+    if code != ErrorCode.NONE:
+        return _answer(
+            0, None, {"error_code": int(code), "error_message": code.name, **unknown}, []
+        )
+    return _answer(
+        0,
+        None,
+        {
+            "error_code": 0,
+            "error_message": None,
+            "leader_id": described.leader_id,
+            "leader_epoch": described.leader_epoch,
+            "high_watermark": described.high_watermark,
+            "current_voters": _replicas(described.voters),
+            "observers": _replicas(described.observers),
+        },
+        _nodes(context),
+    )
