@@ -13,6 +13,7 @@ from pathlib import Path
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.raft.config import RaftConfig
 from raftmeta.storage.log import DEFAULT_SEGMENT_BYTES
+from raftmeta.storage.retention import TRIM_AT_ONCE, LogRetention
 
 DEFAULT_SNAPSHOT_BYTES = 20 * 1024 * 1024
 DEFAULT_SNAPSHOT_INTERVAL_MS = 60 * 60 * 1000
@@ -53,6 +54,9 @@ class NodeSettings:
     gets trimmed and a restart replays little; 0 leaves only the bytes trigger."""
     segment_bytes: int = DEFAULT_SEGMENT_BYTES
     """``metadata.log.segment.bytes``: where the log rolls to a new segment file."""
+    retention: LogRetention = TRIM_AT_ONCE
+    """``metadata.max.retention.bytes`` / ``.ms``: the log kept below the latest snapshot, as
+    history for audits (a server keeps Kafka's defaults; the default here keeps none)."""
 
     @classmethod
     def from_config(cls, config: RaftmetaConfig) -> NodeSettings:
@@ -72,4 +76,8 @@ class NodeSettings:
             max_bytes_between_snapshots=config.metadata_log_max_record_bytes_between_snapshots,
             max_snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
             segment_bytes=config.metadata_log_segment_bytes,
+            retention=LogRetention(
+                max_bytes=config.metadata_max_retention_bytes,
+                max_age_ms=config.metadata_max_retention_ms,
+            ),
         )
