@@ -188,3 +188,24 @@ def absolute(location: str) -> str:
     """A location every executor can resolve: a URI as it is, a local path made absolute."""
     path = local_path(location)
     return location if path is None else os.path.abspath(path)
+
+
+def write_file(location: str, data: bytes) -> None:
+    """Write a whole file (an object, on S3), creating its directory; local files are synced."""
+    path = local_path(location)
+    if path is not None:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        return
+    filesystem, inner = _resolve(location)
+
+    def write() -> None:
+        parent = inner.rsplit("/", 1)[0]
+        filesystem.create_dir(parent, recursive=True)
+        with filesystem.open_output_stream(inner) as stream:
+            stream.write(data)
+
+    _remote_call(location, write)

@@ -618,6 +618,13 @@ _CHECKPOINT_MAX_BYTES = 4096
 """The checkpoint is one short JSON object; a bigger file is not one, and is not parsed."""
 
 
+def read_log_start(directory: Path) -> int:
+    """The log start recorded in ``directory`` (0 when none was ever written), read without
+    opening the log: for tools that only read, such as ``raftmeta log export``."""
+    start = _read_start_checkpoint(directory)
+    return 0 if start is None else start
+
+
 def _read_start_checkpoint(directory: Path) -> int | None:
     path = directory / LOG_START_CHECKPOINT
     try:
