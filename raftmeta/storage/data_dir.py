@@ -389,6 +389,14 @@ class MetadataDir:
             log.advance_start(start)
             # A log starting at 0 needs no snapshot to be replayed: then only the latest stays.
             keep_from = on_disk.get(start, snapshot_id)
+            # Between the two, a snapshot serves nothing the log does not: they go too.
+            between = [
+                s for s in on_disk.values() if _order(keep_from) < _order(s) < _order(snapshot_id)
+            ]
+            for middle in between:
+                self.snapshot_path(middle).unlink()
+            if between:
+                fsync_directory(self.partition_dir)
         delete_snapshots_before(self.partition_dir, keep_from)
         self.latest_snapshot = snapshot_id
 

@@ -89,3 +89,22 @@ def test_export_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     error = capsys.readouterr().err
     assert "below the high watermark" in error and error.count("\n") == 1
     assert not (out / "x").exists()
+
+
+def test_the_leadership_series_starts_before_the_first_change() -> None:
+    from analytics.plots import leadership_series
+
+    cluster = {
+        "broker_table": [{"broker_id": 1, "leaders": 25}, {"broker_id": 2, "leaders": 25}],
+        "events": {
+            "leadership_changes": [
+                {"time_ms": 60_000, "broker_id": 1, "change": -25},
+                {"time_ms": 60_000, "broker_id": 2, "change": 25},
+                {"time_ms": 120_000, "broker_id": 1, "change": 25},
+                {"time_ms": 120_000, "broker_id": 2, "change": -25},
+            ]
+        },
+    }
+    # Broker 1 led 25 before the failure, none after it, 25 again after the election.
+    assert leadership_series(cluster, 1000)[1] == [(59_000, 25), (60_000, 0), (120_000, 25)]
+    assert leadership_series(cluster)[1] == [(60_000, 0), (120_000, 25)]

@@ -39,6 +39,7 @@ def _directory_with_snapshots(
 
 def test_with_no_limits_the_whole_log_stays(tmp_path: Path) -> None:
     root, _ = _directory_with_snapshots(tmp_path, KEEP_ALL, now_ms=10**12)
+    # (the log starts at 0, so no snapshot is needed to replay it: only the latest stays)
     with MetadataDir.open(root, 1, segment_bytes=1, retention=KEEP_ALL) as opened:
         assert opened.log.log_start_offset == 0
         assert len(opened.log.segment_paths()) == 4
@@ -111,3 +112,19 @@ def test_a_server_reads_both_limits_from_its_configuration(tmp_path: Path) -> No
     assert NodeSettings.from_config(configured).retention == LogRetention(
         max_bytes=NO_LIMIT, max_age_ms=60000
     )
+
+
+def test_snapshots_between_the_log_start_and_the_latest_go(tmp_path: Path) -> None:
+    """The log start's snapshot and the latest stay; one in between serves nothing."""
+    retention = LogRetention(max_bytes=NO_LIMIT, max_age_ms=100)
+    root = tmp_path / "metadata"
+    MetadataDir.format(root, 1, CLUSTER)
+    with MetadataDir.open(root, 1, segment_bytes=1, retention=retention) as opened:
+        opened.log.append(batch_run(0, [1, 1, 1, 1, 1]))
+        for end, now_ms in ((3, 104), (6, 0), (9, 0), (12, 0)):
+            writer = opened.snapshot_writer(SnapshotId(end, 1), created_ms=1)
+            writer.append([b"state"])
+            writer.freeze()
+            opened.snapshot_taken(SnapshotId(end, 1), now_ms=now_ms)
+        assert opened.log.log_start_offset == 3
+        assert list_snapshots(opened.partition_dir) == [SnapshotId(3, 1), SnapshotId(12, 1)]
