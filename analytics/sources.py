@@ -84,6 +84,11 @@ def _discover(root: str, shown: str) -> list[Source]:
     what = files.kind(root)
     if what is None:
         raise AnalyticsInputError(f"{shown}: no such file or directory")
+    if what == "other":  # a device, a socket, a pipe
+        raise AnalyticsInputError(
+            f"{shown}: not a snapshot, a metadata directory or a folder of them "
+            "(not a regular file)"
+        )
     if what != "dir":
         reader = _open_snapshot(root)
         return [Source(reader.cluster_id or _stem(files.basename(root)), root)]
