@@ -28,14 +28,14 @@ import collections
 import contextlib
 import dataclasses
 import gc
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgpack
 
-from analytics.sources import AnalyticsInputError, Source
+from analytics import files
+from analytics.sources import AnalyticsInputError, Source, open_snapshot
 from raftmeta.image import MetadataImage, PartitionRegistration, ReplayError
 from raftmeta.raft.batch import Batch
 from raftmeta.records import (
@@ -61,6 +61,10 @@ from raftmeta.records import (
 from raftmeta.storage.codec import BATCH_HEADER_SIZE, BatchScanner, decode_batch_header
 from raftmeta.storage.errors import StorageError
 from raftmeta.storage.snapshots import FOOTER_SIZE, SnapshotReader
+
+_PLANNING_WINDOW = 1 << 20
+"""Bytes read at a time while walking batch headers: one request per window, not per batch,
+when the file is remote."""
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -143,11 +147,16 @@ class _BatchEntry:
 def _walk_batches(path: str, start: int, end: int) -> list[_BatchEntry]:
     """Batch headers between ``start`` and ``end``, stopping quietly at a torn or bad tail."""
     entries: list[_BatchEntry] = []
-    with open(path, "rb") as file:
+    with files.open_binary(path) as file:
         position = start
+        window_start, window = start, b""
         while position + BATCH_HEADER_SIZE <= end:
-            file.seek(position)
-            header = file.read(BATCH_HEADER_SIZE)
+            if position + BATCH_HEADER_SIZE > window_start + len(window) or position < window_start:
+                file.seek(position)
+                window_start = position
+                window = file.read(min(_PLANNING_WINDOW, end - position))
+            offset = position - window_start
+            header = window[offset : offset + BATCH_HEADER_SIZE]
             if len(header) < BATCH_HEADER_SIZE:
                 break
             fields = decode_batch_header(header)
@@ -185,7 +194,7 @@ def _snapshot_body(reader: SnapshotReader) -> tuple[int, int]:
 def _log_batches(source: Source) -> Iterator[tuple[str, _BatchEntry]]:
     last_end = -1
     for segment in source.segments:
-        for entry in _walk_batches(segment, 0, os.path.getsize(segment)):
+        for entry in _walk_batches(segment, 0, files.size(segment)):
             if entry.base_offset < last_end:
                 continue
             last_end = entry.base_offset + entry.record_count
@@ -202,9 +211,7 @@ def _log_tail_exists(source: Source, snapshot_end: int) -> bool:
 def _topic_names(path: str, start: int, end: int) -> tuple[tuple[bytes, str], ...]:
     """Every TopicRecord of a snapshot body, decoding nothing else."""
     names: list[tuple[bytes, str]] = []
-    with open(path, "rb") as file:
-        file.seek(start)
-        body = file.read(end - start)
+    body = files.read_range(path, start, end)
     for batch in BatchScanner(body):
         for record in msgpack.unpackb(batch.payload, raw=False):
             if len(record) > 1 and record[1] == _TOPIC_TYPE:
@@ -239,7 +246,7 @@ def plan(
 def _plan_partitions(source: Source, max_split_bytes: int) -> list[Split]:
     if source.snapshot is None:
         return [Split(source, "partitions", "replay")]
-    reader = SnapshotReader(source.snapshot)
+    reader = open_snapshot(source.snapshot)
     end_offset = reader.snapshot_id.end_offset
     if _log_tail_exists(source, end_offset):
         return [Split(source, "partitions", "replay")]
@@ -272,12 +279,12 @@ def _plan_events(source: Source, max_split_bytes: int) -> list[Split]:
     base_snapshot: str | None = None
     base_offset = 0
     if first > 0:
-        # The log was trimmed: start from the snapshot the directory's state starts from
-        # (snapshots older than the log's start cannot be replayed forward).
-        if source.snapshot is None:
+        # The log was trimmed: start from the oldest snapshot the kept log can be replayed
+        # from (snapshots older than the log's start cannot be replayed forward).
+        base_snapshot = source.history_snapshot or source.snapshot
+        if base_snapshot is None:
             return [Split(source, "events", "events", from_offset=0, to_offset=0)]
-        base_snapshot = source.snapshot
-        base_offset = SnapshotReader(source.snapshot).snapshot_id.end_offset
+        base_offset = open_snapshot(base_snapshot).snapshot_id.end_offset
         if base_offset < first:
             return [Split(source, "events", "events", from_offset=0, to_offset=0)]
     wanted = [entry for _, entry in entries if entry.base_offset + entry.record_count > base_offset]
@@ -361,7 +368,7 @@ def _snapshot_records(
 ) -> Iterator[Record]:
     """The snapshot's records; given ``partition_counts``, PartitionRecords are only counted
     per topic id instead of decoded."""
-    reader = SnapshotReader(path)
+    reader = open_snapshot(path)
     for batch in reader.batches():
         records = msgpack.unpackb(batch.payload, raw=False)
         if partition_counts is None:
@@ -380,8 +387,7 @@ def _log_batches_from(source: Source, start_offset: int) -> Iterator[Batch]:
     """Data batches of the log holding offsets at or above ``start_offset``."""
     next_offset = -1
     for segment in source.segments:
-        with open(segment, "rb") as file:
-            data = file.read()
+        data = files.read_all(segment)
         for batch in BatchScanner(data):
             if batch.next_offset <= max(start_offset, next_offset):
                 continue
@@ -403,7 +409,7 @@ def load_image(
     start = 0
     counts: collections.Counter[bytes] | None = None
     if source.snapshot is not None:
-        reader = SnapshotReader(source.snapshot)
+        reader = open_snapshot(source.snapshot)
         start = reader.snapshot_id.end_offset
         if not with_partitions and not _log_tail_exists(source, start):
             counts = collections.Counter()
@@ -436,9 +442,7 @@ def _read_snapshot_range(split: Split) -> Iterator[dict[str, list[Any]]]:
     assert split.source.snapshot is not None
     names = dict(split.topic_names)
     id_texts = {topic_id: uuid_to_str(topic_id) for topic_id in names}
-    with open(split.source.snapshot, "rb") as file:
-        file.seek(split.byte_start)
-        data = file.read(split.byte_end - split.byte_start)
+    data = files.read_range(split.source.snapshot, split.byte_start, split.byte_end)
     scanner = BatchScanner(data, expected_base_offset=split.base_offset)
     pending: list[tuple[Any, ...]] = []
     for batch in scanner:

@@ -79,7 +79,15 @@ def write_outputs(
             progress(f"plotting {name}")
         from analytics.plots import plot_cluster
 
-        written.extend(plot_cluster(name, cluster, report["threshold_percent"], directory))
+        written.extend(
+            plot_cluster(
+                name,
+                cluster,
+                report["threshold_percent"],
+                directory,
+                bucket_ms=int(report.get("bucket_ms") or 0),
+            )
+        )
     return written
 
 

@@ -4,14 +4,21 @@ Local by default (``local[*]``), or the master named by ``--master`` / ``SPARK_M
 Python workers must run this interpreter (``PYSPARK_PYTHON``), so they can import the data
 source and pyarrow; the web UI is off and Spark binds to loopback, so an audit opens no port to
 the network; log4j is told to keep quiet below WARN so the output is the audit's, not Spark's.
+
+On a cluster the executors read the files themselves (see :mod:`analytics.files`), so the
+standard ``AWS_*`` variables set here (credentials, region, ``AWS_ENDPOINT_URL``) are passed to
+them as ``spark.executorEnv.*``; executors with credentials of their own (an instance role)
+need none of them set.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,12 +40,30 @@ logger.gateway.level = error
 """
 
 
+FORWARDED_ENVIRONMENT = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+)
+"""What executors need to reach the storage the driver planned from."""
+
+
 class SparkUnavailableError(Exception):
     """Spark cannot start here (no Java, no pyspark); the message is one line."""
 
 
 def resolve_master(master: str | None) -> str:
     return master or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER
+
+
+def _loopback(master: str) -> bool:
+    """A ``spark://`` master on this machine's loopback (as the tests start one)."""
+    hosts = re.findall(r"(?:spark://|,)\[?([^:/,\]]+)", master)
+    return bool(hosts) and all(host in ("127.0.0.1", "localhost", "::1") for host in hosts)
 
 
 def _check_java() -> None:
@@ -60,8 +85,15 @@ def _log4j2_file() -> Path:
     return path
 
 
-def get_spark(master: str | None = None, app_name: str = "raftmeta") -> SparkSession:
-    """The process's SparkSession (created on first call), with the raftmeta source registered."""
+def get_spark(
+    master: str | None = None,
+    app_name: str = "raftmeta",
+    settings: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """The process's SparkSession (created on first call), with the raftmeta source registered.
+
+    ``settings`` are Spark properties applied last (``raftmeta audit --conf KEY=VALUE``), for
+    what a cluster needs: executor memory, shuffle partitions, a filesystem's options."""
     _check_java()
     try:
         from pyspark.sql import SparkSession
@@ -71,8 +103,12 @@ def get_spark(master: str | None = None, app_name: str = "raftmeta") -> SparkSes
         ) from None
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     chosen = resolve_master(master)
+    on_this_machine = chosen.startswith("local") or _loopback(chosen)
+    if on_this_machine:
+        # Executors on another machine must reach the driver: only a local or loopback
+        # master keeps everything on 127.0.0.1.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     log_config = f"-Dlog4j2.configurationFile=file:{_log4j2_file()}"
     builder = SparkSession.builder
     # Under spark-submit the JVM already exists (its port is in PYSPARK_GATEWAY_PORT) and
@@ -88,10 +124,19 @@ def get_spark(master: str | None = None, app_name: str = "raftmeta") -> SparkSes
         .config("spark.executor.extraJavaOptions", log_config)
         .config("spark.sql.session.timeZone", "UTC")
     )
+    for name in FORWARDED_ENVIRONMENT:
+        if name in os.environ:
+            builder = builder.config(f"spark.executorEnv.{name}", os.environ[name])
+    if on_this_machine and not chosen.startswith("local") and not submitted:
+        builder = builder.config("spark.driver.host", "127.0.0.1").config(
+            "spark.driver.bindAddress", "127.0.0.1"
+        )
     if chosen.startswith("local") and not submitted:
         builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config(
             "spark.sql.shuffle.partitions", "4"
         )
+    for key, value in (settings or {}).items():
+        builder = builder.config(key, value)
     try:
         spark = builder.getOrCreate()
     except Exception as error:  # the JVM failed to start: report it in one line

@@ -10,7 +10,9 @@
 Options: ``kind`` (``partitions``, the default, ``brokers``, ``topics`` or ``events``; see
 :mod:`analytics.schemas` for the columns) and ``maxSplitBytes`` (how much of one file an input
 partition reads, default 16 MiB). The path is a snapshot file, a node's metadata directory or a
-folder of many clusters (see :mod:`analytics.sources`). Planning and reading are done by
+folder of many clusters (see :mod:`analytics.sources`), local or a URI the executors reach
+(``s3://``, ``hdfs://``, ``gs://``; see :mod:`analytics.files`): the driver lists and plans,
+each executor opens the files of its own splits. Planning and reading are done by
 :mod:`analytics.readers`; this module only adapts them to Spark's interface, so workers must be
 able to import the ``analytics`` package (installing raftmeta is enough).
 """

@@ -230,6 +230,14 @@ def test_the_demo_runs_end_to_end_over_mutual_tls_and_ends_balanced(tmp_path: Pa
     assert _brokers_over_threshold(skewed) == [state["victim"]]
     report = json.loads((root / "audit-balanced" / "report.json").read_text())
     assert _brokers_over_threshold(report) == []
+    # The audit read the exported history: the victim's leaderships leave, then come back.
+    (cluster,) = report["clusters"].values()
+    victim_changes = [
+        entry["change"]
+        for entry in cluster["events"]["leadership_changes"]
+        if entry["broker_id"] == state["victim"]
+    ]
+    assert victim_changes and victim_changes[0] < 0 and victim_changes[-1] > 0, victim_changes
     assert len(_broker_rows(report)) == 6
     assert str(root / "audit-balanced" / "report.json") in stdout
     _assert_nothing_left(root, marker)

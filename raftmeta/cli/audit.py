@@ -4,6 +4,11 @@ Prints a table (or the JSON report with ``--format json``) and writes ``report.j
 plots and ``election-plan.json`` (for ``raftmeta leader-election --path-to-json-file``) to
 ``--out``. Spark runs locally unless ``--master`` or ``SPARK_MASTER`` names a cluster;
 ``--engine plain`` computes the same report in this process without Spark.
+
+PATH may be a URI every executor can reach (``s3://bucket/clusters``, ``hdfs://...``,
+``gs://...``; see :mod:`analytics.files`), as on a real cluster it must be: the files are
+listed here and read on the executors. S3 takes the standard ``AWS_*`` variables
+(``AWS_ENDPOINT_URL`` for an S3-compatible server), passed on to the executors.
 """
 
 from __future__ import annotations
@@ -29,6 +34,13 @@ def _percent(text: str) -> float:
     return value
 
 
+def _spark_setting(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not equals or not key.strip():
+        raise argparse.ArgumentTypeError(f"not KEY=VALUE: {text!r}")
+    return key.strip(), value
+
+
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "audit",
@@ -36,8 +48,8 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "path",
-        type=Path,
-        help="a snapshot file, a node's metadata directory, or a folder of many clusters'",
+        help="a snapshot file, a node's metadata directory, or a folder of many clusters' "
+        "(a local path, or a URI: file://, s3://bucket/prefix, hdfs://, gs://)",
     )
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})"
@@ -52,6 +64,14 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--master", default=None, help="Spark master URL (default $SPARK_MASTER or local[*])"
+    )
+    parser.add_argument(
+        "--conf",
+        action="append",
+        type=_spark_setting,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark property for the session, as spark-submit's --conf (repeatable)",
     )
     parser.add_argument(
         "--engine",
@@ -139,7 +159,7 @@ def run_audit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plain_report(path: Path, threshold: float, progress: Any) -> dict[str, Any]:
+def _plain_report(path: str, threshold: float, progress: Any) -> dict[str, Any]:
     from analytics.plain_audit import audit_path
 
     return audit_path(path, threshold_percent=threshold, progress=progress)
@@ -163,13 +183,15 @@ def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> 
     # A session this process already runs (a notebook, a test) is used and left running.
     owned = SparkSession.getActiveSession() is None
     try:
-        spark = get_spark(args.master, app_name="raftmeta audit")
+        spark = get_spark(args.master, app_name="raftmeta audit", settings=dict(args.conf))
     except SparkUnavailableError as error:
         raise CommandLineError(str(error)) from None
     from analytics.audit import audit_frames, collect_report
 
     try:
-        frames = audit_frames(spark, str(args.path.resolve()), threshold_percent=threshold)
+        from analytics.files import absolute
+
+        frames = audit_frames(spark, absolute(args.path), threshold_percent=threshold)
         return collect_report(frames, progress)
     except CommandLineError:
         raise

@@ -30,12 +30,14 @@ METADATA_PARTITION_DIR = "__cluster_metadata-0"
 
 def register(commands: Any) -> None:
     log = commands.add_parser("log", help="inspect log segments")
-    log_dump = add_actions(log, "log_command").add_parser(
-        "dump", help="print every batch and record of a log"
-    )
+    log_actions = add_actions(log, "log_command")
+    log_dump = log_actions.add_parser("dump", help="print every batch and record of a log")
     log_dump.add_argument("directory", type=Path, help="metadata.log.dir or its log folder")
     log_dump.add_argument("--json", action="store_true", help="one JSON object per line")
     log_dump.set_defaults(handler=run)
+    from raftmeta.cli import export
+
+    export.register(log_actions)
 
     snapshot = commands.add_parser("snapshot", help="inspect snapshot files")
     snapshot_dump = add_actions(snapshot, "snapshot_command").add_parser(

@@ -219,8 +219,16 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "metadata.max.retention.bytes",
         ConfigType.LONG,
         str(100 * _MIB),
-        "Delete log segments older than the latest snapshot once the log exceeds this size; "
-        "-1 keeps them all.",
+        "Delete the log below the latest snapshot (oldest snapshot interval first) while the "
+        "log exceeds this size; -1 turns the size limit off.",
+        AtLeast(-1),
+    ),
+    ConfigKey(
+        "metadata.max.retention.ms",
+        ConfigType.LONG,
+        str(7 * 24 * 60 * 60 * 1000),
+        "Delete the log below the latest snapshot once its records are older than this; -1 "
+        "turns the time limit off (with both limits off the whole log is kept).",
         AtLeast(-1),
     ),
     ConfigKey(

@@ -50,6 +50,7 @@ class RaftmetaConfig:
     metadata_log_max_snapshot_interval_ms: int
     metadata_log_segment_bytes: int
     metadata_max_retention_bytes: int
+    metadata_max_retention_ms: int
     metadata_max_idle_interval_ms: int
     broker_heartbeat_interval_ms: int
     broker_session_timeout_ms: int
@@ -257,6 +258,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         ),
         metadata_log_segment_bytes=typed.integer("metadata.log.segment.bytes"),
         metadata_max_retention_bytes=typed.integer("metadata.max.retention.bytes"),
+        metadata_max_retention_ms=typed.integer("metadata.max.retention.ms"),
         metadata_max_idle_interval_ms=typed.integer("metadata.max.idle.interval.ms"),
         broker_heartbeat_interval_ms=typed.integer("broker.heartbeat.interval.ms"),
         broker_session_timeout_ms=typed.integer("broker.session.timeout.ms"),

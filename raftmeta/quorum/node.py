@@ -257,6 +257,7 @@ class RaftNode:
                 settings.node_id,
                 settings.cluster_id,
                 segment_bytes=settings.segment_bytes,
+                retention=settings.retention,
             )
         )
         for repair in directory.startup.repairs():

@@ -15,6 +15,7 @@ from raftmeta.config.node import RaftmetaConfig
 from raftmeta.raft.config import RaftConfig
 from raftmeta.security.listener import RAFT_LISTENER
 from raftmeta.storage.log import DEFAULT_SEGMENT_BYTES
+from raftmeta.storage.retention import TRIM_AT_ONCE, LogRetention
 
 STREAM = "stream"
 GRPC = "grpc"
@@ -64,6 +65,9 @@ class NodeSettings:
     stream_listen: tuple[str, int] | None = None
     """Where to serve the Raft stream (host, port; 0 lets the OS choose), or None to serve
     none, so that peers reach this node over gRPC."""
+    retention: LogRetention = TRIM_AT_ONCE
+    """``metadata.max.retention.bytes`` / ``.ms``: the log kept below the latest snapshot, as
+    history for audits (a server keeps Kafka's defaults; the default here keeps none)."""
 
     @classmethod
     def from_config(cls, config: RaftmetaConfig) -> NodeSettings:
@@ -86,6 +90,10 @@ class NodeSettings:
             segment_bytes=config.metadata_log_segment_bytes,
             transport=config.controller_quorum_transport,
             stream_listen=stream_listen(config, listen_host),
+            retention=LogRetention(
+                max_bytes=config.metadata_max_retention_bytes,
+                max_age_ms=config.metadata_max_retention_ms,
+            ),
         )
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -57,12 +58,14 @@ from raftmeta.storage.meta_properties import (
     write_meta_properties,
 )
 from raftmeta.storage.quorum_state import QUORUM_STATE_FILE, QuorumStateStore
+from raftmeta.storage.retention import TRIM_AT_ONCE, LogRetention, retained_start
 from raftmeta.storage.snapshots import (
     SnapshotReader,
     SnapshotReceiver,
     SnapshotWriter,
     delete_snapshots_before,
     latest_snapshot,
+    list_snapshots,
     remove_partial_snapshots,
     snapshot_path,
 )
@@ -118,6 +121,7 @@ class MetadataDir:
         "partition_dir",
         "path",
         "quorum_state",
+        "retention",
         "startup",
     )
 
@@ -128,9 +132,13 @@ class MetadataDir:
         log: FileLog,
         quorum_state: QuorumStateStore,
         lock_fd: int,
+        retention: LogRetention = TRIM_AT_ONCE,
     ) -> None:
         """Use ``MetadataDir.open``."""
         self.path = path
+        self.retention = retention
+        """How much log below the latest snapshot ``snapshot_taken`` keeps (see
+        :mod:`raftmeta.storage.retention`)."""
         self.partition_dir = path / METADATA_PARTITION_DIR
         self.meta = meta
         self.log = log
@@ -202,8 +210,13 @@ class MetadataDir:
         expected_cluster_id: str | None = None,
         *,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        retention: LogRetention = TRIM_AT_ONCE,
     ) -> MetadataDir:
-        """Lock, check identity, clean up, recover the log, and apply the module's rules."""
+        """Lock, check identity, clean up, recover the log, and apply the module's rules.
+
+        ``retention`` is how much log below the latest snapshot to keep; the default deletes it
+        as soon as a snapshot covers it, a server passes its ``metadata.max.retention.*``.
+        """
         root = Path(path)
         meta_path = root / META_PROPERTIES_FILE
         if not meta_path.is_file():
@@ -239,7 +252,7 @@ class MetadataDir:
         except BaseException:
             os.close(lock_fd)
             raise
-        opened = cls(root, meta, log, quorum_state, lock_fd)
+        opened = cls(root, meta, log, quorum_state, lock_fd, retention)
         try:
             opened.election_state = election_state
             opened._reconcile(tuple(removed))
@@ -337,10 +350,19 @@ class MetadataDir:
         delete_snapshots_before(self.partition_dir, snapshot_id)
         self.latest_snapshot = snapshot_id
 
-    def snapshot_taken(self, snapshot_id: SnapshotId, *, advance_log_start: bool = True) -> None:
-        """This node froze a snapshot of its own committed records. Older snapshots go; with
-        ``advance_log_start`` the log start moves to the snapshot end and the segments wholly
-        below it go too. Without it, the log is kept for followers that lag behind."""
+    def snapshot_taken(
+        self,
+        snapshot_id: SnapshotId,
+        *,
+        advance_log_start: bool = True,
+        now_ms: int | None = None,
+    ) -> None:
+        """This node froze a snapshot of its own committed records. With
+        ``advance_log_start`` the log start moves as far towards the snapshot end as
+        ``retention`` allows (at ``now_ms``, default the wall clock), and the segments wholly
+        below the new start go, with the snapshots older than it; the snapshot the log now
+        starts at is kept so the retained history stays replayable. Without it, the log is kept
+        for followers that lag behind and only older snapshots go."""
         self._check_new_snapshot(snapshot_id)
         end = snapshot_id.end_offset
         if not self.log.log_start_offset <= end <= self.log.log_end_offset:
@@ -352,9 +374,30 @@ class MetadataDir:
             raise SnapshotError(
                 f"snapshot {snapshot_id.file_stem()} does not end on a batch of its epoch"
             )
+        keep_from = snapshot_id
         if advance_log_start:
-            self.log.advance_start(end)
-        delete_snapshots_before(self.partition_dir, snapshot_id)
+            log = self.log
+            on_disk = {s.end_offset: s for s in list_snapshots(self.partition_dir)}
+            start = retained_start(
+                self.retention,
+                log.log_start_offset,
+                [offset for offset in on_disk if offset <= end],
+                log.bytes_from,
+                log.newest_timestamp_below,
+                int(time.time() * 1000) if now_ms is None else now_ms,
+            )
+            log.advance_start(start)
+            # A log starting at 0 needs no snapshot to be replayed: then only the latest stays.
+            keep_from = on_disk.get(start, snapshot_id)
+            # Between the two, a snapshot serves nothing the log does not: they go too.
+            between = [
+                s for s in on_disk.values() if _order(keep_from) < _order(s) < _order(snapshot_id)
+            ]
+            for middle in between:
+                self.snapshot_path(middle).unlink()
+            if between:
+                fsync_directory(self.partition_dir)
+        delete_snapshots_before(self.partition_dir, keep_from)
         self.latest_snapshot = snapshot_id
 
     def _check_new_snapshot(self, snapshot_id: SnapshotId) -> None:

@@ -329,6 +329,23 @@ class FileLog:
     def segment_paths(self) -> list[Path]:
         return [segment.path for segment in self._segments]
 
+    def bytes_from(self, offset: int) -> int:
+        """The bytes the segments would hold if the log started at ``offset``: every segment
+        but those ``advance_start(offset)`` would delete (wholly below it)."""
+        kept = [
+            segment
+            for index, segment in enumerate(self._segments)
+            if index + 1 >= len(self._segments) or self._segments[index + 1].base_offset > offset
+        ]
+        return sum(segment.size for segment in kept)
+
+    def newest_timestamp_below(self, offset: int) -> int | None:
+        """The newest batch timestamp among the batches wholly below ``offset`` (from the log
+        start), or ``None`` when there are none."""
+        index = bisect.bisect_left(self._bases, offset)
+        below = [batch for batch in self._batches[:index] if batch.next_offset <= offset]
+        return max((batch.timestamp_ms for batch in below), default=None)
+
     # ----------------------------------------------------------------------------- writing
 
     def append(self, batches: Iterable[Batch]) -> None:
@@ -599,6 +616,13 @@ def _truncate_file(path: Path, size: int) -> None:
 
 _CHECKPOINT_MAX_BYTES = 4096
 """The checkpoint is one short JSON object; a bigger file is not one, and is not parsed."""
+
+
+def read_log_start(directory: Path) -> int:
+    """The log start recorded in ``directory`` (0 when none was ever written), read without
+    opening the log: for tools that only read, such as ``raftmeta log export``."""
+    start = _read_start_checkpoint(directory)
+    return 0 if start is None else start
 
 
 def _read_start_checkpoint(directory: Path) -> int | None:

@@ -33,10 +33,11 @@ import secrets
 import struct
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO
 
 from raftmeta.raft.batch import Batch, SnapshotId, make_batch
 from raftmeta.storage.codec import BatchScanner, StopReason, encode_batch
@@ -344,12 +345,22 @@ class SnapshotReader:
     large snapshot is never held in memory whole.
     """
 
-    __slots__ = ("_body_end", "_body_start", "header", "path", "size")
+    __slots__ = ("_body_end", "_body_start", "_opener", "_where", "header", "path", "size")
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        opener: Callable[[str], BinaryIO] | None = None,
+    ) -> None:
+        """``opener`` opens ``path`` for reading when it is not a local file (an analytics
+        reader passes one for ``s3://`` and other URIs); the file must be seekable."""
         self.path = Path(path)
-        with open(self.path, "rb") as file:
-            self.size = os.fstat(file.fileno()).st_size
+        self._where = os.fspath(path)
+        self._opener = opener
+        with self._open() as file:
+            self.size = file.seek(0, os.SEEK_END)
+            file.seek(0)
             if self.size < MIN_SNAPSHOT_SIZE:
                 raise self._corrupt(f"{self.size} bytes is too short for a snapshot")
             fixed = file.read(_HEADER.size)
@@ -395,7 +406,7 @@ class SnapshotReader:
         self.header = SnapshotHeader(
             SnapshotId(end_offset, epoch), cluster_id, record_count, created_ms
         )
-        parsed = parse_snapshot_file_name(self.path.name)
+        parsed = parse_snapshot_file_name(self._where.rsplit("/", 1)[-1])
         if parsed is not None and parsed[0] != self.header.snapshot_id:
             raise self._corrupt(
                 f"header says {self.header.snapshot_id.file_stem()}, the file name disagrees"
@@ -422,7 +433,7 @@ class SnapshotReader:
         epoch = self.header.snapshot_id.epoch
         next_offset = 0
         carry = b""
-        with open(self.path, "rb") as file:
+        with self._open() as file:
             file.seek(self._body_start)
             remaining = self._body_end - self._body_start
             while remaining or carry:
@@ -451,8 +462,13 @@ class SnapshotReader:
         for batch in self.batches():
             yield from batch.records()
 
+    def _open(self) -> BinaryIO:
+        if self._opener is not None:
+            return self._opener(self._where)
+        return open(self.path, "rb")
+
     def _corrupt(self, reason: str) -> SnapshotCorruptError:
-        return _corrupt(self.path, reason)
+        return SnapshotCorruptError(f"{self._where}: {reason}")
 
 
 def _corrupt(path: Path, reason: str) -> SnapshotCorruptError:

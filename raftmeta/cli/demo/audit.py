@@ -1,4 +1,4 @@
-"""The Spark audit as the demo uses it: run it on a snapshot, read back what it wrote.
+"""The Spark audit as the demo uses it: run it on an exported history, read back what it wrote.
 
 The audit (``analytics``) writes ``report.json``, the plots and ``election-plan.json`` into its
 output folder; the demo shows the per-broker imbalance table from the report, checks the
@@ -20,6 +20,9 @@ from raftmeta.cli.demo.spark import STARTER
 REPORT_FILE = "report.json"
 PLAN_FILE = "election-plan.json"
 """The names ``analytics.report`` writes (for one cluster: straight into the output folder)."""
+LEADERSHIP_BUCKET_MS = 1000
+"""The demo's failure and repair happen a minute or so apart: the audit's default one-minute
+buckets could net them out to nothing, so the leadership history is kept per second."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +95,9 @@ def run_audit(
     progress("waiting for Spark to start")
     spark = STARTER.session(jvm_log)
     progress("reading the snapshot")
-    frames = audit_frames(spark, str(snapshot), threshold_percent=threshold)
+    frames = audit_frames(
+        spark, str(snapshot), threshold_percent=threshold, bucket_ms=LEADERSHIP_BUCKET_MS
+    )
     report = collect_report(frames, progress)
     written = write_outputs(report, out_dir, progress)
     plots = tuple(path for path in written if path.suffix == ".png")

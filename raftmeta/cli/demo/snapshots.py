@@ -1,18 +1,24 @@
-"""Finding a controller snapshot newer than some committed offset, and keeping a copy of it.
+"""Finding a controller snapshot newer than some committed offset, and keeping a copy of it,
+or of the whole committed history up to it.
 
 The controllers take a snapshot every ``metadata.log.max.snapshot.interval.ms`` and delete the
-older ones, so the file the audit reads is first copied out of the node's directory: Spark must
-not find it gone halfway through.
+older ones, so what the audit reads is first copied out of the node's directory: Spark must
+not find it gone halfway through. The audits read an export of the history
+(``raftmeta log export``): a snapshot alone holds no history, and the audit's leadership plot
+is the story of the killed broker's leaderships leaving and coming back.
 """
 
 from __future__ import annotations
 
 import shutil
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
 from raftmeta.raft.batch import SnapshotId
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
+from raftmeta.storage.errors import StorageError
+from raftmeta.storage.meta_properties import META_PROPERTIES_FILE, read_meta_properties
 from raftmeta.storage.snapshots import list_snapshots, snapshot_path
 
 
@@ -45,5 +51,33 @@ def copy_snapshot_after(node_dirs: Iterable[Path], offset: int, into: Path) -> P
     try:
         shutil.copyfile(source, target)
     except FileNotFoundError:
+        return None
+    return target
+
+
+def export_history_after(node_dirs: Iterable[Path], offset: int, into: Path) -> Path | None:
+    """Export into a fresh folder under ``into`` the committed history of the controller with
+    the newest snapshot past ``offset``, up to that snapshot's end (committed, since only
+    committed records are snapshotted). Returns the exported node directory, or None while no
+    snapshot reaches that far (or a file went away mid-read: the caller polls again)."""
+    from raftmeta.cli.export import read_history, write_history
+
+    newest = newest_snapshot(node_dirs)
+    if newest is None or newest[1].end_offset <= offset:
+        return None
+    partition_dir, snapshot_id = newest
+    meta_path = partition_dir.parent / META_PROPERTIES_FILE
+    try:
+        meta = read_meta_properties(meta_path)
+        history = read_history(
+            partition_dir, meta.cluster_id, meta_path.read_bytes(), snapshot_id.end_offset
+        )
+        for _, path in history.snapshots:
+            if not path.is_file():
+                return None
+        # The snapshot files are read again when written: a deletion in between is a retry.
+        target = into / f"{meta.cluster_id}-{uuid.uuid4().hex[:8]}"
+        write_history(history, str(target))
+    except (FileNotFoundError, StorageError):
         return None
     return target

@@ -22,12 +22,13 @@ from raftmeta.cli.demo.audit import AuditOutcome, run_audit
 from raftmeta.cli.demo.display import StepDisplay
 from raftmeta.cli.demo.errors import StepFailed, require_module
 from raftmeta.cli.demo.processes import ProcessBook
-from raftmeta.cli.demo.snapshots import copy_snapshot_after
+from raftmeta.cli.demo.snapshots import copy_snapshot_after, export_history_after
 from raftmeta.cli.demo.spark import STARTER
 from raftmeta.cli.demo.view import ClusterView, Partitions
 from raftmeta.cli.demo.waiting import wait_for
 from raftmeta.cli.devcluster import BrokerProcess, DevCluster
 from raftmeta.config.properties import parse_properties
+from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
 
 log = logging.getLogger(__name__)
 
@@ -367,10 +368,10 @@ STEPS = (
     Step("create 3 topics x 50 partitions, RF 3", create_topics),
     Step("kill -9 the busiest broker", kill_broker),
     Step("bring it back (as a follower only)", restart_broker),
-    Step("wait for a snapshot of the skew", snapshot_after_skew),
-    Step("audit the snapshot with Spark", audit_skewed, needs_spark=True),
+    Step("export the history up to a snapshot of the skew", snapshot_after_skew),
+    Step("audit the history with Spark", audit_skewed, needs_spark=True),
     Step("preferred election from the plan", run_preferred_election),
-    Step("wait for a fresh snapshot", snapshot_after_election),
+    Step("export the history again, past the election", snapshot_after_election),
     Step("audit again", audit_balanced, needs_spark=True),
     Step("stop everything", stop_everything),
 )
@@ -380,22 +381,26 @@ STEPS = (
 
 
 def _await_snapshot(ctx: DemoContext, label: str, offset: int) -> str:
-    into = ctx.root / "snapshots" / label
+    into = ctx.root / "history" / label
     ctx.display.note(f"waiting for a controller snapshot past offset {offset}")
-    copy = wait_for(
-        lambda: copy_snapshot_after(ctx.node_dirs(), offset, into),
+    exported = wait_for(
+        lambda: export_history_after(ctx.node_dirs(), offset, into),
         f"a snapshot past offset {offset}",
         SNAPSHOT_DEADLINE_S,
         give_up=ctx.process_died,
     )
-    ctx.snapshots[label] = copy
-    return f"snapshot up to offset {int(copy.name.split('-')[0])}"
+    ctx.snapshots[label] = exported
+    segments = sorted((exported / METADATA_PARTITION_DIR).glob("*.log"))
+    snapshots = sorted((exported / METADATA_PARTITION_DIR).glob("*.checkpoint"))
+    end = int(snapshots[-1].name.split("-")[0]) if snapshots else 0
+    first = int(segments[0].stem) if segments else end
+    return f"history exported: offsets {first} to {end}"
 
 
 def _audit(ctx: DemoContext, label: str) -> AuditOutcome:
     snapshot = ctx.snapshots.get(label)
     if snapshot is None:
-        raise StepFailed(f"no snapshot to audit ({label})")
+        raise StepFailed(f"no history to audit ({label})")
     ctx.display.note("running the Spark audit")
     outcome = run_audit(
         snapshot,
