@@ -71,6 +71,7 @@ from raftmeta.raft.roles import (
 )
 from raftmeta.raft.state import ElectionState
 from raftmeta.raft.validation import Refusal, message_problem, refusal_response
+from raftmeta.raft.voters import ReplicaKey, VoterSet
 
 NO_DEADLINE = 1 << 62
 
@@ -97,6 +98,7 @@ class ReplicaState:
     log_end_offset: int | None
     last_fetch_ms: int | None
     last_caught_up_ms: int | None
+    directory_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,7 @@ class RaftCore:
     def __init__(
         self,
         node_id: int,
-        voters: frozenset[int],
+        voters: frozenset[int] | VoterSet,
         config: RaftConfig,
         *,
         election_state: ElectionState,
@@ -128,12 +130,17 @@ class RaftCore:
         rng: random.Random,
         latest_snapshot: SnapshotId | None = None,
         latest_snapshot_size: int = 0,
+        directory_id: str | None = None,
     ) -> None:
+        """``voters`` is the voter set at the log start: node ids alone for static voters
+        (``controller.quorum.voters``), or a ``VoterSet`` with directory ids. ``directory_id``
+        is this node's own (from ``meta.properties``)."""
         if not voters:
             raise ValueError("a quorum needs at least one voter")
         self.node_id = node_id
-        self.voters = frozenset(voters)
-        self.is_voter = node_id in self.voters
+        self.directory_id = directory_id
+        self.local_key = ReplicaKey(node_id, directory_id)
+        self.voter_set = voters if isinstance(voters, VoterSet) else VoterSet.of(voters)
         self.config = config
         self.log = log
         self.rng = rng
@@ -182,6 +189,16 @@ class RaftCore:
     @property
     def role(self) -> Role:
         return self.state.role
+
+    @property
+    def voters(self) -> frozenset[int]:
+        """The node ids of the current voters."""
+        return self.voter_set.ids
+
+    @property
+    def is_voter(self) -> bool:
+        """Whether this node, on this directory, is one of the current voters."""
+        return self.voter_set.is_voter(self.local_key)
 
     @property
     def epoch(self) -> int:
@@ -237,11 +254,31 @@ class RaftCore:
             for replica_id in state.progress:
                 progress = state.progress[replica_id]
                 end = progress.end_offset
-                last_fetch = progress.last_fetch_ms
                 if replica_id == self.node_id:
                     end = min(self._durable_end, self.log.end_offset)
-                replica = ReplicaState(replica_id, end, last_fetch, progress.last_caught_up_ms)
-                (voters if replica_id in self.voters else observers).append(replica)
+                key = self.voter_set.key_of(replica_id)
+                voters.append(
+                    ReplicaState(
+                        replica_id,
+                        end,
+                        progress.last_fetch_ms,
+                        progress.last_caught_up_ms,
+                        None if key is None else key.directory_id,
+                    )
+                )
+            for key, progress in state.progress.observers():
+                end = progress.end_offset
+                if key == self.local_key:
+                    end = min(self._durable_end, self.log.end_offset)
+                observers.append(
+                    ReplicaState(
+                        key.node_id,
+                        end,
+                        progress.last_fetch_ms,
+                        progress.last_caught_up_ms,
+                        key.directory_id,
+                    )
+                )
         return QuorumDescription(
             self.leader_id, self.epoch, self.high_watermark, tuple(voters), tuple(observers)
         )
@@ -456,6 +493,9 @@ class RaftCore:
             return None
         if sender not in self.voters:
             return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"node {sender} is not a voter")
+        key_problem = self._voter_key_problem(sender, message)
+        if key_problem is not None:
+            return key_problem
         named: int | None
         if isinstance(message, VoteRequest):
             named = message.candidate_id
@@ -475,6 +515,27 @@ class RaftCore:
         leader = getattr(message, "leader_id", None)
         if leader is not None and leader not in self.voters:
             return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"leader {leader} is not a voter")
+        return None
+
+    def _voter_key_problem(self, sender: int, message: Message) -> Refusal | None:
+        """KIP-853's INVALID_VOTER_KEY: a request meant for another directory of this node id
+        (this node was wiped and re-formatted since the sender last knew it), or a candidate
+        whose directory is not the voter's (it was wiped: it forgot its votes and log)."""
+        if isinstance(message, VoteRequest | BeginQuorumEpochRequest):
+            meant_for = message.voter_directory_id
+            if meant_for is not None and meant_for != self.directory_id:
+                return Refusal(
+                    ErrorCode.INVALID_VOTER_KEY,
+                    f"request for directory {meant_for} of node {self.node_id}, which is "
+                    f"{self.directory_id}",
+                )
+        if isinstance(message, VoteRequest):
+            candidate = ReplicaKey(sender, message.candidate_directory_id)
+            if not self.voter_set.is_voter(candidate):
+                return Refusal(
+                    ErrorCode.INVALID_VOTER_KEY,
+                    f"candidate {candidate} is not the voter {self.voter_set.key_of(sender)}",
+                )
         return None
 
     def _contradiction(self, epoch: int, leader: int) -> Refusal | None:
@@ -596,8 +657,10 @@ class RaftCore:
         self, epoch: int, leader_id: int, now_ms: int, *, heard_from_leader: bool = True
     ) -> None:
         self._reset_role(now_ms)
-        voted = self._election.voted_id if epoch == self.epoch else None
-        self._set_election(ElectionState(epoch, voted, leader_id))
+        voted, voted_directory = None, None
+        if epoch == self.epoch:
+            voted, voted_directory = self._election.voted_id, self._election.voted_directory_id
+        self._set_election(ElectionState(epoch, voted, leader_id, voted_directory))
         last_heard = now_ms if heard_from_leader else -self.config.fetch_timeout_ms
         self.state = Follower(leader_id, self._fetch_deadline(now_ms), last_heard)
         self._election_retries = 0
@@ -629,25 +692,34 @@ class RaftCore:
         if len(prospective.granted) >= self.majority:
             self._become_candidate(now_ms)
             return
-        request = VoteRequest(
-            self.epoch + 1, self.node_id, self.log.last_epoch, self.log.end_offset, pre_vote=True
-        )
-        for voter in sorted(self.voters - {self.node_id}):
-            self._send(voter, request, after_persist=True)
+        self._request_votes(self.epoch + 1, pre_vote=True)
 
     def _become_candidate(self, now_ms: int) -> None:
         self._reset_role(now_ms)
         epoch = self.epoch + 1
-        self._set_election(ElectionState(epoch, self.node_id, None))
+        self._set_election(ElectionState(epoch, self.node_id, None, self.directory_id))
         candidate = Candidate(now_ms + self._election_timeout(), {self.node_id})
         self.state = candidate
         self._note_leader_change()
         if len(candidate.granted) >= self.majority:
             self._become_leader(now_ms)
             return
-        request = VoteRequest(epoch, self.node_id, self.log.last_epoch, self.log.end_offset)
-        for voter in sorted(self.voters - {self.node_id}):
-            self._send(voter, request, after_persist=True)
+        self._request_votes(epoch, pre_vote=False)
+
+    def _request_votes(self, epoch: int, *, pre_vote: bool) -> None:
+        for voter in self.voter_set:
+            if voter.node_id == self.node_id:
+                continue
+            request = VoteRequest(
+                epoch,
+                self.node_id,
+                self.log.last_epoch,
+                self.log.end_offset,
+                pre_vote=pre_vote,
+                candidate_directory_id=self.directory_id,
+                voter_directory_id=voter.key.directory_id,
+            )
+            self._send(voter.node_id, request, after_persist=True)
 
     def _become_leader(self, now_ms: int) -> None:
         state = self.state
@@ -655,11 +727,11 @@ class RaftCore:
             raise AssertionError("only a candidate becomes leader")
         granting = frozenset(state.granted)
         self._reset_role(now_ms)
-        self._set_election(ElectionState(self.epoch, self.node_id, self.node_id))
+        self._set_election(ElectionState(self.epoch, self.node_id, self.node_id, self.directory_id))
         leader = Leader(
             epoch_start_offset=self.log.end_offset,
             granting_voters=granting,
-            progress=ProgressTracker(self.node_id, self.voters, now_ms),
+            progress=ProgressTracker(self.node_id, self.voter_set, now_ms),
             begin_epoch_due_ms={v: now_ms for v in self.voters if v != self.node_id},
         )
         self.state = leader
@@ -724,14 +796,19 @@ class RaftCore:
             answer(False)
             return
         election = self._election
+        candidate_id, candidate_directory = request.candidate_id, request.candidate_directory_id
         granted = (
             election.leader_id is None
-            and election.voted_id in (None, request.candidate_id)
+            and (
+                election.voted_id is None
+                or (election.voted_id, election.voted_directory_id)
+                == (candidate_id, candidate_directory)
+            )
             and self._candidate_log_is_current(request)
         )
         if granted and election.voted_id is None:
             self._reset_role(now_ms)
-            self._set_election(ElectionState(self.epoch, request.candidate_id, None))
+            self._set_election(ElectionState(self.epoch, candidate_id, None, candidate_directory))
             self.state = Unattached(now_ms + self._election_timeout())
         answer(granted)
 
@@ -812,9 +889,11 @@ class RaftCore:
             return
         for voter, due in sorted(state.begin_epoch_due_ms.items()):
             if now_ms >= due:
-                self._send(
-                    voter, BeginQuorumEpochRequest(self.node_id, self.epoch), after_persist=True
+                key = self.voter_set.key_of(voter)
+                request = BeginQuorumEpochRequest(
+                    self.node_id, self.epoch, None if key is None else key.directory_id
                 )
+                self._send(voter, request, after_persist=True)
                 state.begin_epoch_due_ms[voter] = now_ms + self.config.fetch_timeout_ms // 2
         expired = [r for r, p in state.parked.items() if now_ms >= p.deadline_ms]
         for replica_id in sorted(expired):
@@ -862,15 +941,17 @@ class RaftCore:
         if request.current_leader_epoch > self.epoch:
             self._reply(sender, self._fetch_error(ErrorCode.UNKNOWN_LEADER_EPOCH, request))
             return
-        state.progress.contact(sender, now_ms)
-        state.begin_epoch_due_ms.pop(sender, None)
+        fetcher = ReplicaKey(sender, request.replica_directory_id)
+        state.progress.contact(fetcher, now_ms)
+        if self.voter_set.is_voter(fetcher):
+            state.begin_epoch_due_ms.pop(sender, None)
         problem = self._fetch_position_problem(request)
         if problem is not None:
             self._reply(sender, problem)
             return
-        state.progress.fetched(sender, request.fetch_offset, self.log.end_offset, now_ms)
+        state.progress.fetched(fetcher, request.fetch_offset, self.log.end_offset, now_ms)
         old_high_watermark = self.high_watermark
-        if sender in self.voters:
+        if self.voter_set.is_voter(fetcher):
             self._maybe_advance_high_watermark(state, now_ms)
         state.parked.pop(sender, None)
         if (
@@ -936,8 +1017,10 @@ class RaftCore:
                 else ErrorCode.UNKNOWN_LEADER_EPOCH
             )
             return
-        state.progress.contact(sender, now_ms)
-        state.begin_epoch_due_ms.pop(sender, None)
+        fetcher = ReplicaKey(sender, request.replica_directory_id)
+        state.progress.contact(fetcher, now_ms)
+        if self.voter_set.is_voter(fetcher):
+            state.begin_epoch_due_ms.pop(sender, None)
         if request.snapshot_id != self._latest_snapshot:
             fail(ErrorCode.SNAPSHOT_NOT_FOUND)
             return
@@ -980,6 +1063,7 @@ class RaftCore:
                     download.snapshot_id,
                     download.position,
                     self.config.snapshot_chunk_bytes,
+                    self.directory_id,
                 ),
                 after_persist=True,
             )
@@ -993,6 +1077,7 @@ class RaftCore:
                     self.log.last_epoch,
                     self.config.fetch_max_wait_ms,
                     self.config.fetch_max_bytes,
+                    self.directory_id,
                 ),
                 after_persist=True,
             )

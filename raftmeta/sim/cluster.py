@@ -20,11 +20,12 @@ import msgpack
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.core import NotLeaderError, RaftCore
-from raftmeta.raft.log import LogInvariantError, RaftLog
+from raftmeta.raft.log import RaftLog
 from raftmeta.raft.messages import FetchSnapshotResponse, Message
 from raftmeta.raft.ready import Outbound, Ready
 from raftmeta.raft.roles import Role
 from raftmeta.raft.snapshot_policy import snapshot_id_for
+from raftmeta.raft.voters import ReplicaKey, VoterSet
 from raftmeta.sim.disk import SimDisk
 from raftmeta.sim.faults import (
     Crash,
@@ -45,7 +46,6 @@ from raftmeta.sim.hostile import HOSTILE_ID, HostileNode, HostilePlan, Target
 from raftmeta.sim.invariants import (
     LIVENESS,
     NO_NODE_STOPS,
-    RELAXED_BY_WIPE,
     InvariantChecker,
     InvariantViolation,
     decode_value,
@@ -114,6 +114,16 @@ class SimNode:
     tick_at_us: int = NEVER
     paused_until_us: int = 0
     proposals: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    wipes: int = 0
+
+    @property
+    def directory_id(self) -> str:
+        """Formatting gives a directory a new id; a wiped disk is formatted again."""
+        return f"dir{self.node_id}-{self.wipes}"
+
+    @property
+    def key(self) -> ReplicaKey:
+        return ReplicaKey(self.node_id, self.directory_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,9 +197,10 @@ class Simulation:
         )
         self.core_factory = core_factory
         self.config = config or RaftConfig()
-        relaxed = RELAXED_BY_WIPE if self.plan.has_wipe else frozenset()
-        self.checker = InvariantChecker(self.voter_ids, relaxed=relaxed)
+        self.checker = InvariantChecker(self.voter_ids)
         self.nodes = {i: SimNode(i, i in self.voter_ids) for i in node_ids}
+        self.initial_voters = VoterSet.of(self.nodes[i].key for i in self.voter_ids)
+        """The voters every disk starts with, as ``--initial-controllers`` names them."""
         self.links = _Links()
         self.now_us = 0
         self._queue: list[tuple[int, int, int, Any, Any, Any]] = []
@@ -210,6 +221,7 @@ class Simulation:
             self.voter_ids,
             impostor=hostile is not None and hostile.impostor,
             impostor_kinds=hostile.impostor_kinds if hostile is not None else (),
+            directory_of=lambda node_id: self.nodes[node_id].directory_id,
         )
         self.rejected = 0
         self.authenticated = authenticated
@@ -232,9 +244,11 @@ class Simulation:
         deadline_us = (self.plan.fault_phase_ms + self.plan.liveness_bound_ms) * 1000
         try:
             while self._queue:
-                if self.now_us >= end_us and self._liveness_us is not None:
+                if self.now_us >= end_us and (
+                    self._liveness_us is not None or not self._liveness_expected()
+                ):
                     break
-                if self.now_us > deadline_us:
+                if self.now_us > deadline_us and self._liveness_expected():
                     self.checker.fail(
                         LIVENESS,
                         f"no new commit {self.plan.liveness_bound_ms} ms after the faults ended",
@@ -306,9 +320,19 @@ class Simulation:
 
     # ------------------------------------------------------------------ nodes
 
+    def _liveness_expected(self) -> bool:
+        """A quorum can only make progress while a majority of its voters run on the
+        directories they were voters with; a wiped voter is a stranger until replaced."""
+        return self._usable_voters() >= self.initial_voters.majority
+
+    def _usable_voters(self) -> int:
+        keys = set(self.initial_voters.keys)
+        return sum(1 for n in self.nodes.values() if n.core is not None and n.key in keys)
+
     def _start(self, node: SimNode, *, wiped: bool) -> None:
         if wiped:
             node.disk.wipe()
+            node.wipes += 1
         durable = node.disk.durable
         log = RaftLog(
             list(durable.batches), start_offset=durable.log_start, snapshot=durable.start_snapshot
@@ -324,8 +348,9 @@ class Simulation:
         node.proposals = {}
         node.core = self.core_factory(
             node.node_id,
-            frozenset(self.voter_ids),
+            self.initial_voters,
             self.config,
+            directory_id=node.directory_id,
             election_state=durable.election,
             log=log,
             now_ms=self.now_ms,
@@ -368,36 +393,15 @@ class Simulation:
         else:
             route = f"{source}->{destination}"
         self.trace.append((self.now_us, route, message))
-        try:
-            node.core.step(source, message, self.now_ms)
-        except LogInvariantError:
-            if self._halt_after_wipe(node):
-                return
-            raise
+        node.core.step(source, message, self.now_ms)
         self._after_input(node)
-
-    def _halt_after_wipe(self, node: SimNode) -> bool:
-        """In a run with a wiped disk, a node told to truncate committed data stops, as a
-        real node would on that fatal error, and its operator re-formats it."""
-        if not self.plan.has_wipe:
-            return False
-        self.trace.append((self.now_us, "halt", node.node_id))
-        self._crash(node)
-        self._pending_restarts[node.node_id] = True
-        self._push(self.now_us + 100_000, _RESTART, node.node_id, True)
-        return True
 
     def _tick(self, node_id: int, generation: int) -> None:
         node = self.nodes[node_id]
         if node.core is None or node.generation != generation or self._paused(node):
             return
         node.tick_at_us = NEVER
-        try:
-            node.core.tick(self.now_ms)
-        except LogInvariantError:
-            if self._halt_after_wipe(node):
-                return
-            raise
+        node.core.tick(self.now_ms)
         self._after_input(node)
 
     def _after_input(self, node: SimNode) -> None:
@@ -490,14 +494,17 @@ class Simulation:
             self.checker.committed(node.node_id, batch)
         if ready.high_watermark is not None and core.role is Role.LEADER:
             high_watermark = ready.high_watermark
-            holds = {v: self._durably_holds(v, high_watermark) for v in self.voter_ids}
+            holds = {key: self._durably_holds(key, high_watermark) for key in core.voter_set.keys}
             last_epoch = core.log.epoch_at(high_watermark - 1)
             self.checker.leader_committed(
                 node.node_id, core.epoch, high_watermark, last_epoch, holds
             )
 
-    def _durably_holds(self, voter: int, high_watermark: int) -> bool:
-        durable = self.nodes[voter].disk.durable
+    def _durably_holds(self, voter: ReplicaKey, high_watermark: int) -> bool:
+        node = self.nodes.get(voter.node_id)
+        if node is None or node.key != voter:
+            return False  # wiped since: that directory is gone
+        durable = node.disk.durable
         if high_watermark <= 0:
             return True
         if any(s.end_offset >= high_watermark for s in durable.snapshots):
@@ -740,7 +747,12 @@ class Simulation:
         self._queue = [e for e in self._queue if e[2] not in (_FLAP, _RESTART, _FAULT)]
         heapq.heapify(self._queue)
         self._healed_at_us = self.now_us
-        if self.plan.leader_stays_dead and len(self.voter_ids) >= 3:
+        # A voter lost to a wipe already counts as dead: killing another could leave no majority.
+        if (
+            self.plan.leader_stays_dead
+            and len(self.voter_ids) >= 3
+            and self._usable_voters() > self.initial_voters.majority
+        ):
             leaders = [
                 n for n in self.nodes.values() if n.core is not None and n.core.role is Role.LEADER
             ]

@@ -18,6 +18,7 @@ from raftmeta.raft.messages import Message
 from raftmeta.raft.ready import Outbound, Ready
 from raftmeta.raft.roles import Role
 from raftmeta.raft.state import ElectionState
+from raftmeta.raft.voters import VoterSet
 
 CONFIG = RaftConfig(
     election_timeout_ms=300,
@@ -29,8 +30,9 @@ CONFIG = RaftConfig(
 
 def new_core(
     node_id: int = 1,
-    voters: frozenset[int] = frozenset({1, 2, 3}),
+    voters: frozenset[int] | VoterSet = frozenset({1, 2, 3}),
     *,
+    directory_id: str | None = None,
     election: ElectionState | None = None,
     log: RaftLog | None = None,
     now_ms: int = 0,
@@ -45,6 +47,7 @@ def new_core(
         log=log or RaftLog(),
         now_ms=now_ms,
         rng=random.Random(seed),
+        directory_id=directory_id,
     )
 
 
