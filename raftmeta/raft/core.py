@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import Batch, SnapshotId, make_batch
 from raftmeta.raft.config import RaftConfig
-from raftmeta.raft.control import leader_change_batch
+from raftmeta.raft.control import KRAFT_VERSION_STATIC, leader_change_batch
 from raftmeta.raft.fetch_position import check_fetch_position
 from raftmeta.raft.limits import epoch_in_range, node_id_in_range
 from raftmeta.raft.log import LogInvariantError, RaftLog
 from raftmeta.raft.majority import majority_size
+from raftmeta.raft.membership import Membership, MembershipHistory
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -115,6 +116,7 @@ class _Download:
     snapshot_id: SnapshotId
     position: int = 0
     size: int | None = None
+    membership: Membership | None = None
 
 
 class RaftCore:
@@ -131,16 +133,27 @@ class RaftCore:
         latest_snapshot: SnapshotId | None = None,
         latest_snapshot_size: int = 0,
         directory_id: str | None = None,
+        kraft_version: int = KRAFT_VERSION_STATIC,
     ) -> None:
-        """``voters`` is the voter set at the log start: node ids alone for static voters
-        (``controller.quorum.voters``), or a ``VoterSet`` with directory ids. ``directory_id``
-        is this node's own (from ``meta.properties``)."""
+        """``voters`` and ``kraft_version`` are the membership at the log start: the latest
+        snapshot's, or the bootstrap's (node ids alone for static voters from
+        ``controller.quorum.voters``, or a ``VoterSet`` with directory ids); VotersRecords in
+        the log after it override it. ``directory_id`` is this node's own (from
+        ``meta.properties``)."""
         if not voters:
             raise ValueError("a quorum needs at least one voter")
         self.node_id = node_id
         self.directory_id = directory_id
         self.local_key = ReplicaKey(node_id, directory_id)
-        self.voter_set = voters if isinstance(voters, VoterSet) else VoterSet.of(voters)
+        self._membership = MembershipHistory(
+            Membership(
+                kraft_version, voters if isinstance(voters, VoterSet) else VoterSet.of(voters)
+            )
+        )
+        for batch in log.batches():
+            self._membership.appended(batch)
+        self._now_ms = now_ms
+        """The latest time any input carried, for work that follows from a log change."""
         self.config = config
         self.log = log
         self.rng = rng
@@ -189,6 +202,20 @@ class RaftCore:
     @property
     def role(self) -> Role:
         return self.state.role
+
+    @property
+    def voter_set(self) -> VoterSet:
+        """The latest voter set in the log, committed or not (KIP-853: effective on append)."""
+        return self._membership.current.voters
+
+    @property
+    def kraft_version(self) -> int:
+        return self._membership.current.kraft_version
+
+    def membership_at(self, end_offset: int) -> Membership:
+        """The membership a snapshot ending at ``end_offset`` must hold (for the runtime to
+        store with the snapshot it writes); ``end_offset`` must be in the log."""
+        return self._membership.at(end_offset)
 
     @property
     def voters(self) -> frozenset[int]:
@@ -286,6 +313,7 @@ class RaftCore:
     # ----------------------------------------------------------------- inputs
 
     def tick(self, now_ms: int) -> None:
+        self._now_ms = now_ms
         state = self.state
         if now_ms >= self._fetch_retry_ms:
             self._fetch_retry_ms = NO_DEADLINE
@@ -302,7 +330,10 @@ class RaftCore:
                 if now_ms >= due:
                     self._send_end_quorum_epoch(voter, state, now_ms)
             if now_ms >= state.election_deadline_ms:
-                self._become_prospective(now_ms)
+                if self.is_voter:
+                    self._become_prospective(now_ms)
+                else:  # a leader that removed itself: it follows whoever leads next
+                    self._become_observer(now_ms)
         elif isinstance(state, Follower):
             if now_ms >= state.fetch_deadline_ms:
                 if self.is_voter:
@@ -313,6 +344,7 @@ class RaftCore:
             self._leader_tick(state, now_ms)
 
     def step(self, sender: int, message: Message, now_ms: int) -> None:
+        self._now_ms = now_ms
         refusal = self._input_problem(sender, message)
         if refusal is not None:
             self._refuse(sender, message, refusal)
@@ -343,6 +375,7 @@ class RaftCore:
             raise TypeError(f"unknown message {message!r}")
 
     def propose(self, records: Sequence[bytes], now_ms: int, timestamp_ms: int = 0) -> AppendResult:
+        self._now_ms = now_ms
         state = self.state
         if not isinstance(state, Leader):
             raise NotLeaderError(self.leader_id, self.epoch)
@@ -411,6 +444,7 @@ class RaftCore:
         self._latest_snapshot_size = size
         if advance_log_start:
             self.log.advance_start(snapshot_id)
+            self._membership.start_moved(self.log.start_offset)
             self._log_ops.append(AdvanceLogStart(snapshot_id))
 
     # ----------------------------------------------------------------- output
@@ -467,6 +501,7 @@ class RaftCore:
         if ready is not self._ready_in_flight:
             raise RuntimeError("advance() must be given the Ready most recently returned")
         self._ready_in_flight = None
+        self._now_ms = now_ms
         durable = ready.log_end_offset
         if self._truncated_since_ready is not None:
             durable = min(durable, self._truncated_since_ready)
@@ -643,6 +678,43 @@ class RaftCore:
         self._fetch_in_flight = None
         self._fetch_retry_ms = NO_DEADLINE
         self._download = None
+
+    def _voters_changed(self, previous: VoterSet) -> None:
+        """The voter set changed (a VotersRecord appended, truncated away, or a snapshot
+        installed). A leader counts the new voters at once; a node that stopped being a voter
+        stops campaigning but keeps its election state, since a vote it cast in this epoch
+        still binds it if it is added back."""
+        now_ms = self._now_ms
+        state = self.state
+        if isinstance(state, Leader):
+            state.progress.set_voters(self.voter_set, now_ms)
+            for added in sorted(self.voters - previous.ids - {self.node_id}):
+                state.begin_epoch_due_ms[added] = now_ms
+            for removed in previous.ids - self.voters:
+                state.begin_epoch_due_ms.pop(removed, None)
+            self._maybe_advance_high_watermark(state, now_ms)
+            return
+        if (
+            previous.is_voter(self.local_key)
+            and not self.is_voter
+            and isinstance(state, Unattached | Prospective | Candidate)
+        ):
+            self._become_observer(now_ms)
+
+    def _resign_if_removed(self, now_ms: int) -> None:
+        """A leader that removed itself leads until the change commits, then hands over."""
+        if self.is_voter or not isinstance(self.state, Leader):
+            return
+        change = self._membership.last_change_offset
+        if change is not None and self.high_watermark > change:
+            self.resign(now_ms, shutting_down=False)
+
+    def _become_observer(self, now_ms: int) -> None:
+        """No longer a voter: look for the leader as an observer, keeping the election state."""
+        self._reset_role(now_ms)
+        self.state = Unattached(now_ms + self._election_timeout())
+        self._note_leader_change()
+        self._send_fetch(now_ms)
 
     def _become_unattached(self, epoch: int, now_ms: int) -> None:
         self._reset_role(now_ms)
@@ -903,16 +975,21 @@ class RaftCore:
     def _append_local(self, batch: Batch) -> None:
         self.log.append(batch)
         if self._log_ops and isinstance(self._log_ops[-1], AppendBatches):
-            previous = self._log_ops[-1]
-            self._log_ops[-1] = AppendBatches((*previous.batches, batch))
+            pending = self._log_ops[-1]
+            self._log_ops[-1] = AppendBatches((*pending.batches, batch))
         else:
             self._log_ops.append(AppendBatches((batch,)))
+        previous = self.voter_set
+        if self._membership.appended(batch):
+            self._voters_changed(previous)
 
     def _majority_durable_offset(self, state: Leader) -> int:
         """The largest log end a majority of voters has made durable."""
         return state.progress.majority_end_offset(min(self._durable_end, self.log.end_offset))
 
     def _maybe_advance_high_watermark(self, state: Leader, now_ms: int) -> None:
+        if not self.voters:
+            return  # nobody left to commit (the leader removed the last other voter)
         candidate = self._majority_durable_offset(state)
         if candidate > state.epoch_start_offset and candidate > self.high_watermark:
             self.high_watermark = candidate
@@ -921,6 +998,7 @@ class RaftCore:
                 state.announced = True
                 self._leader_change = LeaderAndEpoch(self.node_id, self.epoch)
             self._complete_parked_fetches(state, now_ms)
+            self._resign_if_removed(now_ms)
 
     def _complete_parked_fetches(self, state: Leader, now_ms: int) -> None:
         for replica_id in sorted(state.parked):
@@ -1029,6 +1107,7 @@ class RaftCore:
             fail(ErrorCode.POSITION_OUT_OF_RANGE)
             return
         length = min(request.max_bytes, self.config.snapshot_chunk_bytes, size - request.position)
+        membership = self._membership.at(request.snapshot_id.end_offset)
         response = FetchSnapshotResponse(
             ErrorCode.NONE,
             self.epoch,
@@ -1037,6 +1116,8 @@ class RaftCore:
             request.position,
             size,
             length,
+            voters=membership.voters,
+            kraft_version=membership.kraft_version,
         )
         self._send(sender, response, after_persist=False)
 
@@ -1162,6 +1243,9 @@ class RaftCore:
             )
         if target < self.log.end_offset:
             self.log.truncate_to(target)
+            previous = self.voter_set
+            if self._membership.truncated(target):
+                self._voters_changed(previous)
             self._log_ops.append(TruncateLog(target))
             self._durable_end = min(self._durable_end, target)
             self._truncated_since_ready = (
@@ -1194,6 +1278,8 @@ class RaftCore:
         if len(response.data) != response.chunk_length:
             raise AssertionError("the runtime must fill a snapshot chunk before delivery")
         download.size = response.size
+        if response.voters is not None and response.kraft_version is not None:
+            download.membership = Membership(response.kraft_version, response.voters)
         self._log_ops.append(
             WriteSnapshotChunk(
                 download.snapshot_id, response.position, response.data, response.size
@@ -1212,7 +1298,11 @@ class RaftCore:
         if snapshot_id.end_offset < self.high_watermark:
             raise LogInvariantError("a snapshot from the leader cannot end below our commit")
         self.log.reset_to_snapshot(snapshot_id)
-        self._log_ops.append(InstallSnapshot(snapshot_id))
+        membership = download.membership if download is not None else None
+        previous = self.voter_set
+        # A snapshot from a static quorum names no voters: they are the ones configured.
+        self._membership.reset(membership or Membership(self.kraft_version, previous))
+        self._log_ops.append(InstallSnapshot(snapshot_id, membership))
         self._latest_snapshot = snapshot_id
         self._latest_snapshot_size = (download.size or 0) if download is not None else 0
         self._durable_end = min(self._durable_end, snapshot_id.end_offset)
@@ -1221,6 +1311,8 @@ class RaftCore:
         self._delivered_offset = snapshot_id.end_offset
         self.high_watermark = snapshot_id.end_offset
         self._hw_changed = True
+        if self.voter_set != previous:
+            self._voters_changed(previous)
 
     # ----------------------------------------------------------------- sending
 

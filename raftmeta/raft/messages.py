@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import Batch, OffsetAndEpoch, SnapshotId
+from raftmeta.raft.voters import VoterSet
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,10 @@ class FetchSnapshotResponse:
     """How many bytes from ``position`` the sender's runtime must read from the snapshot file."""
     data: bytes = b""
     """Filled by the sending runtime from the snapshot file; the core never reads files."""
+    voters: VoterSet | None = None
+    """The voter set the snapshot holds (KIP-853 keeps it in snapshots), so the follower that
+    installs it knows its voters without reading the file; None from a static quorum."""
+    kraft_version: int | None = None
 
 
 Request = (

@@ -8,6 +8,7 @@ during which a crash loses the writes), send the rest, apply, advance.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import random
 from collections import deque
@@ -19,8 +20,10 @@ import msgpack
 
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.config import RaftConfig
+from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.core import NotLeaderError, RaftCore
 from raftmeta.raft.log import RaftLog
+from raftmeta.raft.membership import Membership
 from raftmeta.raft.messages import FetchSnapshotResponse, Message
 from raftmeta.raft.ready import Outbound, Ready
 from raftmeta.raft.roles import Role
@@ -200,7 +203,9 @@ class Simulation:
         self.checker = InvariantChecker(self.voter_ids)
         self.nodes = {i: SimNode(i, i in self.voter_ids) for i in node_ids}
         self.initial_voters = VoterSet.of(self.nodes[i].key for i in self.voter_ids)
-        """The voters every disk starts with, as ``--initial-controllers`` names them."""
+        self.bootstrap = Membership(KRAFT_VERSION_DYNAMIC, self.initial_voters)
+        """The membership every disk starts with, as ``format --initial-controllers`` writes
+        it (Kafka's bootstrap checkpoint)."""
         self.links = _Links()
         self.now_us = 0
         self._queue: list[tuple[int, int, int, Any, Any, Any]] = []
@@ -338,6 +343,9 @@ class Simulation:
             list(durable.batches), start_offset=durable.log_start, snapshot=durable.start_snapshot
         )
         machine = SimStateMachine()
+        membership = self.bootstrap
+        if durable.start_snapshot is not None:
+            membership = durable.snapshot_membership.get(durable.start_snapshot, membership)
         latest = max(durable.snapshots, default=None, key=lambda s: s.end_offset)
         if latest is not None:
             machine.load(durable.snapshots[latest])
@@ -348,9 +356,10 @@ class Simulation:
         node.proposals = {}
         node.core = self.core_factory(
             node.node_id,
-            self.initial_voters,
+            membership.voters,
             self.config,
             directory_id=node.directory_id,
+            kraft_version=membership.kraft_version,
             election_state=durable.election,
             log=log,
             now_ms=self.now_ms,
@@ -524,7 +533,7 @@ class Simulation:
             return
         data = machine.to_bytes()
         disk = node.disk
-        disk.write_local_snapshot(snapshot_id, data)
+        disk.write_local_snapshot(snapshot_id, data, core.membership_at(snapshot_id.end_offset))
         keep = {snapshot_id, disk.durable.start_snapshot}
         for old in [s for s in disk.durable.snapshots if s not in keep]:
             if old.end_offset < snapshot_id.end_offset:
@@ -560,15 +569,8 @@ class Simulation:
                 )
             else:
                 chunk = data[message.position : message.position + message.chunk_length]
-                message = FetchSnapshotResponse(
-                    message.error,
-                    message.epoch,
-                    message.leader_id,
-                    message.snapshot_id,
-                    message.position,
-                    len(data),
-                    len(chunk),
-                    chunk,
+                message = dataclasses.replace(
+                    message, size=len(data), chunk_length=len(chunk), data=chunk
                 )
         self.checker.sent(node.node_id, destination, message, node.disk.durable.election)
         if destination not in self.nodes:

@@ -33,6 +33,7 @@ def new_core(
     voters: frozenset[int] | VoterSet = frozenset({1, 2, 3}),
     *,
     directory_id: str | None = None,
+    kraft_version: int = 0,
     election: ElectionState | None = None,
     log: RaftLog | None = None,
     now_ms: int = 0,
@@ -48,6 +49,7 @@ def new_core(
         now_ms=now_ms,
         rng=random.Random(seed),
         directory_id=directory_id,
+        kraft_version=kraft_version,
     )
 
 
