@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import Batch, SnapshotId, make_batch
 from raftmeta.raft.config import RaftConfig
-from raftmeta.raft.control import KRAFT_VERSION_STATIC, leader_change_batch
+from raftmeta.raft.control import KRAFT_VERSION_STATIC, leader_change_batch, membership_batch
 from raftmeta.raft.fetch_position import check_fetch_position
 from raftmeta.raft.limits import epoch_in_range, node_id_in_range
 from raftmeta.raft.log import LogInvariantError, RaftLog
@@ -72,7 +72,14 @@ from raftmeta.raft.roles import (
 )
 from raftmeta.raft.state import ElectionState
 from raftmeta.raft.validation import Refusal, message_problem, refusal_response
-from raftmeta.raft.voters import ReplicaKey, VoterSet
+from raftmeta.raft.voter_change import (
+    LeaderView,
+    VoterChangeResult,
+    add_problem,
+    remove_problem,
+    update_problem,
+)
+from raftmeta.raft.voters import ReplicaKey, Voter, VoterSet
 
 NO_DEADLINE = 1 << 62
 
@@ -387,6 +394,63 @@ class RaftCore:
         self._append_local(batch)
         self._complete_parked_fetches(state, now_ms)
         return AppendResult(batch.base_offset, batch.last_offset, batch.epoch)
+
+    # ----------------------------------------------------------------- voter changes
+
+    def add_voter(self, voter: Voter, now_ms: int) -> VoterChangeResult:
+        """AddRaftVoter on the leader: the new voter, fetching as an observer from its own
+        directory, must have caught up with the log end recently; then the new set is
+        appended (and counts at once). Done when the returned offset commits."""
+        self._now_ms = now_ms
+        view = self._leader_view()
+        if isinstance(view, VoterChangeResult):
+            return view
+        state = self.state
+        assert isinstance(state, Leader)
+        progress = state.progress.progress(voter.key)
+        problem = add_problem(view, voter, progress, now_ms, self.config.fetch_timeout_ms)
+        return problem or self._append_voters(self.voter_set.with_voter(voter), now_ms)
+
+    def remove_voter(self, key: ReplicaKey, now_ms: int) -> VoterChangeResult:
+        """RemoveRaftVoter on the leader. A leader that removes itself leads until the change
+        commits, then resigns."""
+        self._now_ms = now_ms
+        view = self._leader_view()
+        if isinstance(view, VoterChangeResult):
+            return view
+        problem = remove_problem(view, key)
+        return problem or self._append_voters(self.voter_set.without(key.node_id), now_ms)
+
+    def update_voter(self, voter: Voter, now_ms: int) -> VoterChangeResult:
+        """UpdateRaftVoter on the leader: a voter's new endpoints, same id and directory."""
+        self._now_ms = now_ms
+        view = self._leader_view()
+        if isinstance(view, VoterChangeResult):
+            return view
+        problem = update_problem(view, voter)
+        return problem or self._append_voters(self.voter_set.with_voter(voter), now_ms)
+
+    def _leader_view(self) -> LeaderView | VoterChangeResult:
+        state = self.state
+        if not isinstance(state, Leader):
+            return VoterChangeResult(
+                ErrorCode.NOT_LEADER_OR_FOLLOWER, f"not the leader (leader {self.leader_id})"
+            )
+        pending = self._membership.last_change_offset
+        return LeaderView(
+            self.voter_set,
+            self.kraft_version,
+            committed_own_epoch=self.high_watermark > state.epoch_start_offset,
+            change_pending=pending is not None and pending >= self.high_watermark,
+        )
+
+    def _append_voters(self, voters: VoterSet, now_ms: int) -> VoterChangeResult:
+        state = self.state
+        assert isinstance(state, Leader)
+        batch = membership_batch(self.log.end_offset, self.epoch, voters)
+        self._append_local(batch)
+        self._complete_parked_fetches(state, now_ms)
+        return VoterChangeResult(ErrorCode.NONE, "", batch.base_offset, batch.epoch)
 
     def resign(self, now_ms: int, *, shutting_down: bool = True) -> None:
         """Step down gracefully, naming successors by how far they have replicated.
