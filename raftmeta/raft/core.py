@@ -26,7 +26,12 @@ from dataclasses import dataclass
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import Batch, SnapshotId, make_batch
 from raftmeta.raft.config import RaftConfig
-from raftmeta.raft.control import KRAFT_VERSION_STATIC, leader_change_batch, membership_batch
+from raftmeta.raft.control import (
+    KRAFT_VERSION_DYNAMIC,
+    KRAFT_VERSION_STATIC,
+    leader_change_batch,
+    membership_batch,
+)
 from raftmeta.raft.fetch_position import check_fetch_position
 from raftmeta.raft.limits import epoch_in_range, node_id_in_range
 from raftmeta.raft.log import LogInvariantError, RaftLog
@@ -225,6 +230,24 @@ class RaftCore:
         return self._membership.at(end_offset)
 
     @property
+    def may_vote(self) -> bool:
+        """Whether this node votes and campaigns: a voter, or one that only an uncommitted
+        VotersRecord removed. The nodes that lack that record still count on its vote, and
+        it may hold the longest log (a leader that appended its own removal and crashed):
+        were it to stand aside, a quorum could be left without a leader for good. As a
+        candidate it counts votes under its latest set, which excludes itself."""
+        return self.is_voter or (
+            self._membership.at(self.high_watermark).voters.is_voter(self.local_key)
+        )
+
+    def _may_vote_on(self, request: VoteRequest) -> bool:
+        """Votes are answered by voters, and (Raft answers requests without consulting its
+        own configuration) by a node a dynamic quorum's candidate names by its directory id:
+        the VotersRecord that added it may not have reached it before its leader died, and
+        the candidates that have it need its vote."""
+        return self.may_vote or self._names_this_voter(request)
+
+    @property
     def voters(self) -> frozenset[int]:
         """The node ids of the current voters."""
         return self.voter_set.ids
@@ -264,7 +287,7 @@ class RaftCore:
         state = self.state
         deadline = self._fetch_retry_ms
         if isinstance(state, Unattached):
-            if self.is_voter:
+            if self.may_vote:
                 deadline = min(deadline, state.election_deadline_ms)
         elif isinstance(state, Prospective | Candidate | Resigned):
             deadline = min(deadline, state.election_deadline_ms)
@@ -327,7 +350,7 @@ class RaftCore:
             self._fetch_in_flight = None
             self._send_fetch(now_ms)
         if isinstance(state, Unattached):
-            if self.is_voter and now_ms >= state.election_deadline_ms:
+            if self.may_vote and now_ms >= state.election_deadline_ms:
                 self._become_prospective(now_ms)
         elif isinstance(state, Prospective | Candidate):
             if now_ms >= state.election_deadline_ms:
@@ -337,13 +360,13 @@ class RaftCore:
                 if now_ms >= due:
                     self._send_end_quorum_epoch(voter, state, now_ms)
             if now_ms >= state.election_deadline_ms:
-                if self.is_voter:
+                if self.may_vote:
                     self._become_prospective(now_ms)
                 else:  # a leader that removed itself: it follows whoever leads next
                     self._become_observer(now_ms)
         elif isinstance(state, Follower):
             if now_ms >= state.fetch_deadline_ms:
-                if self.is_voter:
+                if self.may_vote:
                     self._become_prospective(now_ms)
                 else:
                     self._become_unattached(self.epoch, now_ms)
@@ -582,6 +605,12 @@ class RaftCore:
         Only fetches may come from anyone (observers are not known in advance); everything
         else is part of the voters' protocol, so its sender and every id it names must be
         voters, and a request that names its sender must name the node it came from.
+
+        One exception, in a dynamic quorum only: this node's voter set may be behind (it has
+        not fetched the VotersRecord that added the sender), so a candidate or a new leader
+        outside it is heard when its request names this node by its directory id, as only a
+        node holding this node in its own voter set can. Refusing it could leave the quorum
+        one vote short for good; whether its votes make a majority is for its own set.
         """
         problem = message_problem(message)
         if problem is not None:
@@ -590,11 +619,12 @@ class RaftCore:
             return Refusal(ErrorCode.INVALID_REQUEST, f"sender {sender} cannot send to this node")
         if isinstance(message, FetchRequest | FetchSnapshotRequest):
             return None
-        if sender not in self.voters:
-            return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"node {sender} is not a voter")
-        key_problem = self._voter_key_problem(sender, message)
+        key_problem = self._voter_key_problem(message)
         if key_problem is not None:
             return key_problem
+        named_me = self._names_this_voter(message)
+        if sender not in self.voters and not named_me and not self._also_known(sender):
+            return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"node {sender} is not a voter")
         named: int | None
         if isinstance(message, VoteRequest):
             named = message.candidate_id
@@ -612,14 +642,28 @@ class RaftCore:
                     f"successors {sorted(strangers)} are not voters",
                 )
         leader = getattr(message, "leader_id", None)
-        if leader is not None and leader not in self.voters:
+        if (
+            leader is not None
+            and leader not in self.voters
+            and not named_me
+            and not self._also_known(leader)
+        ):
             return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"leader {leader} is not a voter")
         return None
 
-    def _voter_key_problem(self, sender: int, message: Message) -> Refusal | None:
+    def _also_known(self, node_id: int) -> bool:
+        """A node that is not a current voter may still speak as one: a voter of the
+        committed set (an uncommitted change may have removed it, and it may still lead or
+        campaign), or the leader this node follows, vouched for when it announced itself."""
+        return (
+            node_id in (self.leader_id, self._election.leader_id)
+            or node_id in self._membership.at(self.high_watermark).voters.ids
+        )
+
+    def _voter_key_problem(self, message: Message) -> Refusal | None:
         """KIP-853's INVALID_VOTER_KEY: a request meant for another directory of this node id
-        (this node was wiped and re-formatted since the sender last knew it), or a candidate
-        whose directory is not the voter's (it was wiped: it forgot its votes and log)."""
+        (this node was wiped and re-formatted since the sender last knew it: it has forgotten
+        the votes and log that directory had, so it must not answer for it)."""
         if isinstance(message, VoteRequest | BeginQuorumEpochRequest):
             meant_for = message.voter_directory_id
             if meant_for is not None and meant_for != self.directory_id:
@@ -628,14 +672,18 @@ class RaftCore:
                     f"request for directory {meant_for} of node {self.node_id}, which is "
                     f"{self.directory_id}",
                 )
-        if isinstance(message, VoteRequest):
-            candidate = ReplicaKey(sender, message.candidate_directory_id)
-            if not self.voter_set.is_voter(candidate):
-                return Refusal(
-                    ErrorCode.INVALID_VOTER_KEY,
-                    f"candidate {candidate} is not the voter {self.voter_set.key_of(sender)}",
-                )
         return None
+
+    def _names_this_voter(self, message: Message) -> bool:
+        """A dynamic quorum's Vote or BeginQuorumEpoch naming this node by its directory id:
+        its sender holds this node in its voter set (see ``_input_problem``)."""
+        return (
+            self.kraft_version >= KRAFT_VERSION_DYNAMIC
+            and self.directory_id is not None
+            and isinstance(message, VoteRequest | BeginQuorumEpochRequest)
+            and message.voter_directory_id == self.directory_id
+            and (not isinstance(message, VoteRequest) or message.candidate_directory_id is not None)
+        )
 
     def _contradiction(self, epoch: int, leader: int) -> Refusal | None:
         """A message names ``leader`` (not us) as the leader of our epoch: refuse it if we led
@@ -666,7 +714,7 @@ class RaftCore:
         if isinstance(message, VoteRequest):
             if message.pre_vote or message.candidate_epoch <= self.epoch:
                 return True
-            if not self.is_voter:
+            if not self._may_vote_on(message):
                 return True  # answered with a rejection; an observer has no say in epochs
             self._become_unattached(message.candidate_epoch, now_ms)
             return True
@@ -758,11 +806,7 @@ class RaftCore:
                 state.begin_epoch_due_ms.pop(removed, None)
             self._maybe_advance_high_watermark(state, now_ms)
             return
-        if (
-            previous.is_voter(self.local_key)
-            and not self.is_voter
-            and isinstance(state, Unattached | Prospective | Candidate)
-        ):
+        if not self.may_vote and isinstance(state, Unattached | Prospective | Candidate):
             self._become_observer(now_ms)
 
     def _resign_if_removed(self, now_ms: int) -> None:
@@ -782,8 +826,13 @@ class RaftCore:
 
     def _become_unattached(self, epoch: int, now_ms: int) -> None:
         self._reset_role(now_ms)
-        if epoch > self.epoch or not self.is_voter:
+        if epoch > self.epoch:
             self._set_election(ElectionState(epoch, None, None))
+        elif not self.is_voter:  # forget the leader, never a vote cast in this epoch
+            election = self._election
+            self._set_election(
+                ElectionState(epoch, election.voted_id, None, election.voted_directory_id)
+            )
         self.state = Unattached(now_ms + self._election_timeout())
         self._note_leader_change()
         if not self.is_voter:
@@ -804,7 +853,7 @@ class RaftCore:
         self._send_fetch(now_ms)
 
     def _become_prospective(self, now_ms: int) -> None:
-        if not self.is_voter:
+        if not self.may_vote:
             raise AssertionError("observers never campaign")
         if not epoch_in_range(self.epoch + 1):
             # The epochs are used up (only a forged message could have brought us here, and
@@ -823,18 +872,24 @@ class RaftCore:
         # that a slower peer refused (it had not heard of the resignation yet) is retried
         # after a short backoff rather than a whole election timeout.
         wait = self._election_backoff() if resigned else self._election_timeout()
-        prospective = Prospective(now_ms + wait, retained, resigned, {self.node_id})
+        prospective = Prospective(now_ms + wait, retained, resigned, self._own_vote())
         self.state = prospective
         if len(prospective.granted) >= self.majority:
             self._become_candidate(now_ms)
             return
         self._request_votes(self.epoch + 1, pre_vote=True)
 
+    def _own_vote(self) -> set[int]:
+        """A candidate votes for itself, but the vote counts only if it is in its own
+        latest voter set: one that an uncommitted change removed campaigns (it may hold the
+        longest log) without counting itself."""
+        return {self.node_id} if self.is_voter else set()
+
     def _become_candidate(self, now_ms: int) -> None:
         self._reset_role(now_ms)
         epoch = self.epoch + 1
         self._set_election(ElectionState(epoch, self.node_id, None, self.directory_id))
-        candidate = Candidate(now_ms + self._election_timeout(), {self.node_id})
+        candidate = Candidate(now_ms + self._election_timeout(), self._own_vote())
         self.state = candidate
         self._note_leader_change()
         if len(candidate.granted) >= self.majority:
@@ -918,7 +973,7 @@ class RaftCore:
             )
             self._send(sender, response, after_persist=True)
 
-        if not self.is_voter:
+        if not self._may_vote_on(request):
             answer(False, ErrorCode.INCONSISTENT_VOTER_SET)
             return
         if request.pre_vote:

@@ -58,7 +58,7 @@ class Voter:
 class VoterSet:
     """An immutable set of voters, at most one per node id."""
 
-    __slots__ = ("_by_id",)
+    __slots__ = ("_by_id", "_ids", "_keys")
 
     def __init__(self, voters: Iterable[Voter]) -> None:
         by_id: dict[int, Voter] = {}
@@ -67,6 +67,9 @@ class VoterSet:
                 raise ValueError(f"node {voter.node_id} is a voter twice")
             by_id[voter.node_id] = voter
         self._by_id = by_id
+        # Asked on every message; the set never changes, so build these once.
+        self._ids = frozenset(by_id)
+        self._keys = tuple(by_id[node_id].key for node_id in sorted(by_id))
 
     @classmethod
     def of(cls, voters: Iterable[int | ReplicaKey | Voter]) -> VoterSet:
@@ -98,11 +101,11 @@ class VoterSet:
 
     @property
     def ids(self) -> frozenset[int]:
-        return frozenset(self._by_id)
+        return self._ids
 
     @property
     def keys(self) -> tuple[ReplicaKey, ...]:
-        return tuple(voter.key for voter in self)
+        return self._keys
 
     @property
     def majority(self) -> int:

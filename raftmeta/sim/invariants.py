@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from raftmeta.raft.batch import Batch, SnapshotId
+from raftmeta.raft.control import membership_in
 from raftmeta.raft.limits import election_state_problem
 from raftmeta.raft.majority import majority_size
 from raftmeta.raft.messages import Message, VoteResponse
 from raftmeta.raft.state import ElectionState
-from raftmeta.raft.voters import ReplicaKey
+from raftmeta.raft.voters import ReplicaKey, VoterSet, majorities_overlap
 
 ONE_LEADER_PER_EPOCH = "at most one leader per epoch"
 EPOCH_NEVER_DECREASES = "persisted epoch never decreases"
@@ -35,6 +36,8 @@ ACKED_EXACTLY_ONCE_IN_ORDER = "every acknowledged append is committed exactly on
 LIVENESS = "after faults stop, a leader commits new appends within the bound"
 NO_NODE_STOPS = "no exception escapes a core"
 PERSISTED_IN_RANGE = "a node persists only epochs in range and ids of voters"
+MAJORITIES_OVERLAP = "any two majorities that could commit in the same epoch overlap"
+CHANGE_AFTER_OWN_COMMIT = "a leader changes the voters only once its epoch has committed"
 
 
 class InvariantViolation(AssertionError):
@@ -96,11 +99,46 @@ class InvariantChecker:
         self.high_watermarks: dict[int, int] = {}
         self.acked: list[tuple[int, int]] = []
         """(value, offset) of every append acknowledged to a client."""
+        self.committed_voters: frozenset[ReplicaKey] = frozenset()
+        """The voter set of the committed log (its latest committed VotersRecord)."""
 
     def fail(self, invariant: str, detail: str) -> None:
         raise InvariantViolation(invariant, detail)
 
     # -- hooks -------------------------------------------------------------------------
+
+    def start_membership(self, voters: VoterSet) -> None:
+        """The voter set every disk was formatted with (the bootstrap)."""
+        self.committed_voters = frozenset(voters.keys)
+
+    def leader_changed_voters(
+        self, node_id: int, epoch: int, change_offset: int, epoch_committed: bool
+    ) -> None:
+        """A leader holds a voter change of its own epoch; it may have appended it only once
+        an entry of its epoch was committed. Before that, a change a previous leader left
+        uncommitted on other nodes may still commit, and the two together are two changes."""
+        if not epoch_committed:
+            self.fail(
+                CHANGE_AFTER_OWN_COMMIT,
+                f"leader {node_id} of epoch {epoch} changed the voters at {change_offset} "
+                "before committing an entry of its epoch",
+            )
+
+    def leader_voter_sets(
+        self, node_id: int, epoch: int, sets: list[frozenset[ReplicaKey]]
+    ) -> None:
+        """``sets``: the voter set at a leader's high watermark, then every set appended to
+        its log above it. Each may decide a commit in this epoch (a change takes effect on
+        append), so every majority of one must meet every majority of each other one."""
+        for index, first in enumerate(sets):
+            for second in sets[index + 1 :]:
+                if not majorities_overlap(first, second):
+                    self.fail(
+                        MAJORITIES_OVERLAP,
+                        f"leader {node_id} of epoch {epoch} may commit under "
+                        f"{sorted(map(str, first))} and under {sorted(map(str, second))}, "
+                        "whose majorities need not meet",
+                    )
 
     def node_restarted(self, node_id: int, wiped: bool) -> None:
         self.high_watermarks.pop(node_id, None)
@@ -231,6 +269,10 @@ class InvariantChecker:
                     )
                 truth.value_offsets[value] = batch.base_offset
                 truth.digest = value_digest(truth.digest, value)
+        else:
+            _, voters = membership_in(batch)
+            if voters is not None:
+                self.committed_voters = frozenset(voters.keys)
         truth.end = batch.next_offset
         truth.digest_at[truth.end] = truth.digest
 

@@ -94,10 +94,27 @@ def test_follower_adopts_a_fetched_voters_record_before_it_commits_and_drops_it_
     assert core.log.end_offset == 0 and core.voter_set == THREE
 
 
-def test_a_voter_removed_by_an_appended_record_stops_being_a_voter() -> None:
+def removed_follower(*, committed: bool) -> RaftCore:
     core = follower_of_1(3)
-    core.step(1, FetchResponse(ErrorCode.NONE, 1, 1, 0, batches=(membership_batch(0, 1, TWO),)), 5)
+    removal = membership_batch(0, 1, TWO)
+    high_watermark = 1 if committed else 0
+    core.step(1, FetchResponse(ErrorCode.NONE, 1, 1, 0, high_watermark, batches=(removal,)), 5)
     drain(core, 5)
+    return core
+
+
+def test_a_voter_whose_removal_is_uncommitted_may_still_campaign_without_counting_itself() -> None:
+    """It may hold the longest log, and the others, without the record, still need it."""
+    core = removed_follower(committed=False)
+    assert not core.is_voter and core.may_vote
+    while core.role is Role.FOLLOWER:
+        core.tick(core.next_deadline_ms())
+    assert core.role is Role.PROSPECTIVE
+    assert core.state.granted == set()  # type: ignore[union-attr]
+
+
+def test_a_voter_removed_by_a_committed_record_stops_being_a_voter() -> None:
+    core = removed_follower(committed=True)
     assert not core.is_voter and core.role is Role.FOLLOWER
     # With the leader silent, it looks for a leader as an observer and never campaigns.
     sent = []

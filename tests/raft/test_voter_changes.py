@@ -107,3 +107,37 @@ def test_update_voter_replaces_endpoints() -> None:
     assert leader.update_voter(moved, cluster.now_ms).error is ErrorCode.NONE
     cluster.pump()
     assert all(c.voter_set.voter(2) == moved for c in cluster.cores.values())
+
+
+def test_a_removed_voter_that_missed_its_removal_cannot_disturb_the_quorum() -> None:
+    """Node 3 was down while it was removed; back, it campaigns, but pre-votes (KIP-996) are
+    refused by voters that hear from their leader, so nobody's epoch moves."""
+    cluster = dynamic_cluster(observers=0)
+    leader = cluster.leader()
+    stale = next(c for c in cluster.cores.values() if c is not leader)
+    cluster.down.add(stale.node_id)
+    result = leader.remove_voter(stale.local_key, cluster.now_ms)
+    assert result.error is ErrorCode.NONE
+    cluster.advance_time(cluster.now_ms + 100)
+    assert result.offset is not None and leader.high_watermark > result.offset
+    epoch = leader.epoch
+    now = cluster.now_ms
+    while stale.role is not Role.PROSPECTIVE:
+        now = stale.next_deadline_ms()
+        stale.tick(now)
+    for _ in range(3):  # deliver its pre-votes and the answers, three rounds
+        for ready in drain(stale, now).readies:
+            for outbound in (*ready.messages, *ready.messages_after_persist):
+                if outbound.destination in cluster.cores:
+                    cluster.cores[outbound.destination].step(stale.node_id, outbound.message, now)
+        for core in cluster.cores.values():
+            if core is stale:
+                continue
+            for ready in drain(core, now).readies:
+                for outbound in (*ready.messages, *ready.messages_after_persist):
+                    if outbound.destination == stale.node_id:
+                        stale.step(core.node_id, outbound.message, now)
+        now = max(now, stale.next_deadline_ms())
+        stale.tick(now)
+    assert stale.role is not Role.CANDIDATE and stale.epoch == epoch
+    assert leader.role is Role.LEADER and leader.epoch == epoch

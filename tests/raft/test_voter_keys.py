@@ -45,13 +45,20 @@ def test_vote_meant_for_another_directory_is_refused_with_invalid_voter_key() ->
     assert core.election_state == ElectionState()
 
 
-def test_candidate_on_a_wiped_directory_gets_no_vote() -> None:
-    core = new_core(1, VOTERS, directory_id="d1")
-    request = VoteRequest(1, 2, 0, 0, candidate_directory_id="wiped", voter_directory_id="d1")
-    core.step(2, request, 0)
-    (answer,) = drain(core).sent_to(2)
-    assert isinstance(answer, VoteResponse)
-    assert answer.error is ErrorCode.INVALID_VOTER_KEY and not answer.vote_granted
+def test_candidate_outside_a_stale_voter_set_that_names_this_voter_gets_its_vote() -> None:
+    """Node 1 has not fetched the record that added node 4; node 4 has, and it is committed.
+    If node 1 refused it, a quorum whose other members are down could never elect again."""
+    core = new_core(1, VOTERS, directory_id="d1", kraft_version=1)
+    request = VoteRequest(1, 4, 0, 0, candidate_directory_id="d4", voter_directory_id="d1")
+    core.step(4, request, 0)
+    (answer,) = drain(core).sent_to(4)
+    assert isinstance(answer, VoteResponse) and answer.vote_granted
+    # Without its directory named (or in a static quorum) a stranger is refused.
+    static = new_core(1, VOTERS, directory_id="d1")
+    static.step(4, request, 0)
+    (refused,) = drain(static).sent_to(4)
+    assert isinstance(refused, VoteResponse)
+    assert refused.error is ErrorCode.INCONSISTENT_VOTER_SET and not refused.vote_granted
 
 
 def test_vote_is_persisted_with_the_candidates_directory() -> None:

@@ -27,6 +27,7 @@ from raftmeta.sim.faults import (
     OneWayCut,
     Partition,
     Pause,
+    Reconfigure,
     random_fault_plan,
 )
 from raftmeta.sim.invariants import InvariantViolation
@@ -45,6 +46,9 @@ def test_ci_fault_schedules_hold_every_invariant() -> None:
     assert len(outcomes) == CI_SCHEDULES
     assert min(o.simulated_ms for o in outcomes) >= 10_000
     assert sum(o.acknowledged for o in outcomes) > CI_SCHEDULES * 100, "clients made progress"
+    membership = [o for o in outcomes if o.changes_voters]
+    assert len(membership) >= CI_SCHEDULES // 4, "a quarter of the schedules change the voters"
+    assert sum(o.voter_changes for o in membership) >= len(membership), "changes went through"
 
 
 def test_same_seed_replays_the_same_run() -> None:
@@ -156,3 +160,26 @@ def test_hypothesis_drawn_fault_schedules(seed: int, plan: FaultPlan) -> None:
             f"{violation}\nseed={seed} plan={plan}\n"
             f"last events:\n{simulation.format_trace()[-4000:]}"
         ) from violation
+
+
+THREE_TO_FIVE_TO_THREE = FaultPlan(
+    (
+        (1000, Reconfigure("add", 0)),
+        (2000, Reconfigure("add", 0)),
+        (3000, Reconfigure("remove", 0)),
+        (4000, Reconfigure("remove", 0)),
+    ),
+    spare_controllers=2,
+)
+
+
+def test_three_voters_to_five_and_back_under_load() -> None:
+    for seed in range(4):
+        simulation = Simulation(seed, plan=THREE_TO_FIVE_TO_THREE)
+        result = simulation.run()
+        assert result.voter_changes == 4, seed
+        leaders = [
+            n.core for n in simulation.nodes.values() if n.core and n.core.role.name == "LEADER"
+        ]
+        assert len(leaders) == 1 and len(leaders[0].voters) == 3
+        assert result.acknowledged > 100
