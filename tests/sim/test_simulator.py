@@ -139,10 +139,13 @@ FAULT: st.SearchStrategy[Fault] = st.one_of(
     st.builds(Crash, NODE, st.integers(1, 2000)),
     st.builds(Pause, NODE, st.integers(50, 2000)),
     st.builds(FullRestart, st.integers(1, 1000)),
+    st.builds(Reconfigure, st.sampled_from(["add", "remove"]), st.integers(0, 7)),
 )
 PLANS = st.builds(
     lambda actions, every: FaultPlan(
-        tuple(sorted(actions, key=lambda a: a[0])), snapshot_every_batches=every
+        tuple(sorted(actions, key=lambda a: a[0])),
+        snapshot_every_batches=every,
+        spare_controllers=1,
     ),
     st.lists(st.tuples(st.integers(0, 7400), FAULT), max_size=12),
     st.sampled_from([3, 20, 1_000_000]),
