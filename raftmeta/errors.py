@@ -46,6 +46,10 @@ class ErrorCode(enum.IntEnum):
     INCONSISTENT_CLUSTER_ID = 104
     INELIGIBLE_REPLICA = 107
     INVALID_REGISTRATION = 119
+    INVALID_VOTER_KEY = 125
+    """KIP-853: the (node id, directory id) named is not the voter, or not this replica."""
+    DUPLICATE_VOTER = 126
+    VOTER_NOT_FOUND = 127
     REPLICA_PLACEMENT_FAILED = 1000
     """Not a Kafka code: KIP-660 never shipped. Chosen outside Kafka's range so it cannot clash."""
 

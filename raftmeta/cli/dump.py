@@ -94,7 +94,7 @@ def describe_record(record: bytes, *, control: bool) -> dict[str, Any]:
             change = decode_control_record(record)
         except ValueError as error:
             return {"type": "Control", "error": str(error), "bytes": record.hex()}
-        return {"type": "LeaderChange", **_plain(change)}
+        return {"type": type(change).__name__, **_plain(change)}
     try:
         decoded = decode_record(record)
     except (RecordDecodeError, ValueError) as error:

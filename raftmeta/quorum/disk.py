@@ -59,6 +59,7 @@ class NodeDisk:
             rng=rng,
             latest_snapshot=latest,
             latest_snapshot_size=size,
+            directory_id=directory.directory_id,
         )
 
     def persist(self, ready: Ready) -> None:

@@ -26,11 +26,17 @@ from dataclasses import dataclass
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import Batch, SnapshotId, make_batch
 from raftmeta.raft.config import RaftConfig
-from raftmeta.raft.control import leader_change_batch
+from raftmeta.raft.control import (
+    KRAFT_VERSION_DYNAMIC,
+    KRAFT_VERSION_STATIC,
+    leader_change_batch,
+    membership_batch,
+)
 from raftmeta.raft.fetch_position import check_fetch_position
 from raftmeta.raft.limits import epoch_in_range, node_id_in_range
 from raftmeta.raft.log import LogInvariantError, RaftLog
 from raftmeta.raft.majority import majority_size
+from raftmeta.raft.membership import Membership, MembershipHistory
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -71,6 +77,14 @@ from raftmeta.raft.roles import (
 )
 from raftmeta.raft.state import ElectionState
 from raftmeta.raft.validation import Refusal, message_problem, refusal_response
+from raftmeta.raft.voter_change import (
+    LeaderView,
+    VoterChangeResult,
+    add_problem,
+    remove_problem,
+    update_problem,
+)
+from raftmeta.raft.voters import ReplicaKey, Voter, VoterSet
 
 NO_DEADLINE = 1 << 62
 
@@ -97,6 +111,7 @@ class ReplicaState:
     log_end_offset: int | None
     last_fetch_ms: int | None
     last_caught_up_ms: int | None
+    directory_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,13 +128,14 @@ class _Download:
     snapshot_id: SnapshotId
     position: int = 0
     size: int | None = None
+    membership: Membership | None = None
 
 
 class RaftCore:
     def __init__(
         self,
         node_id: int,
-        voters: frozenset[int],
+        voters: frozenset[int] | VoterSet,
         config: RaftConfig,
         *,
         election_state: ElectionState,
@@ -128,12 +144,28 @@ class RaftCore:
         rng: random.Random,
         latest_snapshot: SnapshotId | None = None,
         latest_snapshot_size: int = 0,
+        directory_id: str | None = None,
+        kraft_version: int = KRAFT_VERSION_STATIC,
     ) -> None:
+        """``voters`` and ``kraft_version`` are the membership at the log start: the latest
+        snapshot's, or the bootstrap's (node ids alone for static voters from
+        ``controller.quorum.voters``, or a ``VoterSet`` with directory ids); VotersRecords in
+        the log after it override it. ``directory_id`` is this node's own (from
+        ``meta.properties``)."""
         if not voters:
             raise ValueError("a quorum needs at least one voter")
         self.node_id = node_id
-        self.voters = frozenset(voters)
-        self.is_voter = node_id in self.voters
+        self.directory_id = directory_id
+        self.local_key = ReplicaKey(node_id, directory_id)
+        self._membership = MembershipHistory(
+            Membership(
+                kraft_version, voters if isinstance(voters, VoterSet) else VoterSet.of(voters)
+            )
+        )
+        for batch in log.batches():
+            self._membership.appended(batch)
+        self._now_ms = now_ms
+        """The latest time any input carried, for work that follows from a log change."""
         self.config = config
         self.log = log
         self.rng = rng
@@ -184,6 +216,48 @@ class RaftCore:
         return self.state.role
 
     @property
+    def voter_set(self) -> VoterSet:
+        """The latest voter set in the log, committed or not (KIP-853: effective on append)."""
+        return self._membership.current.voters
+
+    @property
+    def kraft_version(self) -> int:
+        return self._membership.current.kraft_version
+
+    def membership_at(self, end_offset: int) -> Membership:
+        """The membership a snapshot ending at ``end_offset`` must hold (for the runtime to
+        store with the snapshot it writes); ``end_offset`` must be in the log."""
+        return self._membership.at(end_offset)
+
+    @property
+    def may_vote(self) -> bool:
+        """Whether this node votes and campaigns: a voter, or one that only an uncommitted
+        VotersRecord removed. The nodes that lack that record still count on its vote, and
+        it may hold the longest log (a leader that appended its own removal and crashed):
+        were it to stand aside, a quorum could be left without a leader for good. As a
+        candidate it counts votes under its latest set, which excludes itself."""
+        return self.is_voter or (
+            self._membership.at(self.high_watermark).voters.is_voter(self.local_key)
+        )
+
+    def _may_vote_on(self, request: VoteRequest) -> bool:
+        """Votes are answered by voters, and (Raft answers requests without consulting its
+        own configuration) by a node a dynamic quorum's candidate names by its directory id:
+        the VotersRecord that added it may not have reached it before its leader died, and
+        the candidates that have it need its vote."""
+        return self.may_vote or self._names_this_voter(request)
+
+    @property
+    def voters(self) -> frozenset[int]:
+        """The node ids of the current voters."""
+        return self.voter_set.ids
+
+    @property
+    def is_voter(self) -> bool:
+        """Whether this node, on this directory, is one of the current voters."""
+        return self.voter_set.is_voter(self.local_key)
+
+    @property
     def epoch(self) -> int:
         return self._election.epoch
 
@@ -213,7 +287,7 @@ class RaftCore:
         state = self.state
         deadline = self._fetch_retry_ms
         if isinstance(state, Unattached):
-            if self.is_voter:
+            if self.may_vote:
                 deadline = min(deadline, state.election_deadline_ms)
         elif isinstance(state, Prospective | Candidate | Resigned):
             deadline = min(deadline, state.election_deadline_ms)
@@ -237,11 +311,31 @@ class RaftCore:
             for replica_id in state.progress:
                 progress = state.progress[replica_id]
                 end = progress.end_offset
-                last_fetch = progress.last_fetch_ms
                 if replica_id == self.node_id:
                     end = min(self._durable_end, self.log.end_offset)
-                replica = ReplicaState(replica_id, end, last_fetch, progress.last_caught_up_ms)
-                (voters if replica_id in self.voters else observers).append(replica)
+                key = self.voter_set.key_of(replica_id)
+                voters.append(
+                    ReplicaState(
+                        replica_id,
+                        end,
+                        progress.last_fetch_ms,
+                        progress.last_caught_up_ms,
+                        None if key is None else key.directory_id,
+                    )
+                )
+            for key, progress in state.progress.observers():
+                end = progress.end_offset
+                if key == self.local_key:
+                    end = min(self._durable_end, self.log.end_offset)
+                observers.append(
+                    ReplicaState(
+                        key.node_id,
+                        end,
+                        progress.last_fetch_ms,
+                        progress.last_caught_up_ms,
+                        key.directory_id,
+                    )
+                )
         return QuorumDescription(
             self.leader_id, self.epoch, self.high_watermark, tuple(voters), tuple(observers)
         )
@@ -249,13 +343,14 @@ class RaftCore:
     # ----------------------------------------------------------------- inputs
 
     def tick(self, now_ms: int) -> None:
+        self._now_ms = now_ms
         state = self.state
         if now_ms >= self._fetch_retry_ms:
             self._fetch_retry_ms = NO_DEADLINE
             self._fetch_in_flight = None
             self._send_fetch(now_ms)
         if isinstance(state, Unattached):
-            if self.is_voter and now_ms >= state.election_deadline_ms:
+            if self.may_vote and now_ms >= state.election_deadline_ms:
                 self._become_prospective(now_ms)
         elif isinstance(state, Prospective | Candidate):
             if now_ms >= state.election_deadline_ms:
@@ -265,10 +360,13 @@ class RaftCore:
                 if now_ms >= due:
                     self._send_end_quorum_epoch(voter, state, now_ms)
             if now_ms >= state.election_deadline_ms:
-                self._become_prospective(now_ms)
+                if self.may_vote:
+                    self._become_prospective(now_ms)
+                else:  # a leader that removed itself: it follows whoever leads next
+                    self._become_observer(now_ms)
         elif isinstance(state, Follower):
             if now_ms >= state.fetch_deadline_ms:
-                if self.is_voter:
+                if self.may_vote:
                     self._become_prospective(now_ms)
                 else:
                     self._become_unattached(self.epoch, now_ms)
@@ -276,6 +374,7 @@ class RaftCore:
             self._leader_tick(state, now_ms)
 
     def step(self, sender: int, message: Message, now_ms: int) -> None:
+        self._now_ms = now_ms
         refusal = self._input_problem(sender, message)
         if refusal is not None:
             self._refuse(sender, message, refusal)
@@ -306,6 +405,7 @@ class RaftCore:
             raise TypeError(f"unknown message {message!r}")
 
     def propose(self, records: Sequence[bytes], now_ms: int, timestamp_ms: int = 0) -> AppendResult:
+        self._now_ms = now_ms
         state = self.state
         if not isinstance(state, Leader):
             raise NotLeaderError(self.leader_id, self.epoch)
@@ -317,6 +417,63 @@ class RaftCore:
         self._append_local(batch)
         self._complete_parked_fetches(state, now_ms)
         return AppendResult(batch.base_offset, batch.last_offset, batch.epoch)
+
+    # ----------------------------------------------------------------- voter changes
+
+    def add_voter(self, voter: Voter, now_ms: int) -> VoterChangeResult:
+        """AddRaftVoter on the leader: the new voter, fetching as an observer from its own
+        directory, must have caught up with the log end recently; then the new set is
+        appended (and counts at once). Done when the returned offset commits."""
+        self._now_ms = now_ms
+        view = self._leader_view()
+        if isinstance(view, VoterChangeResult):
+            return view
+        state = self.state
+        assert isinstance(state, Leader)
+        progress = state.progress.progress(voter.key)
+        problem = add_problem(view, voter, progress, now_ms, self.config.fetch_timeout_ms)
+        return problem or self._append_voters(self.voter_set.with_voter(voter), now_ms)
+
+    def remove_voter(self, key: ReplicaKey, now_ms: int) -> VoterChangeResult:
+        """RemoveRaftVoter on the leader. A leader that removes itself leads until the change
+        commits, then resigns."""
+        self._now_ms = now_ms
+        view = self._leader_view()
+        if isinstance(view, VoterChangeResult):
+            return view
+        problem = remove_problem(view, key)
+        return problem or self._append_voters(self.voter_set.without(key.node_id), now_ms)
+
+    def update_voter(self, voter: Voter, now_ms: int) -> VoterChangeResult:
+        """UpdateRaftVoter on the leader: a voter's new endpoints, same id and directory."""
+        self._now_ms = now_ms
+        view = self._leader_view()
+        if isinstance(view, VoterChangeResult):
+            return view
+        problem = update_problem(view, voter)
+        return problem or self._append_voters(self.voter_set.with_voter(voter), now_ms)
+
+    def _leader_view(self) -> LeaderView | VoterChangeResult:
+        state = self.state
+        if not isinstance(state, Leader):
+            return VoterChangeResult(
+                ErrorCode.NOT_LEADER_OR_FOLLOWER, f"not the leader (leader {self.leader_id})"
+            )
+        pending = self._membership.last_change_offset
+        return LeaderView(
+            self.voter_set,
+            self.kraft_version,
+            committed_own_epoch=self.high_watermark > state.epoch_start_offset,
+            change_pending=pending is not None and pending >= self.high_watermark,
+        )
+
+    def _append_voters(self, voters: VoterSet, now_ms: int) -> VoterChangeResult:
+        state = self.state
+        assert isinstance(state, Leader)
+        batch = membership_batch(self.log.end_offset, self.epoch, voters)
+        self._append_local(batch)
+        self._complete_parked_fetches(state, now_ms)
+        return VoterChangeResult(ErrorCode.NONE, "", batch.base_offset, batch.epoch)
 
     def resign(self, now_ms: int, *, shutting_down: bool = True) -> None:
         """Step down gracefully, naming successors by how far they have replicated.
@@ -374,6 +531,7 @@ class RaftCore:
         self._latest_snapshot_size = size
         if advance_log_start:
             self.log.advance_start(snapshot_id)
+            self._membership.start_moved(self.log.start_offset)
             self._log_ops.append(AdvanceLogStart(snapshot_id))
 
     # ----------------------------------------------------------------- output
@@ -430,6 +588,7 @@ class RaftCore:
         if ready is not self._ready_in_flight:
             raise RuntimeError("advance() must be given the Ready most recently returned")
         self._ready_in_flight = None
+        self._now_ms = now_ms
         durable = ready.log_end_offset
         if self._truncated_since_ready is not None:
             durable = min(durable, self._truncated_since_ready)
@@ -446,6 +605,12 @@ class RaftCore:
         Only fetches may come from anyone (observers are not known in advance); everything
         else is part of the voters' protocol, so its sender and every id it names must be
         voters, and a request that names its sender must name the node it came from.
+
+        One exception, in a dynamic quorum only: this node's voter set may be behind (it has
+        not fetched the VotersRecord that added the sender), so a candidate or a new leader
+        outside it is heard when its request names this node by its directory id, as only a
+        node holding this node in its own voter set can. Refusing it could leave the quorum
+        one vote short for good; whether its votes make a majority is for its own set.
         """
         problem = message_problem(message)
         if problem is not None:
@@ -454,7 +619,11 @@ class RaftCore:
             return Refusal(ErrorCode.INVALID_REQUEST, f"sender {sender} cannot send to this node")
         if isinstance(message, FetchRequest | FetchSnapshotRequest):
             return None
-        if sender not in self.voters:
+        key_problem = self._voter_key_problem(message)
+        if key_problem is not None:
+            return key_problem
+        named_me = self._names_this_voter(message)
+        if sender not in self.voters and not named_me and not self._also_known(sender):
             return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"node {sender} is not a voter")
         named: int | None
         if isinstance(message, VoteRequest):
@@ -473,9 +642,48 @@ class RaftCore:
                     f"successors {sorted(strangers)} are not voters",
                 )
         leader = getattr(message, "leader_id", None)
-        if leader is not None and leader not in self.voters:
+        if (
+            leader is not None
+            and leader not in self.voters
+            and not named_me
+            and not self._also_known(leader)
+        ):
             return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"leader {leader} is not a voter")
         return None
+
+    def _also_known(self, node_id: int) -> bool:
+        """A node that is not a current voter may still speak as one: a voter of the
+        committed set (an uncommitted change may have removed it, and it may still lead or
+        campaign), or the leader this node follows, vouched for when it announced itself."""
+        return (
+            node_id in (self.leader_id, self._election.leader_id)
+            or node_id in self._membership.at(self.high_watermark).voters.ids
+        )
+
+    def _voter_key_problem(self, message: Message) -> Refusal | None:
+        """KIP-853's INVALID_VOTER_KEY: a request meant for another directory of this node id
+        (this node was wiped and re-formatted since the sender last knew it: it has forgotten
+        the votes and log that directory had, so it must not answer for it)."""
+        if isinstance(message, VoteRequest | BeginQuorumEpochRequest):
+            meant_for = message.voter_directory_id
+            if meant_for is not None and meant_for != self.directory_id:
+                return Refusal(
+                    ErrorCode.INVALID_VOTER_KEY,
+                    f"request for directory {meant_for} of node {self.node_id}, which is "
+                    f"{self.directory_id}",
+                )
+        return None
+
+    def _names_this_voter(self, message: Message) -> bool:
+        """A dynamic quorum's Vote or BeginQuorumEpoch naming this node by its directory id:
+        its sender holds this node in its voter set (see ``_input_problem``)."""
+        return (
+            self.kraft_version >= KRAFT_VERSION_DYNAMIC
+            and self.directory_id is not None
+            and isinstance(message, VoteRequest | BeginQuorumEpochRequest)
+            and message.voter_directory_id == self.directory_id
+            and (not isinstance(message, VoteRequest) or message.candidate_directory_id is not None)
+        )
 
     def _contradiction(self, epoch: int, leader: int) -> Refusal | None:
         """A message names ``leader`` (not us) as the leader of our epoch: refuse it if we led
@@ -506,7 +714,7 @@ class RaftCore:
         if isinstance(message, VoteRequest):
             if message.pre_vote or message.candidate_epoch <= self.epoch:
                 return True
-            if not self.is_voter:
+            if not self._may_vote_on(message):
                 return True  # answered with a rejection; an observer has no say in epochs
             self._become_unattached(message.candidate_epoch, now_ms)
             return True
@@ -583,10 +791,48 @@ class RaftCore:
         self._fetch_retry_ms = NO_DEADLINE
         self._download = None
 
+    def _voters_changed(self, previous: VoterSet) -> None:
+        """The voter set changed (a VotersRecord appended, truncated away, or a snapshot
+        installed). A leader counts the new voters at once; a node that stopped being a voter
+        stops campaigning but keeps its election state, since a vote it cast in this epoch
+        still binds it if it is added back."""
+        now_ms = self._now_ms
+        state = self.state
+        if isinstance(state, Leader):
+            state.progress.set_voters(self.voter_set, now_ms)
+            for added in sorted(self.voters - previous.ids - {self.node_id}):
+                state.begin_epoch_due_ms[added] = now_ms
+            for removed in previous.ids - self.voters:
+                state.begin_epoch_due_ms.pop(removed, None)
+            self._maybe_advance_high_watermark(state, now_ms)
+            return
+        if not self.may_vote and isinstance(state, Unattached | Prospective | Candidate):
+            self._become_observer(now_ms)
+
+    def _resign_if_removed(self, now_ms: int) -> None:
+        """A leader that removed itself leads until the change commits, then hands over."""
+        if self.is_voter or not isinstance(self.state, Leader):
+            return
+        change = self._membership.last_change_offset
+        if change is not None and self.high_watermark > change:
+            self.resign(now_ms, shutting_down=False)
+
+    def _become_observer(self, now_ms: int) -> None:
+        """No longer a voter: look for the leader as an observer, keeping the election state."""
+        self._reset_role(now_ms)
+        self.state = Unattached(now_ms + self._election_timeout())
+        self._note_leader_change()
+        self._send_fetch(now_ms)
+
     def _become_unattached(self, epoch: int, now_ms: int) -> None:
         self._reset_role(now_ms)
-        if epoch > self.epoch or not self.is_voter:
+        if epoch > self.epoch:
             self._set_election(ElectionState(epoch, None, None))
+        elif not self.is_voter:  # forget the leader, never a vote cast in this epoch
+            election = self._election
+            self._set_election(
+                ElectionState(epoch, election.voted_id, None, election.voted_directory_id)
+            )
         self.state = Unattached(now_ms + self._election_timeout())
         self._note_leader_change()
         if not self.is_voter:
@@ -596,8 +842,10 @@ class RaftCore:
         self, epoch: int, leader_id: int, now_ms: int, *, heard_from_leader: bool = True
     ) -> None:
         self._reset_role(now_ms)
-        voted = self._election.voted_id if epoch == self.epoch else None
-        self._set_election(ElectionState(epoch, voted, leader_id))
+        voted, voted_directory = None, None
+        if epoch == self.epoch:
+            voted, voted_directory = self._election.voted_id, self._election.voted_directory_id
+        self._set_election(ElectionState(epoch, voted, leader_id, voted_directory))
         last_heard = now_ms if heard_from_leader else -self.config.fetch_timeout_ms
         self.state = Follower(leader_id, self._fetch_deadline(now_ms), last_heard)
         self._election_retries = 0
@@ -605,7 +853,7 @@ class RaftCore:
         self._send_fetch(now_ms)
 
     def _become_prospective(self, now_ms: int) -> None:
-        if not self.is_voter:
+        if not self.may_vote:
             raise AssertionError("observers never campaign")
         if not epoch_in_range(self.epoch + 1):
             # The epochs are used up (only a forged message could have brought us here, and
@@ -624,30 +872,45 @@ class RaftCore:
         # that a slower peer refused (it had not heard of the resignation yet) is retried
         # after a short backoff rather than a whole election timeout.
         wait = self._election_backoff() if resigned else self._election_timeout()
-        prospective = Prospective(now_ms + wait, retained, resigned, {self.node_id})
+        prospective = Prospective(now_ms + wait, retained, resigned, self._own_vote())
         self.state = prospective
         if len(prospective.granted) >= self.majority:
             self._become_candidate(now_ms)
             return
-        request = VoteRequest(
-            self.epoch + 1, self.node_id, self.log.last_epoch, self.log.end_offset, pre_vote=True
-        )
-        for voter in sorted(self.voters - {self.node_id}):
-            self._send(voter, request, after_persist=True)
+        self._request_votes(self.epoch + 1, pre_vote=True)
+
+    def _own_vote(self) -> set[int]:
+        """A candidate votes for itself, but the vote counts only if it is in its own
+        latest voter set: one that an uncommitted change removed campaigns (it may hold the
+        longest log) without counting itself."""
+        return {self.node_id} if self.is_voter else set()
 
     def _become_candidate(self, now_ms: int) -> None:
         self._reset_role(now_ms)
         epoch = self.epoch + 1
-        self._set_election(ElectionState(epoch, self.node_id, None))
-        candidate = Candidate(now_ms + self._election_timeout(), {self.node_id})
+        self._set_election(ElectionState(epoch, self.node_id, None, self.directory_id))
+        candidate = Candidate(now_ms + self._election_timeout(), self._own_vote())
         self.state = candidate
         self._note_leader_change()
         if len(candidate.granted) >= self.majority:
             self._become_leader(now_ms)
             return
-        request = VoteRequest(epoch, self.node_id, self.log.last_epoch, self.log.end_offset)
-        for voter in sorted(self.voters - {self.node_id}):
-            self._send(voter, request, after_persist=True)
+        self._request_votes(epoch, pre_vote=False)
+
+    def _request_votes(self, epoch: int, *, pre_vote: bool) -> None:
+        for voter in self.voter_set:
+            if voter.node_id == self.node_id:
+                continue
+            request = VoteRequest(
+                epoch,
+                self.node_id,
+                self.log.last_epoch,
+                self.log.end_offset,
+                pre_vote=pre_vote,
+                candidate_directory_id=self.directory_id,
+                voter_directory_id=voter.key.directory_id,
+            )
+            self._send(voter.node_id, request, after_persist=True)
 
     def _become_leader(self, now_ms: int) -> None:
         state = self.state
@@ -655,11 +918,11 @@ class RaftCore:
             raise AssertionError("only a candidate becomes leader")
         granting = frozenset(state.granted)
         self._reset_role(now_ms)
-        self._set_election(ElectionState(self.epoch, self.node_id, self.node_id))
+        self._set_election(ElectionState(self.epoch, self.node_id, self.node_id, self.directory_id))
         leader = Leader(
             epoch_start_offset=self.log.end_offset,
             granting_voters=granting,
-            progress=ProgressTracker(self.node_id, self.voters, now_ms),
+            progress=ProgressTracker(self.node_id, self.voter_set, now_ms),
             begin_epoch_due_ms={v: now_ms for v in self.voters if v != self.node_id},
         )
         self.state = leader
@@ -710,7 +973,7 @@ class RaftCore:
             )
             self._send(sender, response, after_persist=True)
 
-        if not self.is_voter:
+        if not self._may_vote_on(request):
             answer(False, ErrorCode.INCONSISTENT_VOTER_SET)
             return
         if request.pre_vote:
@@ -724,14 +987,19 @@ class RaftCore:
             answer(False)
             return
         election = self._election
+        candidate_id, candidate_directory = request.candidate_id, request.candidate_directory_id
         granted = (
             election.leader_id is None
-            and election.voted_id in (None, request.candidate_id)
+            and (
+                election.voted_id is None
+                or (election.voted_id, election.voted_directory_id)
+                == (candidate_id, candidate_directory)
+            )
             and self._candidate_log_is_current(request)
         )
         if granted and election.voted_id is None:
             self._reset_role(now_ms)
-            self._set_election(ElectionState(self.epoch, request.candidate_id, None))
+            self._set_election(ElectionState(self.epoch, candidate_id, None, candidate_directory))
             self.state = Unattached(now_ms + self._election_timeout())
         answer(granted)
 
@@ -812,9 +1080,11 @@ class RaftCore:
             return
         for voter, due in sorted(state.begin_epoch_due_ms.items()):
             if now_ms >= due:
-                self._send(
-                    voter, BeginQuorumEpochRequest(self.node_id, self.epoch), after_persist=True
+                key = self.voter_set.key_of(voter)
+                request = BeginQuorumEpochRequest(
+                    self.node_id, self.epoch, None if key is None else key.directory_id
                 )
+                self._send(voter, request, after_persist=True)
                 state.begin_epoch_due_ms[voter] = now_ms + self.config.fetch_timeout_ms // 2
         expired = [r for r, p in state.parked.items() if now_ms >= p.deadline_ms]
         for replica_id in sorted(expired):
@@ -824,16 +1094,21 @@ class RaftCore:
     def _append_local(self, batch: Batch) -> None:
         self.log.append(batch)
         if self._log_ops and isinstance(self._log_ops[-1], AppendBatches):
-            previous = self._log_ops[-1]
-            self._log_ops[-1] = AppendBatches((*previous.batches, batch))
+            pending = self._log_ops[-1]
+            self._log_ops[-1] = AppendBatches((*pending.batches, batch))
         else:
             self._log_ops.append(AppendBatches((batch,)))
+        previous = self.voter_set
+        if self._membership.appended(batch):
+            self._voters_changed(previous)
 
     def _majority_durable_offset(self, state: Leader) -> int:
         """The largest log end a majority of voters has made durable."""
         return state.progress.majority_end_offset(min(self._durable_end, self.log.end_offset))
 
     def _maybe_advance_high_watermark(self, state: Leader, now_ms: int) -> None:
+        if not self.voters:
+            return  # nobody left to commit (the leader removed the last other voter)
         candidate = self._majority_durable_offset(state)
         if candidate > state.epoch_start_offset and candidate > self.high_watermark:
             self.high_watermark = candidate
@@ -842,6 +1117,7 @@ class RaftCore:
                 state.announced = True
                 self._leader_change = LeaderAndEpoch(self.node_id, self.epoch)
             self._complete_parked_fetches(state, now_ms)
+            self._resign_if_removed(now_ms)
 
     def _complete_parked_fetches(self, state: Leader, now_ms: int) -> None:
         for replica_id in sorted(state.parked):
@@ -862,15 +1138,17 @@ class RaftCore:
         if request.current_leader_epoch > self.epoch:
             self._reply(sender, self._fetch_error(ErrorCode.UNKNOWN_LEADER_EPOCH, request))
             return
-        state.progress.contact(sender, now_ms)
-        state.begin_epoch_due_ms.pop(sender, None)
+        fetcher = ReplicaKey(sender, request.replica_directory_id)
+        state.progress.contact(fetcher, now_ms)
+        if self.voter_set.is_voter(fetcher):
+            state.begin_epoch_due_ms.pop(sender, None)
         problem = self._fetch_position_problem(request)
         if problem is not None:
             self._reply(sender, problem)
             return
-        state.progress.fetched(sender, request.fetch_offset, self.log.end_offset, now_ms)
+        state.progress.fetched(fetcher, request.fetch_offset, self.log.end_offset, now_ms)
         old_high_watermark = self.high_watermark
-        if sender in self.voters:
+        if self.voter_set.is_voter(fetcher):
             self._maybe_advance_high_watermark(state, now_ms)
         state.parked.pop(sender, None)
         fetcher_knows_high_watermark = (
@@ -940,8 +1218,10 @@ class RaftCore:
                 else ErrorCode.UNKNOWN_LEADER_EPOCH
             )
             return
-        state.progress.contact(sender, now_ms)
-        state.begin_epoch_due_ms.pop(sender, None)
+        fetcher = ReplicaKey(sender, request.replica_directory_id)
+        state.progress.contact(fetcher, now_ms)
+        if self.voter_set.is_voter(fetcher):
+            state.begin_epoch_due_ms.pop(sender, None)
         if request.snapshot_id != self._latest_snapshot:
             fail(ErrorCode.SNAPSHOT_NOT_FOUND)
             return
@@ -950,6 +1230,7 @@ class RaftCore:
             fail(ErrorCode.POSITION_OUT_OF_RANGE)
             return
         length = min(request.max_bytes, self.config.snapshot_chunk_bytes, size - request.position)
+        membership = self._membership.at(request.snapshot_id.end_offset)
         response = FetchSnapshotResponse(
             ErrorCode.NONE,
             self.epoch,
@@ -958,6 +1239,8 @@ class RaftCore:
             request.position,
             size,
             length,
+            voters=membership.voters,
+            kraft_version=membership.kraft_version,
         )
         self._send(sender, response, after_persist=False)
 
@@ -984,6 +1267,7 @@ class RaftCore:
                     download.snapshot_id,
                     download.position,
                     self.config.snapshot_chunk_bytes,
+                    self.directory_id,
                 ),
                 after_persist=True,
             )
@@ -997,7 +1281,8 @@ class RaftCore:
                     self.log.last_epoch,
                     self.config.fetch_max_wait_ms,
                     self.config.fetch_max_bytes,
-                    self.high_watermark,
+                    high_watermark=self.high_watermark,
+                    replica_directory_id=self.directory_id,
                 ),
                 after_persist=True,
             )
@@ -1082,6 +1367,9 @@ class RaftCore:
             )
         if target < self.log.end_offset:
             self.log.truncate_to(target)
+            previous = self.voter_set
+            if self._membership.truncated(target):
+                self._voters_changed(previous)
             self._log_ops.append(TruncateLog(target))
             self._durable_end = min(self._durable_end, target)
             self._truncated_since_ready = (
@@ -1114,6 +1402,8 @@ class RaftCore:
         if len(response.data) != response.chunk_length:
             raise AssertionError("the runtime must fill a snapshot chunk before delivery")
         download.size = response.size
+        if response.voters is not None and response.kraft_version is not None:
+            download.membership = Membership(response.kraft_version, response.voters)
         self._log_ops.append(
             WriteSnapshotChunk(
                 download.snapshot_id, response.position, response.data, response.size
@@ -1132,7 +1422,11 @@ class RaftCore:
         if snapshot_id.end_offset < self.high_watermark:
             raise LogInvariantError("a snapshot from the leader cannot end below our commit")
         self.log.reset_to_snapshot(snapshot_id)
-        self._log_ops.append(InstallSnapshot(snapshot_id))
+        membership = download.membership if download is not None else None
+        previous = self.voter_set
+        # A snapshot from a static quorum names no voters: they are the ones configured.
+        self._membership.reset(membership or Membership(self.kraft_version, previous))
+        self._log_ops.append(InstallSnapshot(snapshot_id, membership))
         self._latest_snapshot = snapshot_id
         self._latest_snapshot_size = (download.size or 0) if download is not None else 0
         self._durable_end = min(self._durable_end, snapshot_id.end_offset)
@@ -1141,6 +1435,8 @@ class RaftCore:
         self._delivered_offset = snapshot_id.end_offset
         self.high_watermark = snapshot_id.end_offset
         self._hw_changed = True
+        if self.voter_set != previous:
+            self._voters_changed(previous)
 
     # ----------------------------------------------------------------- sending
 

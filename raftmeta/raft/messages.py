@@ -1,8 +1,12 @@
-"""The Raft RPCs as plain values (KIP-595, KIP-630 snapshots, KIP-996 pre-vote).
+"""The Raft RPCs as plain values (KIP-595, KIP-630 snapshots, KIP-996 pre-vote, KIP-853 keys).
 
 Requests and responses are delivered to the core as ``step(sender_id, message, now_ms)``, so
 the core never knows whether they came over gRPC or through the simulator's router. A response
 names the epoch and leader its sender knows, which is how stale nodes learn they are behind.
+
+Requests name replicas by directory id as well as node id (KIP-853's CandidateDirectoryId,
+VoterDirectoryId, ReplicaDirectoryId); ``None`` is a replica that has none, or a sender that
+does not know it, and matches only a voter whose directory id is not known either.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from dataclasses import dataclass
 
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import Batch, OffsetAndEpoch, SnapshotId
+from raftmeta.raft.voters import VoterSet
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +27,9 @@ class VoteRequest:
     last_offset: int
     """The candidate's log end offset."""
     pre_vote: bool = False
+    candidate_directory_id: str | None = None
+    voter_directory_id: str | None = None
+    """The directory the candidate believes the receiving voter has."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +47,8 @@ class VoteResponse:
 class BeginQuorumEpochRequest:
     leader_id: int
     leader_epoch: int
+    voter_directory_id: str | None = None
+    """The directory the leader believes the receiving voter has."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +83,8 @@ class FetchRequest:
     high_watermark: int | None = None
     """The high watermark the fetcher knows (KIP-1166): a leader with a newer one answers at
     once rather than parking the fetch. None (an older peer) parks as before."""
+    replica_directory_id: str | None = None
+    """The fetcher's directory: only a fetch from a voter's own directory counts as the voter's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +107,7 @@ class FetchSnapshotRequest:
     snapshot_id: SnapshotId
     position: int
     max_bytes: int = 1024 * 1024
+    replica_directory_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +122,10 @@ class FetchSnapshotResponse:
     """How many bytes from ``position`` the sender's runtime must read from the snapshot file."""
     data: bytes = b""
     """Filled by the sending runtime from the snapshot file; the core never reads files."""
+    voters: VoterSet | None = None
+    """The voter set the snapshot holds (KIP-853 keeps it in snapshots), so the follower that
+    installs it knows its voters without reading the file; None from a static quorum."""
+    kraft_version: int | None = None
 
 
 Request = (

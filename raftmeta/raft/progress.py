@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from raftmeta.raft.majority import majority_value
+from raftmeta.raft.voters import ReplicaKey, VoterSet
 
 ALWAYS = 1 << 62
 """A contact time that never expires: the leader always hears from itself."""
@@ -29,17 +30,34 @@ class ReplicaProgress:
     """Fetch or FetchSnapshot seen; check-quorum counts this, not replication progress."""
 
 
+def _key(replica: int | ReplicaKey) -> ReplicaKey:
+    return replica if isinstance(replica, ReplicaKey) else ReplicaKey(replica)
+
+
 class ProgressTracker:
-    """Replica progress for one leader's epoch; created when it wins and dropped when it ends."""
+    """Replica progress for one leader's epoch; created when it wins and dropped when it ends.
 
-    __slots__ = ("_replicas", "leader_id", "voters")
+    Voters are tracked by node id, and only a fetch from a voter's own directory counts as the
+    voter's (KIP-853); anyone else, including the same node id on another directory, is an
+    observer, tracked by its full key. When the voter set changes (on append, KIP-853), progress
+    moves with the replica: an observer that was caught up keeps its offsets as a new voter.
+    """
 
-    def __init__(self, leader_id: int, voters: frozenset[int], now_ms: int) -> None:
+    __slots__ = ("_observers", "_replicas", "leader_id", "voter_set")
+
+    def __init__(self, leader_id: int, voters: frozenset[int] | VoterSet, now_ms: int) -> None:
         self.leader_id = leader_id
-        self.voters = voters
+        self.voter_set = voters if isinstance(voters, VoterSet) else VoterSet.of(voters)
         # Every voter starts as if just heard from, so a new leader has a full check-quorum
         # timeout before its first fetches must arrive.
-        self._replicas = {voter: ReplicaProgress(last_contact_ms=now_ms) for voter in voters}
+        self._replicas = {
+            voter: ReplicaProgress(last_contact_ms=now_ms) for voter in self.voter_set.ids
+        }
+        self._observers: dict[ReplicaKey, ReplicaProgress] = {}
+
+    @property
+    def voters(self) -> frozenset[int]:
+        return self.voter_set.ids
 
     def __getitem__(self, replica_id: int) -> ReplicaProgress:
         return self._replicas[replica_id]
@@ -50,24 +68,64 @@ class ProgressTracker:
     def __iter__(self) -> Iterator[int]:
         return iter(sorted(self._replicas))
 
-    def contact(self, replica_id: int, now_ms: int) -> ReplicaProgress:
-        """A Fetch or FetchSnapshot arrived from ``replica_id`` in this epoch."""
-        progress = self._replicas.setdefault(replica_id, ReplicaProgress())
+    def observers(self) -> list[tuple[ReplicaKey, ReplicaProgress]]:
+        return sorted(self._observers.items())
+
+    def progress(self, replica: int | ReplicaKey) -> ReplicaProgress | None:
+        """What is known of ``replica``: as a voter if it is one, else as an observer."""
+        key = _key(replica)
+        if self.voter_set.is_voter(key):
+            return self._replicas[key.node_id]
+        return self._observers.get(key)
+
+    def _entry(self, replica: int | ReplicaKey) -> ReplicaProgress:
+        key = _key(replica)
+        if self.voter_set.is_voter(key):
+            return self._replicas[key.node_id]
+        return self._observers.setdefault(key, ReplicaProgress())
+
+    def contact(self, replica: int | ReplicaKey, now_ms: int) -> ReplicaProgress:
+        """A Fetch or FetchSnapshot arrived from ``replica`` in this epoch."""
+        progress = self._entry(replica)
         progress.last_contact_ms = now_ms
         return progress
 
-    def fetched(self, replica_id: int, fetch_offset: int, leader_end: int, now_ms: int) -> None:
+    def fetched(
+        self, replica: int | ReplicaKey, fetch_offset: int, leader_end: int, now_ms: int
+    ) -> None:
         """A valid fetch at ``fetch_offset``: the replica's log is durable up to there."""
-        progress = self._replicas.setdefault(replica_id, ReplicaProgress())
+        progress = self._entry(replica)
         progress.end_offset = fetch_offset
         progress.last_fetch_ms = now_ms
         if fetch_offset >= leader_end:
             progress.last_caught_up_ms = now_ms
 
+    def set_voters(self, voters: VoterSet, now_ms: int) -> None:
+        """The voter set changed: a new voter brings its observer progress along (a voter
+        never heard from counts as just heard from, as at the start of an epoch); a removed
+        voter is tracked as an observer from now on."""
+        old = self.voter_set
+        replicas: dict[int, ReplicaProgress] = {}
+        for voter in voters:
+            key = voter.key
+            if old.is_voter(key) and key.node_id in self._replicas:
+                replicas[key.node_id] = self._replicas[key.node_id]
+            else:
+                replicas[key.node_id] = self._observers.pop(
+                    key, ReplicaProgress(last_contact_ms=now_ms)
+                )
+        for node_id, progress in self._replicas.items():
+            if node_id not in replicas:
+                former = old.key_of(node_id)
+                assert former is not None
+                self._observers[former] = progress
+        self.voter_set = voters
+        self._replicas = replicas
+
     def majority_end_offset(self, leader_durable_end: int) -> int:
         """The largest log end a majority of voters holds durably; the leader's own log counts
-        only as far as it is fsynced, a follower's fetch offset is durable by the Ready
-        contract."""
+        only as far as it is fsynced (and only while it is a voter), a follower's fetch offset
+        is durable by the Ready contract."""
         return majority_value(
             leader_durable_end
             if voter == self.leader_id

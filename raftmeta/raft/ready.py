@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import Batch, SnapshotId
+from raftmeta.raft.membership import Membership
 from raftmeta.raft.messages import Message
 from raftmeta.raft.state import ElectionState
 
@@ -44,9 +45,13 @@ class WriteSnapshotChunk:
 
 @dataclass(frozen=True, slots=True)
 class InstallSnapshot:
-    """A downloaded snapshot is complete: it replaces the whole log, which restarts after it."""
+    """A downloaded snapshot is complete: it replaces the whole log, which restarts after it.
+
+    ``membership`` is the voter set and kraft.version it holds; the runtime keeps it with the
+    snapshot and hands it back to the core at the next start (None: a static quorum's)."""
 
     snapshot_id: SnapshotId
+    membership: Membership | None = None
 
 
 @dataclass(frozen=True, slots=True)

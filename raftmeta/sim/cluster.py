@@ -8,6 +8,7 @@ during which a crash loses the writes), send the rest, apply, advance.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import random
 from collections import deque
@@ -19,14 +20,20 @@ import msgpack
 
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.config import RaftConfig
+from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC, membership_in
 from raftmeta.raft.core import NotLeaderError, RaftCore
-from raftmeta.raft.log import LogInvariantError, RaftLog
+from raftmeta.raft.log import RaftLog
+from raftmeta.raft.majority import majority_size
+from raftmeta.raft.membership import Membership
 from raftmeta.raft.messages import FetchSnapshotResponse, Message
 from raftmeta.raft.ready import Outbound, Ready
 from raftmeta.raft.roles import Role
 from raftmeta.raft.snapshot_policy import snapshot_id_for
+from raftmeta.raft.voter_change import VoterChangeResult
+from raftmeta.raft.voters import ReplicaKey, Voter, VoterSet
 from raftmeta.sim.disk import SimDisk
 from raftmeta.sim.faults import (
+    MEMBERSHIP_SHARE,
     Crash,
     Fault,
     FaultPlan,
@@ -39,13 +46,14 @@ from raftmeta.sim.faults import (
     OneWayCut,
     Partition,
     Pause,
+    Reconfigure,
     random_fault_plan,
+    with_membership_changes,
 )
 from raftmeta.sim.hostile import HOSTILE_ID, HostileNode, HostilePlan, Target
 from raftmeta.sim.invariants import (
     LIVENESS,
     NO_NODE_STOPS,
-    RELAXED_BY_WIPE,
     InvariantChecker,
     InvariantViolation,
     decode_value,
@@ -69,7 +77,12 @@ NEVER = 1 << 62
     _HEAL_ALL,
     _STOP,
     _HOSTILE,
-) = range(11)
+    _RECONFIGURE,
+    _REPAIR,
+) = range(13)
+RECONFIGURE_ATTEMPTS = 150
+"""How often the operator retries a refused voter change (every 5-30 ms) before giving up."""
+REPAIR_EVERY_US = 100_000
 
 
 class SimStateMachine:
@@ -114,6 +127,16 @@ class SimNode:
     tick_at_us: int = NEVER
     paused_until_us: int = 0
     proposals: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    wipes: int = 0
+
+    @property
+    def directory_id(self) -> str:
+        """Formatting gives a directory a new id; a wiped disk is formatted again."""
+        return f"dir{self.node_id}-{self.wipes}"
+
+    @property
+    def key(self) -> ReplicaKey:
+        return ReplicaKey(self.node_id, self.directory_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +151,8 @@ class SimulationResult:
     """Peer messages the cores refused (forged ones, in a run with a hostile node)."""
     unauthenticated: int = 0
     """Messages the authenticated transport dropped: their claimed sender did not send them."""
+    voter_changes: int = 0
+    """Voter changes the leaders accepted (operator changes and wiped-voter replacements)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,14 +207,28 @@ class Simulation:
         self.voter_ids = list(range(1, voters + 1))
         self.observer_ids = list(range(voters + 1, voters + observers + 1))
         node_ids = self.voter_ids + self.observer_ids
-        self.plan = plan or random_fault_plan(
-            random.Random(seed ^ 0x5EED), node_ids, self.voter_ids
-        )
+        if plan is None:
+            plan = random_fault_plan(random.Random(seed ^ 0x5EED), node_ids, self.voter_ids)
+            membership_rng = random.Random(seed ^ 0x853)
+            if membership_rng.random() < MEMBERSHIP_SHARE:
+                plan = with_membership_changes(plan, membership_rng)
+        self.plan = plan
+        first_spare = voters + observers + 1
+        self.spare_ids = list(range(first_spare, first_spare + plan.spare_controllers))
+        node_ids += self.spare_ids
+        self.controller_ids = self.voter_ids + self.spare_ids
+        if plan.spare_controllers:
+            self.controller_ids += self.observer_ids
+        """Nodes that are or may become voters: in a plan that changes the voters, the
+        observers are controllers not yet voting, as are the spares; otherwise brokers."""
         self.core_factory = core_factory
         self.config = config or RaftConfig()
-        relaxed = RELAXED_BY_WIPE if self.plan.has_wipe else frozenset()
-        self.checker = InvariantChecker(self.voter_ids, relaxed=relaxed)
+        self.checker = InvariantChecker(self.controller_ids)
         self.nodes = {i: SimNode(i, i in self.voter_ids) for i in node_ids}
+        self.initial_voters = VoterSet.of(self.nodes[i].key for i in self.voter_ids)
+        self.bootstrap = Membership(KRAFT_VERSION_DYNAMIC, self.initial_voters)
+        """The membership every disk starts with, as ``format --initial-controllers`` writes
+        it (Kafka's bootstrap checkpoint)."""
         self.links = _Links()
         self.now_us = 0
         self._queue: list[tuple[int, int, int, Any, Any, Any]] = []
@@ -210,12 +249,21 @@ class Simulation:
             self.voter_ids,
             impostor=hostile is not None and hostile.impostor,
             impostor_kinds=hostile.impostor_kinds if hostile is not None else (),
+            directory_of=lambda node_id: self.nodes[node_id].directory_id,
         )
         self.rejected = 0
         self.authenticated = authenticated
         """Model the mTLS identity rule: drop what a process sends under another's id."""
         self.unauthenticated = 0
         self._honest = {i: Sender(i, i) for i in node_ids}
+        self.voter_changes = 0
+        self._waiting_changes: dict[int, tuple[Reconfigure, int]] = {}
+        """Refused changes the operator will try again, by ticket: at their retry time, or
+        at once when a new leader appears (its client is told who leads, as Kafka's are)."""
+        self._next_ticket = 0
+        self._readd: set[int] = set()
+        """Wiped voters removed by the operator, to be added back with their new directory."""
+        self.checker.start_membership(self.initial_voters)
 
     # ------------------------------------------------------------------ running
 
@@ -228,13 +276,17 @@ class Simulation:
         self._push(self._proposal_gap(), _PROPOSE)
         if self.hostile_plan is not None:
             self._push(self.hostile_plan.start_ms * 1000, _HOSTILE)
+        if self.plan.has_wipe:
+            self._push(REPAIR_EVERY_US, _REPAIR)
         end_us = self.plan.min_run_ms * 1000
         deadline_us = (self.plan.fault_phase_ms + self.plan.liveness_bound_ms) * 1000
         try:
             while self._queue:
-                if self.now_us >= end_us and self._liveness_us is not None:
+                if self.now_us >= end_us and (
+                    self._liveness_us is not None or not self._liveness_expected()
+                ):
                     break
-                if self.now_us > deadline_us:
+                if self.now_us > deadline_us and self._liveness_expected():
                     self.checker.fail(
                         LIVENESS,
                         f"no new commit {self.plan.liveness_bound_ms} ms after the faults ended",
@@ -258,6 +310,7 @@ class Simulation:
             liveness_ms,
             self.rejected,
             self.unauthenticated,
+            self.voter_changes,
         )
 
     def format_trace(self) -> str:
@@ -299,6 +352,12 @@ class Simulation:
             self._graceful_stop(a, b, c)
         elif kind == _HOSTILE:
             self._hostile_send()
+        elif kind == _RECONFIGURE:
+            waiting = self._waiting_changes.pop(a, None)
+            if waiting is not None:
+                self._reconfigure(*waiting)
+        elif kind == _REPAIR:
+            self._repair()
 
     @property
     def now_ms(self) -> int:
@@ -306,14 +365,55 @@ class Simulation:
 
     # ------------------------------------------------------------------ nodes
 
+    def _liveness_expected(self, spare: int = 0) -> bool:
+        """A quorum can only make progress while a majority of its voters run on the
+        directories they were voters with (a wiped voter is a stranger until replaced), in
+        the committed voter set and in every newer one a running node holds: a change such
+        as 3 voters to 2 takes effect on append, committed or not. ``spare``: how many more
+        usable voters each set must have (before killing one for good)."""
+        keys = {n.key for n in self.nodes.values() if n.core is not None}
+        sets = [self.checker.committed_voters]
+        sets += [frozenset(n.core.voter_set.keys) for n in self.nodes.values() if n.core]
+        return all(len(s & keys) >= majority_size(len(s)) + spare for s in sets)
+
+    def _sets_that_could_commit(self, core: RaftCore) -> list[frozenset[ReplicaKey]]:
+        """The voter sets in play while a node leads, read from its log: the one committed
+        (as of its high watermark, or of the committed log's end if that is further: a new
+        leader learns the high watermark only by committing), and every set appended above
+        that, since each took effect on append."""
+        log = core.log
+        start = max(core.high_watermark, min(self.checker.truth.end, log.end_offset))
+        committed = core.membership_at(start)
+        sets = [frozenset(committed.voters.keys)]
+        if core.membership_at(log.end_offset) is committed:
+            return sets  # no change appended above it
+        for batch in log.batches_between(start, log.end_offset):
+            if batch.is_control:
+                _, voters = membership_in(batch)
+                if voters is not None:
+                    sets.append(frozenset(voters.keys))
+                    if batch.epoch == core.epoch:
+                        epoch_start = log.end_offset_for_epoch(core.epoch - 1).offset
+                        self.checker.leader_changed_voters(
+                            core.node_id,
+                            core.epoch,
+                            batch.base_offset,
+                            core.high_watermark > epoch_start,
+                        )
+        return sets
+
     def _start(self, node: SimNode, *, wiped: bool) -> None:
         if wiped:
             node.disk.wipe()
+            node.wipes += 1
         durable = node.disk.durable
         log = RaftLog(
             list(durable.batches), start_offset=durable.log_start, snapshot=durable.start_snapshot
         )
         machine = SimStateMachine()
+        membership = self.bootstrap
+        if durable.start_snapshot is not None:
+            membership = durable.snapshot_membership.get(durable.start_snapshot, membership)
         latest = max(durable.snapshots, default=None, key=lambda s: s.end_offset)
         if latest is not None:
             machine.load(durable.snapshots[latest])
@@ -324,8 +424,10 @@ class Simulation:
         node.proposals = {}
         node.core = self.core_factory(
             node.node_id,
-            frozenset(self.voter_ids),
+            membership.voters,
             self.config,
+            directory_id=node.directory_id,
+            kraft_version=membership.kraft_version,
             election_state=durable.election,
             log=log,
             now_ms=self.now_ms,
@@ -368,36 +470,15 @@ class Simulation:
         else:
             route = f"{source}->{destination}"
         self.trace.append((self.now_us, route, message))
-        try:
-            node.core.step(source, message, self.now_ms)
-        except LogInvariantError:
-            if self._halt_after_wipe(node):
-                return
-            raise
+        node.core.step(source, message, self.now_ms)
         self._after_input(node)
-
-    def _halt_after_wipe(self, node: SimNode) -> bool:
-        """In a run with a wiped disk, a node told to truncate committed data stops, as a
-        real node would on that fatal error, and its operator re-formats it."""
-        if not self.plan.has_wipe:
-            return False
-        self.trace.append((self.now_us, "halt", node.node_id))
-        self._crash(node)
-        self._pending_restarts[node.node_id] = True
-        self._push(self.now_us + 100_000, _RESTART, node.node_id, True)
-        return True
 
     def _tick(self, node_id: int, generation: int) -> None:
         node = self.nodes[node_id]
         if node.core is None or node.generation != generation or self._paused(node):
             return
         node.tick_at_us = NEVER
-        try:
-            node.core.tick(self.now_ms)
-        except LogInvariantError:
-            if self._halt_after_wipe(node):
-                return
-            raise
+        node.core.tick(self.now_ms)
         self._after_input(node)
 
     def _after_input(self, node: SimNode) -> None:
@@ -405,7 +486,12 @@ class Simulation:
         assert core is not None
         if core.role is Role.LEADER:
             self.checker.saw_leader(node.node_id, core.epoch)
-            self._epochs_seen.add(core.epoch)
+            if core.epoch not in self._epochs_seen:
+                self._epochs_seen.add(core.epoch)
+                self._retry_changes_now()
+            sets = self._sets_that_could_commit(core)
+            if len(sets) > 1:
+                self.checker.leader_voter_sets(node.node_id, core.epoch, sets)
         self.checker.saw_high_watermark(node.node_id, core.high_watermark)
         self._drive(node)
 
@@ -490,14 +576,17 @@ class Simulation:
             self.checker.committed(node.node_id, batch)
         if ready.high_watermark is not None and core.role is Role.LEADER:
             high_watermark = ready.high_watermark
-            holds = {v: self._durably_holds(v, high_watermark) for v in self.voter_ids}
+            holds = {key: self._durably_holds(key, high_watermark) for key in core.voter_set.keys}
             last_epoch = core.log.epoch_at(high_watermark - 1)
             self.checker.leader_committed(
                 node.node_id, core.epoch, high_watermark, last_epoch, holds
             )
 
-    def _durably_holds(self, voter: int, high_watermark: int) -> bool:
-        durable = self.nodes[voter].disk.durable
+    def _durably_holds(self, voter: ReplicaKey, high_watermark: int) -> bool:
+        node = self.nodes.get(voter.node_id)
+        if node is None or node.key != voter:
+            return False  # wiped since: that directory is gone
+        durable = node.disk.durable
         if high_watermark <= 0:
             return True
         if any(s.end_offset >= high_watermark for s in durable.snapshots):
@@ -517,7 +606,7 @@ class Simulation:
             return
         data = machine.to_bytes()
         disk = node.disk
-        disk.write_local_snapshot(snapshot_id, data)
+        disk.write_local_snapshot(snapshot_id, data, core.membership_at(snapshot_id.end_offset))
         keep = {snapshot_id, disk.durable.start_snapshot}
         for old in [s for s in disk.durable.snapshots if s not in keep]:
             if old.end_offset < snapshot_id.end_offset:
@@ -553,15 +642,8 @@ class Simulation:
                 )
             else:
                 chunk = data[message.position : message.position + message.chunk_length]
-                message = FetchSnapshotResponse(
-                    message.error,
-                    message.epoch,
-                    message.leader_id,
-                    message.snapshot_id,
-                    message.position,
-                    len(data),
-                    len(chunk),
-                    chunk,
+                message = dataclasses.replace(
+                    message, size=len(data), chunk_length=len(chunk), data=chunk
                 )
         self.checker.sent(node.node_id, destination, message, node.disk.durable.election)
         if destination not in self.nodes:
@@ -681,12 +763,112 @@ class Simulation:
                     self._drive(node)
                     at_us = self.now_us + fault.linger_ms * 1000
                     self._push(at_us, _STOP, node.node_id, node.generation, fault.down_ms)
+        elif isinstance(fault, Reconfigure):
+            self._reconfigure(fault, RECONFIGURE_ATTEMPTS)
         elif isinstance(fault, FullRestart):
             for node in self.nodes.values():
                 if node.core is not None:
                     self._crash(node)
                     self._pending_restarts[node.node_id] = False
                     self._push(self.now_us + fault.down_ms * 1000, _RESTART, node.node_id, False)
+
+    # ------------------------------------------------------------------ operator
+
+    def _serving_leader(self) -> SimNode | None:
+        """The leader of the highest epoch an operator's request would reach."""
+        leaders = [
+            n
+            for n in self.nodes.values()
+            if n.core is not None and n.core.role is Role.LEADER and not self._paused(n)
+        ]
+        return max(leaders, key=lambda n: n.core.epoch if n.core else -1, default=None)
+
+    def _reconfigure(self, change: Reconfigure, attempts: int) -> None:
+        """One try at a voter change; retried while the leader answers REQUEST_TIMED_OUT (not
+        caught up, a change pending, its epoch not committed) or there is no leader."""
+        leader = self._serving_leader()
+        result: VoterChangeResult | None = None
+        if leader is not None:
+            core = leader.core
+            assert core is not None
+            if change.kind == "add":
+                spares = [
+                    self.nodes[i]
+                    for i in self.controller_ids
+                    if i not in core.voters and self.nodes[i].core is not None
+                ]
+                if not spares:
+                    return
+                spare = spares[change.pick % len(spares)]
+                result = core.add_voter(Voter(spare.key), self.now_ms)
+            else:
+                if len(core.voters) <= 2:
+                    return  # two voters left: one more fault stops it until healed
+                if not self._all_voters_healthy(core):
+                    result = None  # as an operator would: mend the quorum before shrinking it
+                else:
+                    ids = sorted(core.voters)
+                    key = core.voter_set.key_of(ids[change.pick % len(ids)])
+                    assert key is not None
+                    result = core.remove_voter(key, self.now_ms)
+            self.trace.append((self.now_us, "reconfigure", (change, result)))
+            if result is not None and result.error is ErrorCode.NONE:
+                self.voter_changes += 1
+                self._drive(leader)
+                return
+        retry = result is None or result.error in (
+            ErrorCode.REQUEST_TIMED_OUT,
+            ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        )
+        if retry and attempts > 0:
+            self._next_ticket += 1
+            self._waiting_changes[self._next_ticket] = (change, attempts - 1)
+            delay = self.rng.randint(5_000, 30_000)
+            self._push(self.now_us + delay, _RECONFIGURE, self._next_ticket)
+
+    def _all_voters_healthy(self, core: RaftCore) -> bool:
+        """Every voter runs on the directory it is a voter with (none is down or wiped)."""
+        return all(
+            self.nodes[v.node_id].core is not None and self.nodes[v.node_id].key == v.key
+            for v in core.voter_set
+        )
+
+    def _retry_changes_now(self) -> None:
+        waiting = sorted(self._waiting_changes.items())
+        self._waiting_changes.clear()
+        for _, (change, attempts) in waiting:
+            self._reconfigure(change, attempts)
+
+    def _repair(self) -> None:
+        """The operator replaces voters whose disks were wiped: remove the old (id,
+        directory), then add the node back with its new directory once it has caught up."""
+        self._push(self.now_us + REPAIR_EVERY_US, _REPAIR)
+        leader = self._serving_leader()
+        if leader is None:
+            return
+        core = leader.core
+        assert core is not None
+        for voter in core.voter_set:
+            node = self.nodes[voter.node_id]
+            if node.key != voter.key and node.core is not None:
+                result = core.remove_voter(voter.key, self.now_ms)
+                self.trace.append((self.now_us, "replace", (voter.key, result)))
+                if result.error is ErrorCode.NONE:
+                    self.voter_changes += 1
+                    self._readd.add(voter.node_id)
+                    self._drive(leader)
+                return
+        for node_id in sorted(self._readd):
+            node = self.nodes[node_id]
+            if node_id in core.voters or node.core is None:
+                continue
+            result = core.add_voter(Voter(node.key), self.now_ms)
+            self.trace.append((self.now_us, "re-add", (node.key, result)))
+            if result.error is ErrorCode.NONE:
+                self.voter_changes += 1
+                self._readd.discard(node_id)
+                self._drive(leader)
+            return
 
     def _graceful_stop(self, node_id: int, generation: int, down_ms: int) -> None:
         """Flush what was written, then stop: a planned shutdown loses nothing."""
@@ -740,7 +922,12 @@ class Simulation:
         self._queue = [e for e in self._queue if e[2] not in (_FLAP, _RESTART, _FAULT)]
         heapq.heapify(self._queue)
         self._healed_at_us = self.now_us
-        if self.plan.leader_stays_dead and len(self.voter_ids) >= 3:
+        # A voter lost to a wipe already counts as dead: killing another could leave no majority.
+        if (
+            self.plan.leader_stays_dead
+            and len(self.voter_ids) >= 3
+            and self._liveness_expected(spare=1)
+        ):
             leaders = [
                 n for n in self.nodes.values() if n.core is not None and n.core.role is Role.LEADER
             ]

@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass, field
 
 from raftmeta.raft.batch import Batch, SnapshotId
+from raftmeta.raft.membership import Membership
 from raftmeta.raft.ready import (
     AdvanceLogStart,
     AppendBatches,
@@ -31,6 +32,8 @@ class DurableState:
     log_start: int = 0
     start_snapshot: SnapshotId | None = None
     snapshots: dict[SnapshotId, bytes] = field(default_factory=dict)
+    snapshot_membership: dict[SnapshotId, Membership] = field(default_factory=dict)
+    """The voter set each snapshot holds (KIP-853 snapshots carry it)."""
     partial_snapshot: tuple[SnapshotId, bytearray] | None = None
 
     @property
@@ -81,9 +84,12 @@ class SimDisk:
         self.durable = DurableState()
         self.pending = []
 
-    def write_local_snapshot(self, snapshot_id: SnapshotId, data: bytes) -> None:
+    def write_local_snapshot(
+        self, snapshot_id: SnapshotId, data: bytes, membership: Membership
+    ) -> None:
         """A snapshot the node wrote itself: .part, fsync, rename — durable when this returns."""
         self.durable.snapshots[snapshot_id] = data
+        self.durable.snapshot_membership[snapshot_id] = membership
 
     def read_snapshot(self, snapshot_id: SnapshotId) -> bytes | None:
         return self.durable.snapshots.get(snapshot_id)
@@ -120,6 +126,8 @@ class SimDisk:
             if partial is None or partial[0] != item.snapshot_id:
                 raise AssertionError("install of a snapshot that was not downloaded")
             durable.snapshots = {item.snapshot_id: bytes(partial[1])}
+            if item.membership is not None:
+                durable.snapshot_membership = {item.snapshot_id: item.membership}
             durable.partial_snapshot = None
             durable.batches = []
             durable.bases = []

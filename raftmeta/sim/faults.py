@@ -7,6 +7,7 @@ run always ends with a period in which the quorum must recover (the liveness che
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass
 
@@ -77,6 +78,17 @@ class FullRestart:
     down_ms: int
 
 
+@dataclass(frozen=True, slots=True)
+class Reconfigure:
+    """An operator asks the leader to add a controller that is not a voter (``add``) or to
+    remove a voter (``remove``), retrying while the leader says to (REQUEST_TIMED_OUT, no
+    leader), as ``raftmeta quorum add-controller`` / ``remove-controller`` would."""
+
+    kind: str
+    pick: int = 0
+    """Which candidate to choose, modulo how many there are then (the plan cannot know)."""
+
+
 Fault = (
     Partition
     | OneWayCut
@@ -88,6 +100,7 @@ Fault = (
     | Pause
     | GracefulStop
     | FullRestart
+    | Reconfigure
 )
 
 
@@ -102,6 +115,8 @@ class FaultPlan:
     snapshot_every_batches: int = 40
     leader_stays_dead: bool = False
     """When the faults stop, kill the leader for good: the rest must carry on without it."""
+    spare_controllers: int = 0
+    """Extra non-voting controllers that ``Reconfigure`` can add (a dynamic quorum's spares)."""
 
     @property
     def has_wipe(self) -> bool:
@@ -160,3 +175,26 @@ def random_fault_plan(
         snapshot_every_batches=rng.choice([5, 20, 80, 1_000_000]),
         leader_stays_dead=rng.random() < 0.3,
     )
+
+
+MEMBERSHIP_SHARE = 0.3
+"""The share of random plans that change the voters (the CI run's 2,000 hold about 600)."""
+
+
+def with_membership_changes(plan: FaultPlan, rng: random.Random) -> FaultPlan:
+    """``plan`` plus voter changes among its faults: sometimes 3 -> 5 -> 3 in four steps,
+    otherwise a few adds and removes at random moments. One spare controller joins the
+    observers (which such a plan also counts as controllers), so there are two to add."""
+    phase = plan.fault_phase_ms
+    changes: list[tuple[int, Fault]] = []
+    if rng.random() < 0.4:
+        at = rng.randrange(200, phase // 3)
+        for kind in ("add", "add", "remove", "remove"):
+            changes.append((at, Reconfigure(kind, rng.randrange(8))))
+            at += rng.randrange(100, phase // 6)
+    else:
+        for _ in range(rng.randint(1, 5)):
+            kind = rng.choice(("add", "remove"))
+            changes.append((rng.randrange(0, phase - 500), Reconfigure(kind, rng.randrange(8))))
+    actions = tuple(sorted((*plan.actions, *changes), key=lambda item: item[0]))
+    return dataclasses.replace(plan, actions=actions, spare_controllers=1)

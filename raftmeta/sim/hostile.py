@@ -25,7 +25,7 @@ claimed sender is not the process that sent it. The hostile process has its own 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import msgpack
@@ -105,8 +105,12 @@ class HostileNode:
         *,
         impostor: bool = False,
         impostor_kinds: tuple[str, ...] = IMPOSTOR_KINDS,
+        directory_of: Callable[[int], str | None] = lambda _node: None,
     ) -> None:
         self.rng = rng
+        self.directory_of = directory_of
+        """A member's directory id: no secret (DescribeQuorum shows it), so an impostor
+        names it to be taken for the member."""
         self.members = tuple(members)
         self.voters = tuple(voters)
         self.impostor = impostor
@@ -253,7 +257,13 @@ class HostileNode:
             pre_vote = rng.random() < 0.3
             last = target.end_offset + rng.choice((0, 1, 100))
             return member, VoteRequest(
-                epoch + 1, member, max(target.last_epoch, epoch), last, pre_vote
+                epoch + 1,
+                member,
+                max(target.last_epoch, epoch),
+                last,
+                pre_vote,
+                self.directory_of(member),
+                self.directory_of(target.node_id),
             )
         if kind == "vote-granted":  # a vote granted, for the round the target runs or the next one
             candidate_epoch = epoch + rng.choice((0, 0, 1))
@@ -264,12 +274,21 @@ class HostileNode:
             )
         if kind == "begin-epoch":  # a member says it leads this epoch (when unknown) or the next
             claimed = epoch if target.leader_id is None else epoch + 1
-            return member, BeginQuorumEpochRequest(member, claimed)
+            return member, BeginQuorumEpochRequest(
+                member, claimed, self.directory_of(target.node_id)
+            )
         if kind == "end-epoch":  # the leader (or a member) resigns in favour of someone
             successors = tuple(rng.sample(self.voters, len(self.voters)))
             return leader, EndQuorumEpochRequest(leader, epoch, successors)
         if kind == "fetch":  # a voter fetches at the leader's log end: counts toward the HW
-            return member, FetchRequest(epoch, target.end_offset, target.last_epoch, 0, 1024)
+            return member, FetchRequest(
+                epoch,
+                target.end_offset,
+                target.last_epoch,
+                0,
+                1024,
+                replica_directory_id=self.directory_of(member),
+            )
         if kind == "fetch-answer":  # the leader answers a fetch with a forged record and a new HW
             return leader, self._forged_fetch_answer(target, epoch, leader)
         # "snapshot-answer": a chunk of a forged snapshot, for a follower downloading one

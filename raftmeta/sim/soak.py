@@ -25,15 +25,30 @@ class SeedOutcome:
     simulated_ms: int
     acknowledged: int
     events: int
+    changes_voters: bool = False
+    """The schedule changes the voters (operator changes or replacing a wiped voter)."""
+    voter_changes: int = 0
 
 
 def run_seed(seed: int) -> SeedOutcome:
     simulation = Simulation(seed)
+    plan = simulation.plan
+    changes_voters = plan.spare_controllers > 0 or plan.has_wipe
     try:
         result = simulation.run()
     except InvariantViolation as violation:
-        return SeedOutcome(seed, str(violation), simulation.now_ms, 0, simulation.events)
-    return SeedOutcome(seed, None, result.simulated_ms, result.acknowledged, result.events)
+        return SeedOutcome(
+            seed, str(violation), simulation.now_ms, 0, simulation.events, changes_voters
+        )
+    return SeedOutcome(
+        seed,
+        None,
+        result.simulated_ms,
+        result.acknowledged,
+        result.events,
+        changes_voters,
+        result.voter_changes,
+    )
 
 
 def run_range(seeds: range) -> list[SeedOutcome]:
@@ -101,9 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     failures = [o for o in outcomes if o.violation]
     simulated = sum(o.simulated_ms for o in outcomes) / 1000
     wall = time.monotonic() - began
+    membership = sum(1 for o in outcomes if o.changes_voters)
+    changes = sum(o.voter_changes for o in outcomes)
     print(
         f"{len(outcomes)} schedules, {simulated:.0f} simulated s in {wall:.1f} s wall "
-        f"({simulated / wall:.0f} simulated s per wall s), {len(failures)} failed"
+        f"({simulated / wall:.0f} simulated s per wall s), {len(failures)} failed; "
+        f"{membership} change the voters ({changes} changes accepted)"
     )
     for failure in failures[:20]:
         print(f"seed {failure.seed}: {failure.violation}\n  replay: {replay_command(failure.seed)}")

@@ -309,6 +309,11 @@ class MetadataDir:
         return self.meta.node_id
 
     @property
+    def directory_id(self) -> str | None:
+        """This directory's KIP-853 directory id; None if formatted before they existed."""
+        return self.meta.directory_id
+
+    @property
     def replay_start_offset(self) -> int:
         """Where the consensus core's in-memory log starts: the latest snapshot's end, or the
         log start when there is no snapshot. The on-disk log may start earlier (retention)."""

@@ -13,6 +13,12 @@ Java properties style, the subset Kafka writes::
     directory.id=J8aAPcfLQt2bqs1JT_rMgQ
 
 Keys this version does not know are ignored, so a later version can add some.
+
+``directory.id`` (KIP-853) is what tells a voter from the same node id on a wiped disk.
+``raftmeta format`` always writes one. A directory formatted before it existed has none and
+still opens: its node can be a static voter (``controller.quorum.voters`` names node ids only,
+and a voter without a known directory id matches any directory), but it cannot be a voter of a
+dynamic quorum, whose voters are (node id, directory id) pairs, until it is formatted again.
 """
 
 from __future__ import annotations
@@ -56,22 +62,25 @@ def check_id(kind: str, value: str) -> str:
 class MetaProperties:
     node_id: int
     cluster_id: str
-    directory_id: str
+    directory_id: str | None
+    """None only for a directory formatted before directory ids existed (a static voter)."""
     version: int = META_PROPERTIES_VERSION
 
     def __post_init__(self) -> None:
         if self.node_id < 0:
             raise ValueError(f"node id {self.node_id} is negative")
         check_id("cluster id", self.cluster_id)
-        check_id("directory id", self.directory_id)
+        if self.directory_id is not None:
+            check_id("directory id", self.directory_id)
 
     def to_text(self) -> str:
+        directory = "" if self.directory_id is None else f"directory.id={self.directory_id}\n"
         return (
             "# Identity of this raftmeta metadata directory; written by 'raftmeta format'.\n"
             f"version={self.version}\n"
             f"node.id={self.node_id}\n"
             f"cluster.id={self.cluster_id}\n"
-            f"directory.id={self.directory_id}\n"
+            f"{directory}"
         )
 
 
@@ -92,7 +101,7 @@ def read_meta_properties(path: str | os.PathLike[str]) -> MetaProperties:
         return MetaProperties(
             node_id=_whole_number(values, "node.id"),
             cluster_id=_required(values, "cluster.id"),
-            directory_id=_required(values, "directory.id"),
+            directory_id=values.get("directory.id"),
             version=version,
         )
     except ValueError as exc:

@@ -7,7 +7,10 @@ silent reset to "no vote" is exactly the double-vote bug.
 
 The JSON mirrors Kafka's file at ``data_version`` 1, with -1 for "none"::
 
-    {"leaderId": 2, "leaderEpoch": 7, "votedId": -1, "data_version": 1}
+    {"leaderId": 2, "leaderEpoch": 7, "votedId": 3, "votedDirectoryId": "J8aA", "data_version": 1}
+
+``votedDirectoryId`` (KIP-853) is written only when the candidate voted for has a directory id;
+a file without it is a vote for a static voter, as files written before it existed are.
 
 Unknown keys are ignored so a later version can add fields a reader of this version skips.
 Values outside Kafka's ranges (an epoch that leaves no room for another election, an id that is
@@ -60,10 +63,14 @@ class QuorumStateStore:
             raise self._corrupt(f"leaderEpoch {epoch} is negative")
         voted_id = self._field(data, "votedId")
         leader_id = self._field(data, "leaderId")
+        voted_directory_id = data.get("votedDirectoryId")
+        if voted_directory_id is not None and not isinstance(voted_directory_id, str):
+            raise self._corrupt(f"votedDirectoryId is {voted_directory_id!r}, not a string")
         state = ElectionState(
             epoch=epoch,
             voted_id=None if voted_id == _NONE else voted_id,
             leader_id=None if leader_id == _NONE else leader_id,
+            voted_directory_id=voted_directory_id,
         )
         problem = election_state_problem(state)
         if problem is not None:
@@ -75,12 +82,14 @@ class QuorumStateStore:
         problem = election_state_problem(state)
         if problem is not None:
             raise ValueError(f"refusing to persist {state}: {problem}")
-        body = {
+        body: dict[str, object] = {
             "leaderId": _NONE if state.leader_id is None else state.leader_id,
             "leaderEpoch": state.epoch,
             "votedId": _NONE if state.voted_id is None else state.voted_id,
-            "data_version": DATA_VERSION,
         }
+        if state.voted_directory_id is not None:
+            body["votedDirectoryId"] = state.voted_directory_id
+        body["data_version"] = DATA_VERSION
         write_file_atomically(self.path, json.dumps(body).encode("utf-8"))
 
     def _field(self, data: dict[str, object], key: str) -> int:

@@ -18,6 +18,7 @@ from raftmeta.raft.messages import Message
 from raftmeta.raft.ready import Outbound, Ready
 from raftmeta.raft.roles import Role
 from raftmeta.raft.state import ElectionState
+from raftmeta.raft.voters import ReplicaKey, VoterSet
 
 CONFIG = RaftConfig(
     election_timeout_ms=300,
@@ -29,8 +30,10 @@ CONFIG = RaftConfig(
 
 def new_core(
     node_id: int = 1,
-    voters: frozenset[int] = frozenset({1, 2, 3}),
+    voters: frozenset[int] | VoterSet = frozenset({1, 2, 3}),
     *,
+    directory_id: str | None = None,
+    kraft_version: int = 0,
     election: ElectionState | None = None,
     log: RaftLog | None = None,
     now_ms: int = 0,
@@ -45,6 +48,8 @@ def new_core(
         log=log or RaftLog(),
         now_ms=now_ms,
         rng=random.Random(seed),
+        directory_id=directory_id,
+        kraft_version=kraft_version,
     )
 
 
@@ -81,11 +86,24 @@ def drain(core: RaftCore, now_ms: int = 0) -> Drained:
 class CoreCluster:
     """Cores wired together with instant delivery, for reaching a state quickly."""
 
-    def __init__(self, voters: int = 3, observers: int = 0, seed: int = 1) -> None:
+    def __init__(
+        self, voters: int = 3, observers: int = 0, seed: int = 1, *, dynamic: bool = False
+    ) -> None:
+        """``dynamic``: voters keyed by directory ids (node i on directory "d<i>") in a
+        kraft.version 1 quorum, as ``format --initial-controllers`` sets one up."""
         self.voter_ids = frozenset(range(1, voters + 1))
         self.now_ms = 0
+        voter_set: frozenset[int] | VoterSet = self.voter_ids
+        if dynamic:
+            voter_set = VoterSet.of(ReplicaKey(i, f"d{i}") for i in sorted(self.voter_ids))
         self.cores = {
-            i: new_core(i, self.voter_ids, seed=seed * 100 + i)
+            i: new_core(
+                i,
+                voter_set,
+                seed=seed * 100 + i,
+                directory_id=f"d{i}" if dynamic else None,
+                kraft_version=1 if dynamic else 0,
+            )
             for i in range(1, voters + observers + 1)
         }
         self.down: set[int] = set()

@@ -6,7 +6,7 @@ import pytest
 
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import OffsetAndEpoch, SnapshotId, make_batch
-from raftmeta.raft.control import decode_control_record
+from raftmeta.raft.control import LeaderChange, decode_control_record
 from raftmeta.raft.core import NotLeaderError, RaftCore
 from raftmeta.raft.log import LogInvariantError, RaftLog
 from raftmeta.raft.messages import (
@@ -190,6 +190,7 @@ def test_candidate_with_majority_leads_and_opens_its_epoch_with_leader_change() 
     appended = [b for op in ready.log_ops if isinstance(op, AppendBatches) for b in op.batches]
     assert len(appended) == 1 and appended[0].is_control
     change = decode_control_record(appended[0].records()[0])
+    assert isinstance(change, LeaderChange)
     assert change.leader_id == 1 and set(change.granting_voters) == {1, 2}
     begins = [
         m for m in ready.messages_after_persist if isinstance(m.message, BeginQuorumEpochRequest)

@@ -37,8 +37,7 @@ def test_election_safety() -> None:
         class Recording(RaftCore):
             def _become_leader(self, now_ms: int) -> None:
                 super()._become_leader(now_ms)
-                if not simulation.plan.has_wipe:
-                    leaders.setdefault((simulation.seed, self.epoch), set()).add(self.node_id)
+                leaders.setdefault((simulation.seed, self.epoch), set()).add(self.node_id)
 
         return Recording
 
@@ -93,7 +92,7 @@ def test_leader_completeness() -> None:
         class Checking(RaftCore):
             def _become_leader(self, now_ms: int) -> None:
                 truth = simulation.checker.truth
-                if not simulation.plan.has_wipe and truth.end > self.log.start_offset:
+                if truth.end > self.log.start_offset:
                     for base in truth.bases:
                         if base < self.log.start_offset:
                             continue
@@ -112,8 +111,6 @@ def test_leader_completeness() -> None:
 def test_state_machine_safety() -> None:
     """No two nodes apply different entries at the same index."""
     for simulation in run_all():
-        if simulation.plan.has_wipe:
-            continue
         histories = [n.machine.values for n in simulation.nodes.values()]
         longest = max(histories, key=len)
         for history in histories:

@@ -5,6 +5,8 @@ Each keeps the real core and changes one rule, the way a plausible bug would.
 
 from __future__ import annotations
 
+import dataclasses
+
 from raftmeta.raft.batch import SnapshotId, make_batch
 from raftmeta.raft.core import AppendResult, RaftCore
 from raftmeta.raft.messages import FetchRequest, FetchResponse, Message, VoteResponse
@@ -12,6 +14,7 @@ from raftmeta.raft.ready import AdvanceLogStart, Outbound
 from raftmeta.raft.roles import Leader
 from raftmeta.raft.state import ElectionState
 from raftmeta.raft.validation import Refusal
+from raftmeta.raft.voter_change import LeaderView, VoterChangeResult
 
 
 class SelfElectingCore(RaftCore):
@@ -145,3 +148,23 @@ class AssertingCore(RaftCore):
         if refusal is not None:
             raise AssertionError(refusal.reason)
         return None
+
+
+class TwoChangesAtOnceCore(RaftCore):
+    """Accepts a voter change while an earlier one is still uncommitted."""
+
+    def _leader_view(self) -> LeaderView | VoterChangeResult:
+        view = super()._leader_view()
+        if isinstance(view, LeaderView):
+            return dataclasses.replace(view, change_pending=False)
+        return view
+
+
+class EarlyChangeCore(RaftCore):
+    """Accepts a voter change before it has committed a record of its own epoch."""
+
+    def _leader_view(self) -> LeaderView | VoterChangeResult:
+        view = super()._leader_view()
+        if isinstance(view, LeaderView):
+            return dataclasses.replace(view, committed_own_epoch=True)
+        return view

@@ -69,3 +69,15 @@ def test_generated_ids_look_like_kafka_uuids() -> None:
 
 def test_parse_keeps_the_last_value_of_a_repeated_key() -> None:
     assert parse_properties("a=1\na=2\nb=x=y") == {"a": "2", "b": "x=y"}
+
+
+def test_a_directory_formatted_before_directory_ids_still_opens_as_a_static_voter(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "meta.properties"
+    path.write_text("version=1\nnode.id=2\ncluster.id=abc\n")
+    properties = read_meta_properties(path)
+    assert properties == MetaProperties(2, "abc", None)
+    write_meta_properties(path, properties)
+    assert "directory.id" not in path.read_text()
+    assert read_meta_properties(path) == properties

@@ -22,6 +22,7 @@ def test_a_missing_file_is_a_node_that_never_voted(tmp_path: Path) -> None:
         ElectionState(epoch=5, voted_id=2),
         ElectionState(epoch=6, voted_id=2, leader_id=2),
         ElectionState(epoch=7, leader_id=0),
+        ElectionState(epoch=8, voted_id=3, voted_directory_id="J8aAPcfLQt2bqs1JT_rMgQ"),
     ],
 )
 def test_round_trip(tmp_path: Path, state: ElectionState) -> None:
@@ -111,3 +112,14 @@ def test_impossible_states_are_not_written(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         store.write(ElectionState(epoch=1, voted_id=-3))
     assert not store.path.exists()
+
+
+def test_voted_directory_id_is_written_only_when_known(tmp_path: Path) -> None:
+    store = QuorumStateStore(tmp_path / "quorum-state")
+    store.write(ElectionState(epoch=3, voted_id=1, voted_directory_id="d1"))
+    assert json.loads(store.path.read_text())["votedDirectoryId"] == "d1"
+    store.path.write_text(
+        '{"leaderId": -1, "leaderEpoch": 3, "votedId": 1, "votedDirectoryId": 5, "data_version": 1}'
+    )
+    with pytest.raises(QuorumStateError, match="votedDirectoryId"):
+        store.read()
