@@ -674,6 +674,12 @@ class Broker:
         event.set()
 
     def _log_leadership(self, change: LeadershipChange) -> None:
+        # While it replays history to catch up, a broker is told of every leadership the log
+        # ever gave it: one INFO line per batch was tens of thousands of lines after a restart
+        # on a busy cluster. Those go to DEBUG; once running, every change is news.
+        level = logging.INFO if self._state is BrokerState.RUNNING else logging.DEBUG
+        if not log.isEnabledFor(level):
+            return
         for verb, items in (("now leads", change.gained), ("no longer leads", change.lost)):
             if not items:
                 continue
@@ -681,7 +687,8 @@ class Broker:
             shown = ", ".join(names[:MAX_PARTITIONS_LOGGED])
             if len(names) > MAX_PARTITIONS_LOGGED:
                 shown += f" and {len(names) - MAX_PARTITIONS_LOGGED} more"
-            log.info(
+            log.log(
+                level,
                 "broker %d %s %d partitions at offset %d: %s",
                 self.broker_id,
                 verb,

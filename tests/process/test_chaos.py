@@ -1,4 +1,4 @@
-"""A short fault campaign on real processes, in the suite: every fault kind against three
+"""A short fault campaign on real processes, in the suite: every default fault kind against three
 controllers and three brokers under writes, then every node's files checked against what
 the clients were told (``raftmeta chaos`` runs it at any length)."""
 
@@ -8,14 +8,14 @@ import asyncio
 from pathlib import Path
 
 from raftmeta.cli.chaos.campaign import Plan, report_lines, run_campaign
-from raftmeta.cli.chaos.faults import KINDS
+from raftmeta.cli.chaos.faults import DEFAULT_KINDS
 from raftmeta.cli.chaos.history import read_history
 
 DURATION_S = 25.0
 
 
 def test_a_short_campaign_loses_nothing_and_echoes_nothing(tmp_path: Path) -> None:
-    plan = Plan(tmp_path / "campaign", seed=11, duration_s=DURATION_S, kinds=KINDS)
+    plan = Plan(tmp_path / "campaign", seed=11, duration_s=DURATION_S, kinds=DEFAULT_KINDS)
     lines: list[str] = []
     result = asyncio.run(run_campaign(plan, lines.append))
     report = "\n".join(lines + report_lines(result, plan))

@@ -1,11 +1,19 @@
 """The faults a campaign injects into a running dev cluster, one at a time.
 
 Each fault acts on real processes and real files: ``kill -9``, SIGSTOP/SIGCONT, a graceful
-restart, a segment cut short or with a flipped byte while its node is down, and the loss of
-the quorum's majority. Each returns a :class:`FaultRecord` the report groups by kind. Only one
-fault is active at a time, and the campaign waits for the cluster to heal in between: a disk
-fault on one node may cut records it had acknowledged, which Raft tolerates only while the
-other voters still hold them.
+restart, a torn write left at the end of a segment while its node is down, and the loss of the
+quorum's majority.
+
+``bit-flip`` (one bit of a follower's acknowledged records flipped) is offered but not drawn
+by default: it is outside the fault model of Raft and of Kafka. The node truncates its log at
+the damage and fetches the rest again, but until it has, it may vote for a candidate that
+lacks records it had acknowledged, and if that candidate wins, committed records are gone
+(the other voter holding them then stops rather than truncate below its high watermark). A
+torn write is inside the model: a crash in the middle of a write leaves a partial batch
+after everything the node had acknowledged.
+
+Each fault returns a :class:`FaultRecord` the report groups by kind. Only one fault is active
+at a time, and the campaign waits for the cluster to heal in between.
 
 Network faults (partitions, added latency) need a proxy on every link and are not injected
 yet; the deterministic simulator covers them against the core.
@@ -38,6 +46,8 @@ KINDS = (
     "bit-flip",
     "quorum-loss",
 )
+DEFAULT_KINDS = tuple(kind for kind in KINDS if kind != "bit-flip")
+"""What a campaign draws unless told otherwise: every fault inside Raft's fault model."""
 HEAL_DEADLINE_S = 60.0
 """How long the cluster may take to have a leader and every voter caught up after a fault;
 longer is reported as a failure to heal, itself a finding."""
@@ -223,9 +233,10 @@ def process_name(process: NodeProcess) -> str:
 
 
 def damage_segment(data_dir: Path, kind: str, rng: random.Random) -> str:
-    """Cut the newest segment at a random byte of its last 4 KiB (``torn-tail``, as a crash
-    in the middle of a write leaves it) or flip one byte there (``bit-flip``, a disk going
-    bad). Returns the file and byte, for the report."""
+    """Leave a torn write at the end of the newest segment (``torn-tail``: the first bytes of
+    a batch that never finished, as a crash in the middle of a write leaves them) or flip one
+    bit in its last 4 KiB (``bit-flip``, a disk going bad). Returns the file and byte, for
+    the report."""
     segments = sorted((data_dir / METADATA_PARTITION_DIR).glob("*.log"))
     if not segments:
         return "no segment to damage"
@@ -236,7 +247,13 @@ def damage_segment(data_dir: Path, kind: str, rng: random.Random) -> str:
     position = rng.randrange(max(0, size - 4096), size)
     with open(segment, "r+b") as file:
         if kind == "torn-tail":
-            file.truncate(position)
+            # A batch header's worth of the bytes just before, as a half-written copy of a
+            # batch would look: plausible enough that recovery must check, not skip.
+            position = size
+            file.seek(max(0, size - 61))
+            torn = file.read(rng.randrange(1, 61))
+            file.seek(size)
+            file.write(torn)
         else:
             file.seek(position)
             byte = file.read(1)[0]
@@ -244,5 +261,5 @@ def damage_segment(data_dir: Path, kind: str, rng: random.Random) -> str:
             file.write(bytes([byte ^ (1 << rng.randrange(8))]))
         file.flush()
         os.fsync(file.fileno())
-    verb = "cut at" if kind == "torn-tail" else "flipped a bit at"
+    verb = "torn write appended at" if kind == "torn-tail" else "flipped a bit at"
     return f"{segment.name} {verb} byte {position} of {size}"
