@@ -1310,7 +1310,9 @@ class QuorumController:
             )
         )
         self._sessions[broker_id] = BrokerSession(now)
-        return ControllerResult(tuple(records), broker_epoch)
+        # Not a user operation: one record per partition the old incarnation was in, however
+        # many (capping it would keep a broker in many partitions from ever registering).
+        return ControllerResult(tuple(records), broker_epoch, atomic=False)
 
     async def broker_heartbeat(
         self, request: BrokerHeartbeatRequest, *, timeout_ms: int | None = None
@@ -1388,7 +1390,11 @@ class QuorumController:
             is_fenced=target in (BrokerState.FENCED, BrokerState.SHUTDOWN_NOW),
             should_shut_down=target is BrokerState.SHUTDOWN_NOW,
         )
-        return ControllerResult(tuple(records), reply)
+        # Fencing, unfencing and a controlled shutdown write one record per partition the
+        # broker touches: the controller's own work, which the cap on what one user operation
+        # may write must not block (a broker leading more partitions than that would stay
+        # fenced, or never be fenced, for good).
+        return ControllerResult(tuple(records), reply, atomic=False)
 
     async def unregister_broker(self, broker_id: int, *, timeout_ms: int | None = None) -> None:
         await self._submit(
@@ -1410,7 +1416,9 @@ class QuorumController:
         )
         self._sessions.pop(broker_id, None)
         return ControllerResult(
-            (*elections, UnregisterBrokerRecord(broker_id, registration.broker_epoch)), None
+            (*elections, UnregisterBrokerRecord(broker_id, registration.broker_epoch)),
+            None,
+            atomic=False,
         )
 
     # --- AlterPartition -----------------------------------------------------------------

@@ -10,6 +10,7 @@ from raftmeta.common.brokers import (
     BrokerRegistrationRequest,
 )
 from raftmeta.common.topics import NewTopic
+from raftmeta.controller import MAX_RECORDS_PER_USER_OP
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import (
@@ -335,4 +336,31 @@ async def test_a_fenced_broker_holds_no_session_so_its_successor_registers_at_on
     registration = h.log.replay_all().broker(1)
     assert registration is not None and registration.broker_epoch == new_epoch
     assert registration.incarnation_id == b"\x99" * 16
+    await h.stop()
+
+
+@run_async
+async def test_a_broker_leading_more_partitions_than_one_user_operation_may_write_is_fenced() -> (
+    None
+):
+    """Fencing, unfencing and registering are the controller's own work, one record per
+    partition the broker touches: the cap on what one user operation may write
+    (MAX_RECORDS_PER_USER_OP) must not apply, or a broker leading more partitions than that
+    could never be fenced, unfenced or registered again (seen in a fault campaign: brokers
+    stayed fenced and every CreateTopics failed)."""
+    h = Harness()
+    await h.start()
+    epochs = await h.add_brokers(2)
+    per_topic = MAX_RECORDS_PER_USER_OP // 2 + 1
+    for name in ("a", "b"):
+        assignments = {partition: (1, 2) for partition in range(per_topic)}
+        await h.run(h.controller.create_topics([NewTopic(name, assignments=assignments)]))
+    reply = await h.run(
+        h.controller.broker_heartbeat(
+            BrokerHeartbeatRequest(1, epochs[1], h.log.next_offset(), want_fence=True)
+        )
+    )
+    assert reply.is_fenced
+    image = h.log.replay_all()
+    assert leader_of(image, "a", 0) == 2 and leader_of(image, "b", per_topic - 1) == 2
     await h.stop()
