@@ -359,6 +359,8 @@ class RaftNode:
         """
         if not self.running:
             raise NodeStoppedError(f"node {self.node_id} is not running")
+        if self._channel is not None:
+            self._channel.heard_from(sender)
         key = (sender, type(request))
         previous = self._waiters.pop(key, None)
         if previous is not None and not previous[1].done():

@@ -27,6 +27,9 @@ class SilentChannel:
     async def call(self, destination: int, request: Request) -> Response | None:
         return None
 
+    def heard_from(self, peer_id: int) -> None:
+        pass
+
     async def close(self) -> None:
         pass
 
