@@ -72,6 +72,27 @@ RESPONSE_TO_REQUEST: dict[type[Response], type[Request]] = {
 """Which request a response answers, to find the inbound call waiting for it."""
 
 
+_Waiter = tuple[Request, "asyncio.Future[Response]"]
+"""An inbound request waiting for the core's answer, with the future its caller awaits."""
+
+
+def answers(request: Request, response: Response) -> bool:
+    """Whether ``response`` answers ``request`` rather than an earlier request of its kind.
+
+    One request per (peer, kind) waits for its answer, so when a candidate's real vote
+    arrives before the answer to its pre-vote went out, that answer must not be taken for the
+    vote's: the wire echoes the waiting request's round, so the candidate would read a pre-vote
+    grant in its old epoch as the vote's answer and lose the vote it was granted.
+    """
+    if isinstance(request, VoteRequest) and isinstance(response, VoteResponse):
+        # A refusal echoes the epoch clamped into range, so only an accepted answer's must match.
+        return response.pre_vote == request.pre_vote and (
+            response.error is not ErrorCode.NONE
+            or response.candidate_epoch == request.candidate_epoch
+        )
+    return True
+
+
 def monotonic_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
@@ -195,7 +216,7 @@ class RaftNode:
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._stopping = False
-        self._waiters: dict[tuple[int, type[Request]], asyncio.Future[Response]] = {}
+        self._waiters: dict[tuple[int, type[Request]], _Waiter] = {}
         self._calls: set[asyncio.Task[None]] = set()
         self._applied_offset = 0
         self.fetch_round_trips = FetchRoundTrips(self.node_id, settings.raft.fetch_timeout_ms)
@@ -338,19 +359,22 @@ class RaftNode:
         """
         if not self.running:
             raise NodeStoppedError(f"node {self.node_id} is not running")
+        if self._channel is not None:
+            self._channel.heard_from(sender)
         key = (sender, type(request))
         previous = self._waiters.pop(key, None)
-        if previous is not None and not previous.done():
-            previous.set_exception(NodeStoppedError("superseded by a newer request"))
+        if previous is not None and not previous[1].done():
+            previous[1].set_exception(NodeStoppedError("superseded by a newer request"))
         waiter: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
-        self._waiters[key] = waiter
+        self._waiters[key] = (request, waiter)
         self._step(sender, request)
         raft = self.settings.raft
         timeout_ms = raft.request_timeout_ms + raft.fetch_max_wait_ms
         try:
             response = await asyncio.wait_for(waiter, timeout_ms / 1000)
         finally:
-            if self._waiters.get(key) is waiter:
+            current = self._waiters.get(key)
+            if current is not None and current[1] is waiter:
                 del self._waiters[key]
         if isinstance(response, FetchSnapshotResponse) and response.chunk_length:
             response = await self._fill_snapshot_chunk(response)
@@ -562,9 +586,14 @@ class RaftNode:
                 call.add_done_callback(self._calls.discard)
                 continue
             key = (item.destination, RESPONSE_TO_REQUEST[type(message)])
-            waiter = self._waiters.pop(key, None)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(message)
+            pending = self._waiters.get(key)
+            if pending is None or not answers(pending[0], message):
+                # The answer to a superseded request (a pre-vote the candidate's real vote
+                # overtook before the answer went out): its caller was already told so.
+                continue
+            del self._waiters[key]
+            if not pending[1].done():
+                pending[1].set_result(message)
 
     async def _call(self, channel: RaftChannel, destination: int, request: Request) -> None:
         sent_ms = monotonic_ms()
@@ -584,6 +613,6 @@ class RaftNode:
 
     def _fail_waiters(self) -> None:
         waiters, self._waiters = self._waiters, {}
-        for waiter in waiters.values():
+        for _, waiter in waiters.values():
             if not waiter.done():
                 waiter.set_exception(NodeStoppedError(f"node {self.node_id} stopped"))

@@ -148,17 +148,48 @@ class Peers:
         self.cluster_id = cluster_id
         self.request_timeout_ms = request_timeout_ms
         self._addresses = dict(addresses)
+        self._credentials = credentials
         self._channels: dict[int, Any] = {}
         self._stubs: dict[int, pb_grpc.RaftStub] = {}
+        self._discovery: dict[int, tuple[Any, pb_grpc.RaftStub]] = {}
         for peer_id, address in addresses.items():
             if peer_id == local_id:
                 continue
-            if credentials is None:
-                channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
-            else:
-                channel = grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
+            channel = self._open_channel(address)
             self._channels[peer_id] = channel
             self._stubs[peer_id] = pb_grpc.RaftStub(channel)
+
+    def _open_channel(self, address: str, *, own_subchannel: bool = False) -> Any:
+        # Channels to one address share its connection (and that connection's backoff)
+        # unless given a subchannel pool of their own.
+        options = CHANNEL_OPTIONS
+        if own_subchannel:
+            options = (*options, ("grpc.use_local_subchannel_pool", 1))
+        if self._credentials is None:
+            return grpc.aio.insecure_channel(address, options=options)
+        return grpc.aio.secure_channel(address, self._credentials, options=options)
+
+    async def _discovery_stub(self, destination: int, address: str) -> pb_grpc.RaftStub:
+        """The stub ``DescribeEndpoints`` goes through, on a channel of its own.
+
+        A channel that failed to connect fails every call at once until its reconnect
+        backoff (up to ``grpc.max_reconnect_backoff_ms``) runs out, even when the peer is back:
+        a voter restarted while this node had no need of it stays unreachable for up to that
+        long once it is needed, say as the new leader after a handover, and its followers'
+        first fetches fail meanwhile. The stream link that asks paces its own attempts with
+        its own backoff, so a channel in that state is replaced by a fresh one instead.
+        """
+        entry = self._discovery.get(destination)
+        if entry is not None:
+            channel, stub = entry
+            if channel.get_state() is not grpc.ChannelConnectivity.TRANSIENT_FAILURE:
+                return stub
+            del self._discovery[destination]
+            await channel.close()
+        channel = self._open_channel(address, own_subchannel=True)
+        stub = pb_grpc.RaftStub(channel)
+        self._discovery[destination] = (channel, stub)
+        return stub
 
     @classmethod
     def over_tls(cls, credentials: grpc.ChannelCredentials | None) -> Connect:
@@ -214,16 +245,19 @@ class Peers:
             return None
         return decode_answer(self.local_id, destination, answer, request)
 
+    def heard_from(self, peer_id: int) -> None:
+        """Nothing to do: gRPC offers no way to cut a channel's reconnect backoff short."""
+
     async def describe_endpoints(
         self, destination: int, timeout_s: float, *, wait_for_ready: bool
     ) -> tuple[str, int] | None:
         """Where ``destination`` serves the Raft stream (host to dial, port), or None when it
         serves none (or is a version without the call). Raises ``ConnectionError`` when it
         cannot be asked or refuses to say."""
-        stub = self._stubs.get(destination)
         address = self._addresses.get(destination)
-        if stub is None or address is None:
+        if destination not in self._stubs or address is None:
             raise ConnectionError(f"no address for node {destination}")
+        stub = await self._discovery_stub(destination, address)
         request = pb.DescribeEndpointsRequest(cluster_id=self.cluster_id, replica_id=self.local_id)
         try:
             answer = await stub.DescribeEndpoints(
@@ -255,5 +289,8 @@ class Peers:
     async def close(self) -> None:
         for channel in self._channels.values():
             await channel.close()
+        for channel, _ in self._discovery.values():
+            await channel.close()
         self._channels.clear()
+        self._discovery.clear()
         self._stubs.clear()

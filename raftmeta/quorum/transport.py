@@ -34,6 +34,11 @@ class RaftChannel(Protocol):
         a second retry policy would only fight it."""
         ...
 
+    def heard_from(self, peer_id: int) -> None:
+        """Node ``peer_id`` just called this node, so it is up: a connection to it that is
+        waiting out a reconnect backoff may try again at once."""
+        ...
+
     async def close(self) -> None:
         """Release the connections; the node makes no call after this."""
         ...

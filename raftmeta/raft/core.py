@@ -399,8 +399,18 @@ class RaftCore:
             self._on_fetch_snapshot_request(sender, message, now_ms)
         elif isinstance(message, FetchSnapshotResponse):
             self._on_fetch_snapshot_response(sender, message, now_ms)
-        elif isinstance(message, BeginQuorumEpochResponse | EndQuorumEpochResponse):
-            pass  # Their only news, a newer epoch, was taken in by _observe_epoch.
+        elif isinstance(message, BeginQuorumEpochResponse):
+            # A newer epoch was taken in by _observe_epoch; an answer in this epoch tells the
+            # leader that its link to the voter works, which ranks successors on a handover.
+            state = self.state
+            if (
+                isinstance(state, Leader)
+                and message.error is ErrorCode.NONE
+                and message.epoch == self.epoch
+            ):
+                state.progress.answered(sender)
+        elif isinstance(message, EndQuorumEpochResponse):
+            pass  # Its only news, a newer epoch, was taken in by _observe_epoch.
         else:  # pragma: no cover - the message union is closed
             raise TypeError(f"unknown message {message!r}")
 

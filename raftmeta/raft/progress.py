@@ -28,6 +28,10 @@ class ReplicaProgress:
     last_caught_up_ms: int | None = None
     last_contact_ms: int = 0
     """Fetch or FetchSnapshot seen; check-quorum counts this, not replication progress."""
+    answered_leader: bool = False
+    """The replica answered this leader's BeginQuorumEpoch: the leader's own link to it works.
+    Fetches prove only the replica's link to the leader; a voter restarted after the epoch
+    began fetches at once while the leader's channel to it may still sit in reconnect backoff."""
 
 
 def _key(replica: int | ReplicaKey) -> ReplicaKey:
@@ -90,6 +94,11 @@ class ProgressTracker:
         progress.last_contact_ms = now_ms
         return progress
 
+    def answered(self, replica_id: int) -> None:
+        """``replica_id`` answered this leader's BeginQuorumEpoch."""
+        if replica_id in self._replicas:
+            self._replicas[replica_id].answered_leader = True
+
     def fetched(
         self, replica: int | ReplicaKey, fetch_offset: int, leader_end: int, now_ms: int
     ) -> None:
@@ -142,10 +151,21 @@ class ProgressTracker:
         return latest_majority_contact + timeout_ms
 
     def successors(self) -> tuple[int, ...]:
-        """The other voters, the furthest replicated first (ties by id), for a handover."""
+        """The other voters, the furthest replicated first, for a handover.
+
+        Among equally replicated voters, one that answered this leader comes first: the first
+        successor stands at once on EndQuorumEpoch, the others only after a backoff, so naming
+        first a voter the leader cannot reach yet (restarted since the epoch began, the link
+        to it still reconnecting) delays the handover, or splits the vote when that late
+        EndQuorumEpoch makes it stand alongside the next one. Ties after that go by id.
+        """
         return tuple(
             sorted(
                 (v for v in self.voters if v != self.leader_id),
-                key=lambda v: (-(self._replicas[v].end_offset or -1), v),
+                key=lambda v: (
+                    -(self._replicas[v].end_offset or -1),
+                    not self._replicas[v].answered_leader,
+                    v,
+                ),
             )
         )

@@ -83,6 +83,9 @@ class SlowChannel:
         await asyncio.sleep(self._network.one_way_s)
         return response
 
+    def heard_from(self, peer_id: int) -> None:
+        pass
+
     async def close(self) -> None:
         pass
 

@@ -64,6 +64,9 @@ class MemoryChannel:
         except (TimeoutError, ConnectionError):
             return None
 
+    def heard_from(self, peer_id: int) -> None:
+        pass
+
     async def close(self) -> None:
         pass
 

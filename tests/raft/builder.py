@@ -14,7 +14,7 @@ from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.core import RaftCore
 from raftmeta.raft.log import RaftLog
-from raftmeta.raft.messages import Message
+from raftmeta.raft.messages import Message, Request
 from raftmeta.raft.ready import Outbound, Ready
 from raftmeta.raft.roles import Role
 from raftmeta.raft.state import ElectionState
@@ -107,6 +107,9 @@ class CoreCluster:
             for i in range(1, voters + observers + 1)
         }
         self.down: set[int] = set()
+        self.lost_requests: set[tuple[int, int]] = set()
+        """(sender, destination) pairs whose requests are lost while answers still flow: the
+        destination's connection to the sender works, the sender's to it does not (yet)."""
 
     def pump(self, rounds: int = 10_000) -> None:
         """Deliver messages until every core is quiet."""
@@ -122,6 +125,10 @@ class CoreCluster:
                 core.advance(ready, self.now_ms)
                 for outbound in (*ready.messages, *ready.messages_after_persist):
                     if outbound.destination in self.down or node_id in self.down:
+                        continue
+                    if isinstance(outbound.message, Request) and (
+                        (node_id, outbound.destination) in self.lost_requests
+                    ):
                         continue
                     self.cores[outbound.destination].step(node_id, outbound.message, self.now_ms)
             if not moved:

@@ -437,3 +437,25 @@ def test_a_leader_resigning_to_shut_down_holds_back_while_it_lingers() -> None:
     campaigned_at = tick_until_role_changes(leader, limit_ms=resigned_at + 10_000)
     assert campaigned_at >= resigned_at + linger + CONFIG.election_timeout_ms
     assert leader.role is Role.PROSPECTIVE, "a node that failed to stop takes part again"
+
+
+def test_graceful_resign_names_first_the_voter_it_can_reach_among_equals() -> None:
+    # Node 1 is down while 2 and 3 elect; back, it fetches from the leader and catches up,
+    # but the leader's requests to it are lost (its link to the restarted node is still
+    # reconnecting), so node 1 never answers this leader's BeginQuorumEpoch.
+    cluster = CoreCluster()
+    cluster.down.add(1)
+    leader = cluster.elect()
+    other = ({2, 3} - {leader.node_id}).pop()
+    cluster.down.discard(1)
+    cluster.lost_requests.add((leader.node_id, 1))
+    cluster.advance_time(cluster.now_ms + 3_000)
+    assert cluster.cores[1].leader_id == leader.node_id
+    described = {r.replica_id: r for r in leader.describe().voters}
+    assert described[1].log_end_offset == described[other].log_end_offset == leader.log.end_offset
+    leader.resign(cluster.now_ms)
+    ends = drain(leader).of_type(EndQuorumEpochRequest)
+    message = ends[0].message
+    assert isinstance(message, EndQuorumEpochRequest)
+    # By id alone node 1 would come first and the reachable voter would wait its backoff.
+    assert message.preferred_successors == (other, 1)

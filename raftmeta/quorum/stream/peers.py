@@ -11,13 +11,17 @@ A connection that breaks, or on which a call goes unanswered for its whole timeo
 have died without a word), fails the calls waiting on it (the core resends on its own timers)
 and is opened again on the next call, after a backoff that starts at 50 ms and doubles to
 500 ms, as the gRPC channels' reconnect backoff does. Election messages wait for a
-reconnecting peer up to their timeout, as they wait for a gRPC channel to become ready;
-fetches fail at once, and the core retries them after its own short backoff.
+reconnecting peer up to their timeout, trying again after each backoff, as they wait for a
+gRPC channel to become ready; fetches fail at once, and the core retries them after its own
+short backoff. A call from the peer ends the backoff (:meth:`StreamPeers.heard_from`): a
+voter restarted while this node had no need of it is then reached at once when it becomes
+the leader or the first successor of a handover, not up to a backoff later.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
 import time
@@ -59,6 +63,16 @@ class _PeerLink:
         self._grpc_until = 0.0
         self._next_attempt = 0.0
         self._backoff_s = MIN_BACKOFF_S
+        self._peer_is_up = asyncio.Event()
+
+    def heard_from(self) -> None:
+        """The peer called this node: it is up, so the backoff is over."""
+        connection = self.connection
+        if connection is not None and not connection.closed:
+            return
+        self._next_attempt = 0.0
+        self._backoff_s = MIN_BACKOFF_S
+        self._peer_is_up.set()
 
     def use_grpc_for_now(self) -> None:
         self._grpc_until = time.monotonic() + FALLBACK_RECHECK_S
@@ -80,9 +94,7 @@ class _PeerLink:
             if self._opening is None:
                 if now < self._next_attempt and not wait_for_ready:
                     return _Route.NONE
-                self._opening = asyncio.create_task(
-                    self._open(self._next_attempt - now, wait_for_ready)
-                )
+                self._opening = asyncio.create_task(self._open(self._next_attempt - now))
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return _Route.NONE
@@ -95,16 +107,19 @@ class _PeerLink:
             if not wait_for_ready:
                 return _Route.NONE
 
-    async def _open(self, delay_s: float, wait_for_ready: bool) -> StreamConnection | _Route:
+    async def _open(self, delay_s: float) -> StreamConnection | _Route:
         owner = self._owner
         try:
             if delay_s > 0:
-                await asyncio.sleep(delay_s)
+                self._peer_is_up.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._peer_is_up.wait(), delay_s)
             try:
-                # An election message waits for the peer's gRPC channel to come back, as it
-                # would on the gRPC transport; a fetch is retried by the core instead.
+                # One attempt, paced by this link's backoff: an election message waits for the
+                # peer by trying again (see route), not inside a gRPC channel's own backoff,
+                # which nothing could cut short when the peer is heard from again.
                 endpoint = await owner.grpc.describe_endpoints(
-                    self.peer_id, owner.request_timeout_s, wait_for_ready=wait_for_ready
+                    self.peer_id, owner.request_timeout_s, wait_for_ready=False
                 )
             except ConnectionError as error:
                 log.debug("node %d: cannot ask node %d: %s", owner.local_id, self.peer_id, error)
@@ -224,6 +239,11 @@ class StreamPeers:
             )
 
         return connect
+
+    def heard_from(self, peer_id: int) -> None:
+        link = self._links.get(peer_id)
+        if link is not None:
+            link.heard_from()
 
     async def call(self, destination: int, request: Request) -> Response | None:
         """Send ``request`` and return the answer; a failure is logged and dropped."""

@@ -1,0 +1,81 @@
+"""A stream link waiting out its reconnect backoff tries again once the peer calls this node.
+
+A voter restarted while another node had no need of it leaves that node's link to it in
+backoff (up to 500 ms, plus the gRPC channel's own for the ``DescribeEndpoints`` that finds
+its stream port). When it then becomes the leader or the first successor of a handover, the
+peer that just heard from it must reach it at once: its first fetch or vote otherwise waits out
+both backoffs, which made graceful handovers after a restart take half a second.
+
+The backoffs are stretched here far past the test's deadline, so only the cut-short path can
+reach the peer in time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from raftmeta.ports import free_ports
+from raftmeta.quorum import NodeSettings, RaftNode, serve_raft
+from raftmeta.quorum import peers as grpc_peers
+from raftmeta.quorum.settings import STREAM
+from raftmeta.quorum.stream import peers as stream_peers
+from raftmeta.quorum.stream.peers import StreamPeers
+from raftmeta.quorum.transport_choice import node_connect
+from raftmeta.raft.messages import FetchRequest, FetchResponse
+from raftmeta.storage import MetadataDir
+from tests.quorum.harness import CLUSTER_ID, DEADLINE_S
+
+LONG_BACKOFF_S = 600.0
+
+
+@pytest.fixture(autouse=True)
+def long_backoffs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stream_peers, "MIN_BACKOFF_S", LONG_BACKOFF_S)
+    monkeypatch.setattr(stream_peers, "MAX_BACKOFF_S", LONG_BACKOFF_S)
+    long_ms = int(LONG_BACKOFF_S * 1000)
+    options = tuple(
+        (name, long_ms) if "reconnect_backoff" in name else (name, value)
+        for name, value in grpc_peers.CHANNEL_OPTIONS
+    )
+    monkeypatch.setattr(grpc_peers, "CHANNEL_OPTIONS", options)
+
+
+def test_a_call_from_a_restarted_peer_ends_the_backoff_of_the_link_to_it(tmp_path: Path) -> None:
+    async def main() -> None:
+        local_port, peer_port = free_ports(2)
+        addresses = {1: f"127.0.0.1:{local_port}", 2: f"127.0.0.1:{peer_port}"}
+        fetch = FetchRequest(0, 0, 0)
+        links = StreamPeers(1, CLUSTER_ID, addresses, request_timeout_ms=2_000)
+        try:
+            # Node 2 is down: the attempt fails and the link (and the gRPC channel that
+            # asks for the stream port) back off far longer than this test runs.
+            assert await links.call(2, fetch) is None
+            MetadataDir.format(tmp_path, 2, CLUSTER_ID)
+            settings = NodeSettings(
+                node_id=2,
+                voters={},
+                data_dir=tmp_path,
+                cluster_id=CLUSTER_ID,
+                listen_port=peer_port,
+                transport=STREAM,
+                stream_listen=("127.0.0.1", 0),
+            )
+            node = RaftNode(settings, node_connect(STREAM, None))
+            server = await serve_raft(node)
+            await node.start(addresses)
+            try:
+                # Back, but nothing told the link yet: still backing off.
+                assert await links.call(2, fetch) is None
+                links.heard_from(2)
+                answer = await asyncio.wait_for(links.call(2, fetch), DEADLINE_S)
+                assert isinstance(answer, FetchResponse)
+            finally:
+                await node.stop(graceful=False)
+                await server.stop()
+        finally:
+            await links.close()
+
+    asyncio.run(main())
