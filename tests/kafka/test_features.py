@@ -8,14 +8,18 @@ import socket
 import struct
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kafka.admin import KafkaAdminClient
+from kafka.protocol.admin import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from raftmeta.common.features import ELIGIBLE_LEADER_REPLICAS_VERSION, METADATA_VERSION
+from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage
 from raftmeta.rpc import admin_pb2 as apb
+from raftmeta.server.kafka.cluster import LEADER_NOT_AVAILABLE
 from tests.kafka.quorum import KafkaQuorum, kafka_quorum
 from tests.support.waiting import wait_until
 
@@ -110,3 +114,122 @@ def test_api_versions_carries_the_supported_and_finalized_feature_levels(
     }
     assert v3.finalized_features_epoch >= 0
     assert {f.name for f in v3.finalized_features} == set(finalized)
+
+
+def upgrade(quorum: KafkaQuorum, levels: dict[str, int]) -> None:
+    """Finalizes ``levels`` over gRPC and waits until every controller has committed them."""
+    upgraded = quorum.grpc(
+        "UpdateFeatures",
+        apb.UpdateFeaturesRequest(
+            feature_updates=[
+                apb.FeatureUpdate(feature=name, max_version_level=level, upgrade_type=1)
+                for name, level in levels.items()
+            ]
+        ),
+    )
+    assert upgraded.header.error_code == 0, upgraded.header
+    wait_until(
+        lambda: all(
+            node.maybe_controller is not None
+            and all(
+                node.maybe_controller.committed_image.features.get(name) == level
+                for name, level in levels.items()
+            )
+            for node in quorum.quorum.controllers.values()
+        ),
+        f"{levels} committed on every controller",
+        TIMEOUT_S,
+    )
+
+
+def describe_partitions(
+    quorum: KafkaQuorum, topics: list[str], limit: int = 2000, cursor: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    admin = kafka_python(quorum)
+    try:
+        answer: dict[str, Any] = admin.describe_topic_partitions(topics, limit, cursor)
+    finally:
+        admin.close()
+    return answer
+
+
+def test_describe_topic_partitions_pages_with_a_cursor(quorum: KafkaQuorum) -> None:
+    quorum.call(quorum.quorum.create_topic("paged-a", 1, 1))
+    quorum.call(quorum.quorum.create_topic("paged-b", 5, 1))
+    quorum.wait_for_topic_everywhere("paged-a")
+    quorum.wait_for_topic_everywhere("paged-b")
+    pages: list[list[tuple[str, int]]] = []
+    cursor = None
+    while True:
+        answer = describe_partitions(quorum, ["paged-b", "paged-a"], limit=2, cursor=cursor)
+        pages.append(
+            [(t["name"], p["partition_index"]) for t in answer["topics"] for p in t["partitions"]]
+        )
+        cursor = answer["next_cursor"]
+        if cursor is None or len(pages) > 5:
+            break
+    assert pages == [
+        [("paged-a", 0), ("paged-b", 0)],
+        [("paged-b", 1), ("paged-b", 2)],
+        [("paged-b", 3), ("paged-b", 4)],
+    ]
+
+    # Every topic (an empty list) in one page; an unknown topic named gets its error.
+    everything = describe_partitions(quorum, [])
+    assert {"paged-a", "paged-b"} <= {t["name"] for t in everything["topics"]}
+    assert everything["next_cursor"] is None
+    (unknown,) = describe_partitions(quorum, ["no-such-topic"])["topics"]
+    assert unknown["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert unknown["partitions"] == []
+
+    # A cursor on a topic the request does not name is refused, as Kafka refuses it.
+    message = DescribeTopicPartitionsRequest[0](
+        topics=[DescribeTopicPartitionsRequest.TopicRequest(name="paged-a")],
+        response_partition_limit=10,
+        cursor=DescribeTopicPartitionsRequest.Cursor(topic_name="paged-b", partition_index=0),
+    )
+    message.with_header(correlation_id=3, client_id="features-test")
+    payload = exchange(
+        quorum.kafka_address(quorum.active()), bytes(message.encode(header=True, framed=True))
+    )
+    refused = DescribeTopicPartitionsResponse.decode(payload, version=0, header=True)
+    assert [(t.name, t.error_code) for t in refused.topics] == [
+        ("paged-a", ErrorCode.INVALID_REQUEST)
+    ]
+
+
+def test_describe_topic_partitions_carries_the_eligible_leader_replicas(
+    quorum: KafkaQuorum,
+) -> None:
+    upgrade(quorum, {METADATA_VERSION: 27, ELIGIBLE_LEADER_REPLICAS_VERSION: 1})
+    topic_id = quorum.call(quorum.quorum.create_topic("guarded", 1, 3))
+    # Stop every replica cleanly, one by one: with min.insync.replicas=2 the ones that leave
+    # the ISR below it become the ELR, the last one also the last known ELR (KIP-966).
+    for broker_id in sorted(quorum.quorum.brokers):
+        broker = quorum.quorum.brokers.pop(broker_id)
+        assert quorum.call(broker.controlled_shutdown(timeout_s=TIMEOUT_S))
+        quorum.call(broker.stop())
+
+        def out(broker_id: int = broker_id) -> bool:
+            partition = committed(quorum).partition(topic_id, 0)
+            return partition is not None and (
+                broker_id not in partition.isr or partition.leader == -1
+            )
+
+        wait_until(out, f"broker {broker_id} out of the ISR", TIMEOUT_S)
+    quorum.wait_for_topic_everywhere("guarded")
+    drained = committed(quorum).partition(topic_id, 0)
+    assert drained is not None and drained.leader == -1
+    assert len(drained.elr) == 2 and len(drained.last_known_elr) == 1
+
+    def described() -> dict[str, Any] | None:
+        (topic,) = describe_partitions(quorum, ["guarded"])["topics"]
+        (partition,) = topic["partitions"]
+        return partition if partition["eligible_leader_replicas"] else None
+
+    partition = wait_until(described, "the ELR described", TIMEOUT_S)
+    assert partition["error_code"] == LEADER_NOT_AVAILABLE
+    assert partition["leader_id"] == -1 and partition["isr_nodes"] == []
+    assert sorted(partition["eligible_leader_replicas"]) == sorted(drained.elr)
+    assert partition["last_known_elr"] == list(drained.last_known_elr)
+    assert sorted(partition["offline_replicas"]) == sorted(drained.replicas)

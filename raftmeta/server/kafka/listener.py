@@ -38,6 +38,7 @@ from raftmeta.server.kafka import (
     codec,
     configs,
     elections,
+    partitions,
     quorum,
     sasl,
     topics,
@@ -79,6 +80,7 @@ def _served() -> dict[int, Api]:
         44: Api(0, 1, configs.incremental_alter_configs),
         55: Api(0, 2, quorum.describe_quorum),
         60: Api(0, 2, cluster.describe_cluster),
+        75: Api(0, 0, partitions.describe_topic_partitions),
     }
     ranges = {key: (api.low, api.high) for key, api in table.items()}
     ranges.update(SESSION_APIS)
