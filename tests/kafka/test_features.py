@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from kafka.admin import KafkaAdminClient
+from kafka.errors import KafkaError
 from kafka.protocol.admin import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
@@ -140,6 +141,37 @@ def upgrade(quorum: KafkaQuorum, levels: dict[str, int]) -> None:
         f"{levels} committed on every controller",
         TIMEOUT_S,
     )
+
+
+def test_update_features_with_kafka_python_equals_the_grpc_call(quorum: KafkaQuorum) -> None:
+    upgrade(quorum, {METADATA_VERSION: 27})
+    admin = kafka_python(quorum)
+    try:
+        checked = admin.update_features({ELIGIBLE_LEADER_REPLICAS_VERSION: 1}, validate_only=True)
+        assert checked == {ELIGIBLE_LEADER_REPLICAS_VERSION: "OK"}
+        assert committed(quorum).features.get(ELIGIBLE_LEADER_REPLICAS_VERSION, 0) == 0
+
+        assert admin.update_features({ELIGIBLE_LEADER_REPLICAS_VERSION: 1}) == {
+            ELIGIBLE_LEADER_REPLICAS_VERSION: "OK"
+        }
+        assert committed(quorum).features[ELIGIBLE_LEADER_REPLICAS_VERSION] == 1
+
+        with pytest.raises(KafkaError) as refused:
+            admin.update_features({METADATA_VERSION: 99})
+    finally:
+        admin.close()
+    grpc = quorum.grpc(
+        "UpdateFeatures",
+        apb.UpdateFeaturesRequest(
+            feature_updates=[
+                apb.FeatureUpdate(feature=METADATA_VERSION, max_version_level=99, upgrade_type=1)
+            ]
+        ),
+    )
+    assert grpc.header.error_code != 0
+    assert refused.value.errno == grpc.header.error_code
+    assert grpc.header.error_message in str(refused.value)
+    assert committed(quorum).features[METADATA_VERSION] == 27
 
 
 def describe_partitions(
