@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import TopicCollection
+from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaError
 from kafka.protocol.admin import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
@@ -204,6 +206,21 @@ def test_describe_topic_partitions_pages_with_a_cursor(quorum: KafkaQuorum) -> N
         [("paged-a", 0), ("paged-b", 0)],
         [("paged-b", 1), ("paged-b", 2)],
         [("paged-b", 3), ("paged-b", 4)],
+    ]
+
+    # confluent-kafka 2.16's describe_topics agrees (librdkafka 2.16 sends Metadata v12 for it).
+    client = AdminClient({"bootstrap.servers": quorum.kafka_address(quorum.active())})
+    futures = client.describe_topics(TopicCollection(["paged-b"]), request_timeout=TIMEOUT_S)
+    seen = futures["paged-b"].result(TIMEOUT_S)
+    image = committed(quorum)
+    topic = image.topic_by_name("paged-b")
+    assert topic is not None
+    assert [
+        (p.id, p.leader.id if p.leader else -1, [r.id for r in p.replicas], [r.id for r in p.isr])
+        for p in seen.partitions
+    ] == [
+        (index, partition.leader, list(partition.replicas), list(partition.isr))
+        for index, partition in sorted(topic.partitions.items())
     ]
 
     # Every topic (an empty list) in one page; an unknown topic named gets its error.
