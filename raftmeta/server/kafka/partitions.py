@@ -55,10 +55,10 @@ def _topic(
     }
 
 
-def _failed(names: list[str], code: ErrorCode) -> Fields:
+def _failed(names: list[str], code: int) -> Fields:
     return {
         "throttle_time_ms": 0,
-        "topics": [_topic(apb.TopicDescription(name=name), [], int(code)) for name in names],
+        "topics": [_topic(apb.TopicDescription(name=name), [], code) for name in names],
         "next_cursor": None,
     }
 
@@ -67,16 +67,16 @@ async def describe_topic_partitions(context: KafkaContext, request: Any, version
     names = sorted({topic.name for topic in request.topics or ()})
     cursor = request.cursor
     if cursor is not None and names and cursor.topic_name not in names:
-        return _failed(names, ErrorCode.INVALID_REQUEST)
+        return _failed(names, int(ErrorCode.INVALID_REQUEST))
     read = await read_topics(
         context, apb.DescribeTopicsRequest(topic_names=names, all_topics=not names)
     )
     if read is None:
-        return _failed(names, ErrorCode(LEADER_NOT_AVAILABLE))  # not running yet: retriable
+        return _failed(names, LEADER_NOT_AVAILABLE)  # not running yet: retriable
     described, live = read
     failed = int(described.header.error_code)
     if failed:
-        return _failed(names, ErrorCode(failed))
+        return _failed(names, failed)
     topics = sorted(described.topics, key=lambda topic: topic.name)
     if cursor is not None:
         topics = [topic for topic in topics if topic.name >= cursor.topic_name]
