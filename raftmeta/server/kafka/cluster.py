@@ -81,6 +81,28 @@ def _topic(topic: apb.TopicDescription, live: set[int]) -> Fields:
     }
 
 
+async def read_topics(
+    context: KafkaContext, wanted: apb.DescribeTopicsRequest
+) -> tuple[apb.DescribeTopicsResponse, set[int]] | None:
+    """The topics ``wanted`` describes and the live (registered, unfenced) brokers, with the
+    caller's ACL checks: on the active controller after its pending records commit, on a
+    standby from its committed image; ``None`` before this node's controller runs."""
+    cluster = await context.admin.DescribeCluster(apb.DescribeClusterRequest(), context.call)
+    if not header_error(cluster.header)[0]:
+        described = await context.admin.DescribeTopics(wanted, context.call)
+        return described, {broker.broker_id for broker in cluster.brokers if not broker.fenced}
+    here = context.admin.describe_topics_here(wanted, context.call)
+    controller = context.owner.maybe_controller
+    if here is None or controller is None:
+        return None
+    live = {
+        broker_id
+        for broker_id, broker in controller.committed_image.brokers.items()
+        if not broker.fenced
+    }
+    return here, live
+
+
 async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
     """Kafka's Metadata: a null topic list (or an empty one before v1) asks for every topic.
 
@@ -90,41 +112,30 @@ async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
     names = [topic.name for topic in request.topics or ()]
     all_topics = request.topics is None or (version == 0 and not names)
     nodes, active = controller_nodes(context)
-    wanted = apb.DescribeTopicsRequest(topic_names=names, all_topics=all_topics)
-    cluster = await context.admin.DescribeCluster(apb.DescribeClusterRequest(), context.call)
-    if not header_error(cluster.header)[0]:
-        described = await context.admin.DescribeTopics(wanted, context.call)
-        brokers = list(cluster.brokers)
-        live = {broker.broker_id for broker in brokers if not broker.fenced}
-    else:
-        here = context.admin.describe_topics_here(wanted, context.call)
-        controller = context.owner.maybe_controller
-        if here is None or controller is None:
-            # Not running yet: send the requested topics back with a retriable error.
-            return {
-                "throttle_time_ms": 0,
-                "brokers": nodes,
-                "cluster_id": context.owner.node.cluster_id or None,
-                "controller_id": active,
-                "topics": [
-                    {
-                        "error_code": LEADER_NOT_AVAILABLE,
-                        "name": name,
-                        "topic_id": codec.uuid_value(None),
-                        "is_internal": False,
-                        "partitions": [],
-                        "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
-                    }
-                    for name in names
-                ],
-                "error_code": 0,
-            }
-        described = here
-        live = {
-            broker_id
-            for broker_id, broker in controller.committed_image.brokers.items()
-            if not broker.fenced
+    read = await read_topics(
+        context, apb.DescribeTopicsRequest(topic_names=names, all_topics=all_topics)
+    )
+    if read is None:
+        # Not running yet: send the requested topics back with a retriable error.
+        return {
+            "throttle_time_ms": 0,
+            "brokers": nodes,
+            "cluster_id": context.owner.node.cluster_id or None,
+            "controller_id": active,
+            "topics": [
+                {
+                    "error_code": LEADER_NOT_AVAILABLE,
+                    "name": name,
+                    "topic_id": codec.uuid_value(None),
+                    "is_internal": False,
+                    "partitions": [],
+                    "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
+                }
+                for name in names
+            ],
+            "error_code": 0,
         }
+    described, live = read
     return {
         "throttle_time_ms": 0,
         "brokers": nodes,

@@ -38,6 +38,8 @@ from raftmeta.server.kafka import (
     codec,
     configs,
     elections,
+    features,
+    partitions,
     quorum,
     sasl,
     topics,
@@ -78,7 +80,9 @@ def _served() -> dict[int, Api]:
         43: Api(0, 2, elections.elect_leaders),
         44: Api(0, 1, configs.incremental_alter_configs),
         55: Api(0, 2, quorum.describe_quorum),
+        57: Api(0, 2, features.update_features),
         60: Api(0, 2, cluster.describe_cluster),
+        75: Api(0, 0, partitions.describe_topic_partitions),
     }
     ranges = {key: (api.low, api.high) for key, api in table.items()}
     ranges.update(SESSION_APIS)
