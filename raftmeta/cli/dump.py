@@ -23,6 +23,7 @@ from raftmeta.raft.batch import Batch
 from raftmeta.raft.control import decode_control_record
 from raftmeta.records import RecordDecodeError, decode_record
 from raftmeta.storage.codec import scan_batches
+from raftmeta.storage.log import LOG_START_CHECKPOINT
 from raftmeta.storage.snapshots import SnapshotReader
 
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
@@ -123,6 +124,10 @@ def segment_files(directory: Path) -> list[Path]:
         raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(directory))
     segments = sorted(directory.glob("*.log"))
     if not segments:
+        # A node whose latest snapshot covers its whole log holds no segment at all: its log
+        # is empty from the snapshot on, which is not an error. A directory with neither is.
+        if (directory / LOG_START_CHECKPOINT).is_file() or any(directory.glob("*.checkpoint")):
+            return []
         raise FileNotFoundError(errno.ENOENT, "no log segments (*.log) here", str(directory))
     return segments
 

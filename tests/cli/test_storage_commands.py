@@ -132,3 +132,24 @@ def test_format_with_a_release_writes_its_bootstrap_feature_levels(tmp_path: Pat
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1 and "Unknown release version '9.9'" in refused.stderr
     assert not (other / "data").exists(), "nothing formatted on a usage error"
+
+
+def test_log_dump_of_a_log_its_snapshot_covers_whole_is_empty_not_an_error(
+    tmp_path: Path,
+) -> None:
+    """A node whose latest snapshot covers its whole log keeps no segment (the log starts,
+    empty, at the snapshot's end): dumping it shows nothing and succeeds, while a directory
+    with no log at all is still an error."""
+    topic = TopicRecord("orders", uuid_from_str("AAAAAAAAAAAAAAAAAAAAAA"))
+    log = FileLog.open(tmp_path)
+    log.append([make_batch(0, 1, [encode_record(topic)], timestamp_ms=5)])
+    log.flush()
+    log.advance_start(log.log_end_offset)
+    log.close()
+    assert not list(tmp_path.glob("*.log"))
+    result = raftmeta("log", "dump", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    assert not [line for line in result.stdout.splitlines() if "records" in line]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert raftmeta("log", "dump", str(empty)).returncode == 1
