@@ -30,6 +30,13 @@ def describe_machine() -> str:
     )
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User plus system CPU time process ``pid`` has used so far, its threads included."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def load_average() -> str:
     return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 

@@ -55,7 +55,7 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.machine import Report
+from benchmarks.machine import Report, process_cpu_seconds
 from placement import KafkaStripedReplicaPlacer, PlacementSpec, StaticClusterView, UsableBroker
 from raftmeta.image import MetadataImage
 from raftmeta.ports import free_ports
@@ -1051,13 +1051,7 @@ class ControllerProcesses:
 
     def cpu_seconds(self) -> list[float]:
         """User plus system CPU time each controller process has used so far."""
-        ticks = os.sysconf("SC_CLK_TCK")
-        used = []
-        for process in self.processes:
-            with open(f"/proc/{process.pid}/stat", encoding="ascii") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            used.append((int(fields[11]) + int(fields[12])) / ticks)
-        return used
+        return [process_cpu_seconds(process.pid) for process in self.processes]
 
     def close(self) -> None:
         for process in self.processes:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
 import socket
 import statistics
@@ -45,7 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.machine import Report
+from benchmarks.machine import Report, process_cpu_seconds
 from raftmeta.ports import free_ports
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers_bench.txt"
@@ -87,15 +86,8 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
 
 
-def process_cpu_seconds(pids: Sequence[int]) -> float:
-    """User plus system CPU the processes have used so far (their threads included)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
+def cpu_seconds(pids: Sequence[int]) -> float:
+    return sum(process_cpu_seconds(pid) for pid in pids)
 
 
 def wait_for_port(port: int, deadline: float) -> None:
@@ -311,9 +303,9 @@ def run_etcd(load: Load, figures: Figures, log: Callable[[str], None], run: int)
 async def _etcd_phases(cluster: EtcdCluster, load: Load, figures: Figures, run: int) -> None:
     address = await cluster.leader_address()
     await etcd_phase(address, 1, 20, f"r{run}/warm")
-    cpu = process_cpu_seconds(cluster.pids)
+    cpu = cpu_seconds(cluster.pids)
     serial = await etcd_phase(address, 1, load.serial, f"r{run}/serial")
-    figures.serial_cpu_ms.append(1000 * (process_cpu_seconds(cluster.pids) - cpu) / load.serial)
+    figures.serial_cpu_ms.append(1000 * (cpu_seconds(cluster.pids) - cpu) / load.serial)
     figures.serial_p50.append(1000 * percentile(serial, 0.5))
     figures.serial_p99.append(1000 * percentile(serial, 0.99))
     await record_phase(
@@ -444,9 +436,9 @@ def run_zookeeper(load: Load, figures: Figures, log: Callable[[str], None], run:
         try:
             port = ensemble.leader_port()
             zookeeper_phase(port, 1, 20, f"r{run}-warm")
-            cpu = process_cpu_seconds(ensemble.pids)
+            cpu = cpu_seconds(ensemble.pids)
             serial = zookeeper_phase(port, 1, load.serial, f"r{run}-serial")
-            spent = process_cpu_seconds(ensemble.pids) - cpu
+            spent = cpu_seconds(ensemble.pids) - cpu
             figures.serial_cpu_ms.append(1000 * spent / load.serial)
             figures.serial_p50.append(1000 * percentile(serial, 0.5))
             figures.serial_p99.append(1000 * percentile(serial, 0.99))
@@ -535,16 +527,14 @@ async def record_phase(
         (1, load.single_client, figures.one_rate, figures.one_p50),
         (load.concurrent_clients, load.per_concurrent_client, figures.many_rate, figures.many_p50),
     ):
-        cpu = process_cpu_seconds(pids)
+        cpu = cpu_seconds(pids)
         began = time.perf_counter()
         latencies = await phase(clients, count, f"c{clients}")
         elapsed = time.perf_counter() - began
         rate.append(len(latencies) / elapsed)
         p50.append(1000 * percentile(latencies, 0.5))
         if clients > 1:
-            figures.many_cpu_ms.append(
-                1000 * (process_cpu_seconds(pids) - cpu) / max(1, len(latencies))
-            )
+            figures.many_cpu_ms.append(1000 * (cpu_seconds(pids) - cpu) / max(1, len(latencies)))
 
 
 def summary(name: str, figures: Figures) -> str:

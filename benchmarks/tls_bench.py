@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
 import tempfile
@@ -38,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.machine import Report
+from benchmarks.machine import Report, process_cpu_seconds
 from raftmeta.cli.dev import wait_for_brokers
 from raftmeta.cli.devcluster import DevCluster
 from raftmeta.cli.quorum_describe import wait_for_leader
@@ -56,12 +55,7 @@ VARIANTS = ("plaintext", "mTLS")
 
 def cpu_seconds(pids: Sequence[int]) -> float:
     """User + system CPU time of these processes so far."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
+    return sum(process_cpu_seconds(pid) for pid in pids)
 
 
 async def create(channel: ControllerChannel, name: str) -> float:

@@ -85,15 +85,6 @@ class Workload:
         self._stopping.set()
         await asyncio.gather(*self._tasks)
 
-    def last_ok_after(self, moment: float) -> float | None:
-        """When the first operation invoked at or after ``moment`` succeeded, if one has."""
-        done = [
-            op.completed_s
-            for op in self.operations
-            if op.outcome is Outcome.OK and op.invoked_s >= moment
-        ]
-        return min(done) if done else None
-
     async def _worker(self, index: int) -> None:
         admin = AsyncAdminClient(
             {
