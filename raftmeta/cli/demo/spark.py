@@ -64,7 +64,8 @@ class _StderrSwap:
 
 
 class SparkStarter:
-    """Starts the session once, in a thread; hands it out when ready."""
+    """Starts the session once, before the cluster steps; warms it up in a thread while they
+    run, and hands it out when ready."""
 
     def __init__(self) -> None:
         self._thread: threading.Thread | None = None
@@ -84,12 +85,20 @@ class SparkStarter:
         if self._thread is not None or not self.available():
             return
         os.environ.setdefault("JAVA_TOOL_OPTIONS", JVM_OPTIONS)
+        # The JVM starts here, before the demo's first gRPC call, not in the thread: pyspark
+        # forks it through a preexec_fn, and that fork in a process whose gRPC threads are
+        # busy can kill the child before it execs (JAVA_GATEWAY_EXITED, seen in a test run).
+        self._open(jvm_log)
         self._thread = threading.Thread(
-            target=self._run, args=(jvm_log,), name="raftmeta-demo-spark", daemon=True
+            target=self._warm_up_if_started, name="raftmeta-demo-spark", daemon=True
         )
         self._thread.start()
 
-    def _run(self, jvm_log: Path) -> None:
+    def _warm_up_if_started(self) -> None:
+        if self._session is not None:
+            self._warm_up(self._session)
+
+    def _open(self, jvm_log: Path) -> None:
         from analytics.session import SparkUnavailableError, get_spark
 
         self._stderr.into(jvm_log)
@@ -101,8 +110,6 @@ class SparkStarter:
             self._error = f"Spark did not start: {type(error).__name__}: {error}"
         finally:
             self._stderr.restore()
-        if self._session is not None:
-            self._warm_up(self._session)
 
     def offer_warm_up(self, find_snapshot: Callable[[], Path | None]) -> None:
         """Let the starting thread audit a first snapshot once Spark is up, results thrown
