@@ -212,7 +212,7 @@ class ControllerNode:
         if self.kafka is None:
             from raftmeta.server.kafka.listener import start_kafka_listener
 
-            self.kafka = await start_kafka_listener(self, self.config)
+            self.kafka = await start_kafka_listener(self, self.config, self.changes.wait)
 
     @property
     def stream_port(self) -> int | None:

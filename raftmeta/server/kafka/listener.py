@@ -6,6 +6,13 @@ request on the same connection starts. An API or version not served gets UNSUPPO
 (ApiVersions: a v0 answer listing what is served). A frame that is not a request (bad size,
 over ``socket.request.max.bytes``, an undecodable header or body) closes the connection after
 the answers already due are written, and is logged once; the listener keeps serving.
+
+A client that was told (by Metadata or DescribeCluster on a connection) of an active controller
+this node no longer names has its connection closed once it is idle: librdkafka keeps sending
+admin calls to the controller it was told of, and after a kill -9 of that controller it asks no
+one again until its next periodic refresh (minutes), spinning on refused connects; a standby
+asked in the first moments after the kill still names the dead node. Losing a connection makes
+every client reconnect and ask Metadata again, which by then names the new controller.
 """
 
 from __future__ import annotations
@@ -57,6 +64,10 @@ from raftmeta.server.service_base import ControllerHost
 log = logging.getLogger(__name__)
 
 Handler = Callable[[KafkaContext, Any, int], Awaitable[Fields]]
+WaitForChange = Callable[[], Awaitable[None]]
+"""Returns at the node's next state change (role, epoch, commit)."""
+NAMES_CONTROLLER = frozenset({3, 60})
+"""Metadata and DescribeCluster: the answers that tell a client the active controller."""
 PIPELINE_DEPTH = 64
 """Requests read ahead of the one being answered; past this the reader waits (back-pressure)."""
 STOP_WAIT_S = 5.0
@@ -105,7 +116,20 @@ class Connection:
     peer: object
     sasl: sasl.SaslSession
     base: KafkaContext
+    writer: asyncio.StreamWriter
+    frames: asyncio.Queue[bytes | None]
     close_after: bool = False
+    told_controller: int | None = None
+    """The ControllerId this connection's client was last told, if it asked."""
+    answering: bool = False
+    stale: bool = False
+    """Told of a controller this node no longer names: close once nothing is due."""
+
+    def retire(self) -> None:
+        """Close now if idle, else after the answers already asked for."""
+        self.stale = True
+        if not self.answering and self.frames.empty():
+            self.writer.close()
 
     @property
     def context(self) -> KafkaContext:
@@ -126,6 +150,7 @@ class KafkaListener:
         advertised_host: str | None = None,
         protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT,
         ssl_context: ssl.SSLContext | None = None,
+        changes: WaitForChange | None = None,
     ) -> None:
         if protocol.uses_tls != (ssl_context is not None):
             raise ValueError(f"a {protocol} listener takes a TLS context exactly when it uses TLS")
@@ -137,8 +162,10 @@ class KafkaListener:
         self.protocol = protocol
         self.ssl_context = ssl_context
         self._server: asyncio.Server | None = None
-        self._connections: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
+        self._connections: dict[asyncio.Task[Any], Connection] = {}
         self._context: KafkaContext | None = None
+        self._changes = changes
+        self._watcher: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(
@@ -158,6 +185,28 @@ class KafkaListener:
             self.port,
             self.protocol,
         )
+        if self._changes is not None:
+            self._watcher = asyncio.create_task(self._retire_stale(self._changes))
+
+    async def _retire_stale(self, changes: WaitForChange) -> None:
+        """At every change of this node's state, retire the connections told of a controller
+        this node no longer names (see the module's docstring)."""
+        assert self._context is not None
+        while True:
+            await changes()
+            _, named = cluster.controller_nodes(self._context)
+            for connection in list(self._connections.values()):
+                told = connection.told_controller
+                if told is not None and told != named and not connection.stale:
+                    log.info(
+                        "node %d: closing the Kafka connection from %s, told of controller %d "
+                        "while this node now names %d",
+                        self.owner.node_id,
+                        connection.peer,
+                        told,
+                        named,
+                    )
+                    connection.retire()
 
     @property
     def address(self) -> str:
@@ -167,9 +216,14 @@ class KafkaListener:
     async def stop(self) -> None:
         if self._server is None:
             return
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+            self._watcher = None
         self._server.close()
-        for writer in list(self._connections.values()):
-            writer.transport.abort()  # each connection's reader ends; its answers finish
+        for connection in list(self._connections.values()):
+            connection.writer.transport.abort()  # each connection's reader ends; its answers finish
         if self._connections:
             _, late = await asyncio.wait(list(self._connections), timeout=STOP_WAIT_S)
             for task in late:
@@ -182,13 +236,17 @@ class KafkaListener:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._connections[task] = writer
         peer = writer.get_extra_info("peername")
         assert self._context is not None, "the listener is started"
-        connection = Connection(
-            peer, sasl.SaslSession(self.owner.access, self.protocol.uses_sasl), self._context
-        )
         frames: asyncio.Queue[bytes | None] = asyncio.Queue(PIPELINE_DEPTH)
+        connection = Connection(
+            peer,
+            sasl.SaslSession(self.owner.access, self.protocol.uses_sasl),
+            self._context,
+            writer,
+            frames,
+        )
+        self._connections[task] = connection
         answering = asyncio.create_task(self._answer_all(frames, writer, connection))
         try:
             while True:
@@ -223,14 +281,19 @@ class KafkaListener:
         while (frame := await frames.get()) is not None:
             if closing:
                 continue  # read ahead of a malformed frame: discarded with the connection
-            answer = await self._answer(frame, connection)
-            if answer is not None:
-                writer.write(answer)
-                try:
-                    await writer.drain()
-                except ConnectionError:
-                    answer = None
-            if answer is None or connection.close_after:
+            connection.answering = True
+            try:
+                answer = await self._answer(frame, connection)
+                if answer is not None:
+                    writer.write(answer)
+                    try:
+                        await writer.drain()
+                    except ConnectionError:
+                        answer = None
+            finally:
+                connection.answering = False
+            retired = connection.stale and frames.empty()
+            if answer is None or connection.close_after or retired:
                 # Close after the answers already written; the reader then sees the end of
                 # the stream and sends the None that ends this loop.
                 closing = True
@@ -273,6 +336,8 @@ class KafkaListener:
         try:
             if api is not None:
                 fields = await api.handler(connection.context, request, head.api_version)
+                if head.api_key in NAMES_CONTROLLER:
+                    connection.told_controller = int(fields["controller_id"])
             else:
                 fields = self._session_answer(connection, head, request)
         except Exception:
@@ -348,7 +413,7 @@ class KafkaListener:
 
 
 async def start_kafka_listener(
-    owner: ControllerHost, config: RaftmetaConfig
+    owner: ControllerHost, config: RaftmetaConfig, changes: WaitForChange | None = None
 ) -> KafkaListener | None:
     """Serve the ``KAFKA`` listener of ``listeners``, if configured; ``None`` otherwise.
 
@@ -376,6 +441,7 @@ async def start_kafka_listener(
                 max_request_bytes=config.socket_request_max_bytes,
                 protocol=protocol,
                 ssl_context=context,
+                changes=changes,
             )
             await served.start()
             return served
