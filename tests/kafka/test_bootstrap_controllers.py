@@ -13,10 +13,12 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 from kafka.admin import KafkaAdminClient
 from kafka.admin import NewTopic as KpNewTopic
 from kafka.errors import KafkaConnectionError, TopicAlreadyExistsError
+from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest, MetadataResponse
 
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.server.controller_node import ControllerNode
 from tests.kafka.quorum import DEADLINE_S, KafkaQuorum, kafka_quorum
+from tests.kafka.test_wire import connect, read_response, request
 from tests.support.waiting import wait_until
 
 TIMEOUT_S = 15.0
@@ -105,3 +107,34 @@ def test_admin_clients_bootstrapped_to_a_standby_reach_the_active_controller_and
             assert new.node_id != old.node_id
         finally:
             python_admin.close()
+
+
+def test_a_standby_closes_a_connection_told_of_a_controller_that_moved(tmp_path: Path) -> None:
+    """librdkafka keeps sending admin calls to the controller it was told of and does not ask
+    again until its periodic refresh; a standby that told a connection of a controller it no
+    longer names closes that connection, so the client reconnects and asks again. A connection
+    never told of a controller stays open."""
+    with kafka_quorum(tmp_path, brokers=1) as quorum:
+        active = quorum.active()
+        standby = quorum.follower()
+        address = quorum.kafka_address(standby)
+        with connect(address) as told, connect(address) as untold:
+            told.sendall(request(MetadataRequest[12](topics=None), 1))
+            payload = read_response(told)
+            assert payload is not None
+            answer = MetadataResponse.decode(payload, version=12, header=True)
+            assert answer.controller_id == active.node_id
+
+            old = stop_active(quorum)
+            assert read_response(told) is None, "closed by the standby"
+            untold.sendall(request(ApiVersionsRequest[3](), 2))
+            assert read_response(untold) is not None, "still served"
+
+        new = quorum.active()
+        assert new.node_id != old.node_id
+        with connect(quorum.kafka_address(standby)) as again:
+            again.sendall(request(MetadataRequest[12](topics=None), 3))
+            payload = read_response(again)
+            assert payload is not None
+            answer = MetadataResponse.decode(payload, version=12, header=True)
+            assert answer.controller_id == new.node_id
