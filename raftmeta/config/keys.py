@@ -117,6 +117,15 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "Without a CONTROLLER listener a controller serves on its controller.quorum.voters entry.",
     ),
     ConfigKey(
+        "advertised.listeners",
+        ConfigType.ADVERTISED_LISTENERS,
+        "",
+        "Where clients are told to reach each listener, as NAME://host:port (a name from "
+        "listeners): what the KAFKA listener registers and names in Metadata and "
+        "DescribeCluster, behind NAT or a proxy. A listener left out is advertised as it is "
+        "bound (127.0.0.1 for a wildcard host).",
+    ),
+    ConfigKey(
         "metadata.log.dir",
         ConfigType.STRING,
         REQUIRED,

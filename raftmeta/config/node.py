@@ -37,6 +37,7 @@ class RaftmetaConfig:
     process_roles: tuple[str, ...]
     controller_quorum_voters: Mapping[int, HostPort]
     listeners: tuple[Listener, ...]
+    advertised_listeners: tuple[Listener, ...]
     metadata_log_dir: str
     cluster_id: str | None
     controller_quorum_election_timeout_ms: int
@@ -237,6 +238,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         process_roles=typed.texts("process.roles"),
         controller_quorum_voters=typed.voters("controller.quorum.voters"),
         listeners=typed.listeners("listeners"),
+        advertised_listeners=typed.listeners("advertised.listeners"),
         metadata_log_dir=typed.text("metadata.log.dir"),
         cluster_id=typed.optional_text("cluster.id"),
         controller_quorum_election_timeout_ms=typed.integer(
@@ -315,6 +317,16 @@ def _check_together(values: Mapping[str, object]) -> None:
             f"Invalid configuration process.roles: node.id {node_id} is listed in "
             "controller.quorum.voters, so it must include controller"
         )
+    listeners = values["listeners"]
+    advertised = values["advertised.listeners"]
+    assert isinstance(listeners, tuple) and isinstance(advertised, tuple)
+    bound = {listener.name for listener in listeners}
+    for listener in advertised:
+        if listener.name not in bound:
+            raise ConfigError(
+                f"Invalid configuration advertised.listeners: {listener.name} is not a "
+                f"listener in listeners ({', '.join(sorted(bound)) or 'none'})"
+            )
     heartbeat = values["broker.heartbeat.interval.ms"]
     session = values["broker.session.timeout.ms"]
     assert isinstance(heartbeat, int) and isinstance(session, int)

@@ -23,6 +23,7 @@ class ConfigType(enum.Enum):
     CLASS = "class"
     VOTERS = "voters"
     LISTENERS = "listeners"
+    ADVERTISED_LISTENERS = "advertised listeners"
 
 
 class HostPort(NamedTuple):
@@ -146,6 +147,26 @@ def _parse_listeners(raw: str) -> tuple[Listener, ...]:
     return tuple(listeners)
 
 
+def _parse_advertised_listeners(raw: str) -> tuple[Listener, ...]:
+    """As Kafka's ``advertised.listeners``: a real host to reach (not empty, not a wildcard)
+    and a real port; two listeners may share a port (on different hosts)."""
+    listeners: list[Listener] = []
+    for entry in _split_list(raw, ","):
+        name, scheme, address = entry.partition("://")
+        if not scheme or not _LISTENER_NAME.fullmatch(name):
+            raise BadValue(f"entry '{entry}' is not NAME://host:port")
+        name = name.upper()
+        if any(listener.name == name for listener in listeners):
+            raise BadValue(f"listener name {name} is used twice")
+        host, port = _parse_host_port(address, allow_empty_host=False, lowest_port=1)
+        if host in ("0.0.0.0", "::"):
+            raise BadValue(
+                f"entry '{entry}' advertises a wildcard address, which no client can dial"
+            )
+        listeners.append(Listener(name, host, port))
+    return tuple(listeners)
+
+
 _PARSERS: Final[Mapping[ConfigType, Callable[[str, str], object]]] = {
     ConfigType.INT: lambda raw, _sep: _parse_integer(raw, _INT_MIN, _INT_MAX, "an integer"),
     ConfigType.LONG: lambda raw, _sep: _parse_integer(raw, _LONG_MIN, _LONG_MAX, "an integer"),
@@ -155,6 +176,7 @@ _PARSERS: Final[Mapping[ConfigType, Callable[[str, str], object]]] = {
     ConfigType.CLASS: lambda raw, _sep: _parse_class(raw),
     ConfigType.VOTERS: lambda raw, _sep: _parse_voters(raw),
     ConfigType.LISTENERS: lambda raw, _sep: _parse_listeners(raw),
+    ConfigType.ADVERTISED_LISTENERS: lambda raw, _sep: _parse_advertised_listeners(raw),
 }
 
 
@@ -169,5 +191,6 @@ TYPE_SHAPES: Final[Mapping[ConfigType, str]] = {
     ConfigType.CLASS: "package.module.ClassName or package.module:ClassName",
     ConfigType.VOTERS: "id@host:port,…",
     ConfigType.LISTENERS: "NAME://host:port,…",
+    ConfigType.ADVERTISED_LISTENERS: "NAME://host:port,… (names from listeners)",
 }
 """How each type's values look, for the README's table when a key has no validator."""

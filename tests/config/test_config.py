@@ -218,6 +218,7 @@ _BAD_BY_TYPE: dict[ConfigType, str] = {
     ConfigType.CLASS: "NoModule",
     ConfigType.VOTERS: "one@host:1",
     ConfigType.LISTENERS: "host:9092",
+    ConfigType.ADVERTISED_LISTENERS: "KAFKA://0.0.0.0:9092",
 }
 
 

@@ -148,6 +148,7 @@ class KafkaListener:
         *,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         advertised_host: str | None = None,
+        advertised_port: int | None = None,
         protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT,
         ssl_context: ssl.SSLContext | None = None,
         changes: WaitForChange | None = None,
@@ -159,6 +160,7 @@ class KafkaListener:
         self.port = port
         self.max_request_bytes = max_request_bytes
         self.advertised_host = advertised_host
+        self.advertised_port = advertised_port
         self.protocol = protocol
         self.ssl_context = ssl_context
         self._server: asyncio.Server | None = None
@@ -176,7 +178,7 @@ class KafkaListener:
         if host in ("", "0.0.0.0", "::"):
             host = "127.0.0.1"
         self._context = KafkaContext(
-            self.owner, AdminService(self.owner), Endpoint(host, self.port)
+            self.owner, AdminService(self.owner), Endpoint(host, self.advertised_port or self.port)
         )
         log.info(
             "node %d: Kafka protocol listener on %s:%d (%s)",
@@ -431,6 +433,10 @@ async def start_kafka_listener(
                     f"listener is {protocol}, whose PLAIN logins are checked against "
                     f"{TOKENS_FILE_KEY}; set it"
                 )
+            advertised = next(
+                (entry for entry in config.advertised_listeners if entry.name == KAFKA_LISTENER),
+                None,
+            )
             context = None
             if protocol.uses_tls:
                 context = server_ssl_context(parse_tls_settings(config.originals, KAFKA_LISTENER))
@@ -439,6 +445,8 @@ async def start_kafka_listener(
                 listener.host,
                 listener.port,
                 max_request_bytes=config.socket_request_max_bytes,
+                advertised_host=None if advertised is None else advertised.host,
+                advertised_port=None if advertised is None else advertised.port,
                 protocol=protocol,
                 ssl_context=context,
                 changes=changes,
