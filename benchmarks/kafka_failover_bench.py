@@ -12,8 +12,9 @@ CreateTopics. Each figure is the time from the kill to that call's success; a ca
 
 The gRPC client retries NOT_CONTROLLER and unreachable nodes by itself; librdkafka keeps
 sending to the controller it was told of until a Metadata answer names another, which the
-standbys prompt by closing the connections they told of the dead one. Both doors wait for the
-same election, so their difference is what the Kafka door adds to a failover.
+controllers prompt by closing the connections they told of the dead one, once quiet for a
+second (so that no call in flight is lost). Both doors wait for the same election, so their
+difference is what the Kafka door adds to a failover.
 """
 
 from __future__ import annotations

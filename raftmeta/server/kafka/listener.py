@@ -8,11 +8,12 @@ over ``socket.request.max.bytes``, an undecodable header or body) closes the con
 the answers already due are written, and is logged once; the listener keeps serving.
 
 A client that was told (by Metadata or DescribeCluster on a connection) of an active controller
-this node no longer names has its connection closed once it is idle: librdkafka keeps sending
-admin calls to the controller it was told of, and after a kill -9 of that controller it asks no
-one again until its next periodic refresh (minutes), spinning on refused connects; a standby
-asked in the first moments after the kill still names the dead node. Losing a connection makes
-every client reconnect and ask Metadata again, which by then names the new controller.
+this node no longer names has that connection closed once it has stayed so, and idle, for
+``RETIRE_AFTER_S``: librdkafka keeps sending admin calls to the controller it was told of, and
+after a kill -9 of that controller it asks no one again until its next periodic refresh
+(minutes), spinning on refused connects; a standby asked in the first moments after the kill
+still names the dead node. Losing a connection makes every client reconnect and ask Metadata
+again, which by then names the new controller.
 """
 
 from __future__ import annotations
@@ -71,6 +72,13 @@ NAMES_CONTROLLER = frozenset({3, 60})
 PIPELINE_DEPTH = 64
 """Requests read ahead of the one being answered; past this the reader waits (back-pressure)."""
 STOP_WAIT_S = 5.0
+RETIRE_AFTER_S = 1.0
+"""How long a connection told of a controller this node no longer names must stay so, with no
+request, before it is closed. A client that learned of the new controller elsewhere sends its
+next call at once, which keeps the connection; a call sent just as it closes would be lost."""
+CONTROLLER_BOUND = frozenset({19, 20, 37, 43, 44, 57})
+"""Writes, sent to the controller a client was told of: one answered here while this node is
+the active controller shows the client knows it."""
 """How long a stopping listener lets requests in progress finish before cancelling them."""
 
 
@@ -122,14 +130,14 @@ class Connection:
     told_controller: int | None = None
     """The ControllerId this connection's client was last told, if it asked."""
     answering: bool = False
-    stale: bool = False
-    """Told of a controller this node no longer names: close once nothing is due."""
+    last_request_at: float = 0.0
+    """The event loop's time when the last request frame arrived."""
+    stale_since: float | None = None
+    """Since when this node names a controller other than ``told_controller``."""
 
-    def retire(self) -> None:
-        """Close now if idle, else after the answers already asked for."""
-        self.stale = True
-        if not self.answering and self.frames.empty():
-            self.writer.close()
+    @property
+    def idle(self) -> bool:
+        return not self.answering and self.frames.empty()
 
     @property
     def context(self) -> KafkaContext:
@@ -191,15 +199,29 @@ class KafkaListener:
             self._watcher = asyncio.create_task(self._retire_stale(self._changes))
 
     async def _retire_stale(self, changes: WaitForChange) -> None:
-        """At every change of this node's state, retire the connections told of a controller
-        this node no longer names (see the module's docstring)."""
+        """At every change of this node's state (and every half ``RETIRE_AFTER_S`` while some
+        connection is stale), close the connections told of a controller this node no longer
+        names, once stale and without a request for ``RETIRE_AFTER_S`` (see the module's
+        docstring)."""
         assert self._context is not None
+        loop = asyncio.get_running_loop()
         while True:
-            await changes()
+            if any(c.stale_since is not None for c in self._connections.values()):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changes(), RETIRE_AFTER_S / 2)
+            else:
+                await changes()
             _, named = cluster.controller_nodes(self._context)
+            now = loop.time()
             for connection in list(self._connections.values()):
                 told = connection.told_controller
-                if told is not None and told != named and not connection.stale:
+                if told is None or told == named:
+                    connection.stale_since = None
+                    continue
+                if connection.stale_since is None:
+                    connection.stale_since = now
+                quiet_since = max(connection.stale_since, connection.last_request_at)
+                if now - quiet_since >= RETIRE_AFTER_S and connection.idle:
                     log.info(
                         "node %d: closing the Kafka connection from %s, told of controller %d "
                         "while this node now names %d",
@@ -208,7 +230,8 @@ class KafkaListener:
                         told,
                         named,
                     )
-                    connection.retire()
+                    connection.told_controller = connection.stale_since = None
+                    connection.writer.close()
 
     @property
     def address(self) -> str:
@@ -261,6 +284,7 @@ class KafkaListener:
                     break
                 if frame is None:
                     break
+                connection.last_request_at = asyncio.get_running_loop().time()
                 await frames.put(frame)
             await frames.put(None)
             await answering
@@ -294,8 +318,7 @@ class KafkaListener:
                         answer = None
             finally:
                 connection.answering = False
-            retired = connection.stale and frames.empty()
-            if answer is None or connection.close_after or retired:
+            if answer is None or connection.close_after:
                 # Close after the answers already written; the reader then sees the end of
                 # the stream and sends the None that ends this loop.
                 closing = True
@@ -340,6 +363,10 @@ class KafkaListener:
                 fields = await api.handler(connection.context, request, head.api_version)
                 if head.api_key in NAMES_CONTROLLER:
                     connection.told_controller = int(fields["controller_id"])
+                elif head.api_key in CONTROLLER_BOUND:
+                    _, named = cluster.controller_nodes(connection.base)
+                    if named == self.owner.node_id:
+                        connection.told_controller = named
             else:
                 fields = self._session_answer(connection, head, request)
         except Exception:
