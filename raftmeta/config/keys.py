@@ -117,6 +117,15 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "Without a CONTROLLER listener a controller serves on its controller.quorum.voters entry.",
     ),
     ConfigKey(
+        "advertised.listeners",
+        ConfigType.LISTENERS,
+        "",
+        "Addresses peers are told to dial, as NAME://host:port, when they differ from where "
+        "the node listens (a proxy, a NAT, a port forward). Only RAFT may be named: "
+        "DescribeEndpoints then hands peers this address for the Raft stream instead of the "
+        "RAFT listener's. Needs a RAFT listener and controller.quorum.transport=stream.",
+    ),
+    ConfigKey(
         "metadata.log.dir",
         ConfigType.STRING,
         REQUIRED,

@@ -23,6 +23,10 @@ from raftmeta.config.values import BadValue, HostPort, Listener
 
 _T = TypeVar("_T")
 
+RAFT_LISTENER_NAME = "RAFT"
+"""The listener that serves the Raft stream (as ``raftmeta.security.listener`` names it; the
+configuration layer sits below it)."""
+
 
 @dataclass(frozen=True, slots=True)
 class RaftmetaConfig:
@@ -37,6 +41,7 @@ class RaftmetaConfig:
     process_roles: tuple[str, ...]
     controller_quorum_voters: Mapping[int, HostPort]
     listeners: tuple[Listener, ...]
+    advertised_listeners: tuple[Listener, ...]
     metadata_log_dir: str
     cluster_id: str | None
     controller_quorum_election_timeout_ms: int
@@ -237,6 +242,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         process_roles=typed.texts("process.roles"),
         controller_quorum_voters=typed.voters("controller.quorum.voters"),
         listeners=typed.listeners("listeners"),
+        advertised_listeners=typed.listeners("advertised.listeners"),
         metadata_log_dir=typed.text("metadata.log.dir"),
         cluster_id=typed.optional_text("cluster.id"),
         controller_quorum_election_timeout_ms=typed.integer(
@@ -315,6 +321,7 @@ def _check_together(values: Mapping[str, object]) -> None:
             f"Invalid configuration process.roles: node.id {node_id} is listed in "
             "controller.quorum.voters, so it must include controller"
         )
+    _check_advertised(values)
     heartbeat = values["broker.heartbeat.interval.ms"]
     session = values["broker.session.timeout.ms"]
     assert isinstance(heartbeat, int) and isinstance(session, int)
@@ -322,6 +329,38 @@ def _check_together(values: Mapping[str, object]) -> None:
         raise ConfigError(
             f"Invalid value '{heartbeat}' for configuration broker.heartbeat.interval.ms: "
             f"must be less than broker.session.timeout.ms ({session}), or live brokers get fenced"
+        )
+
+
+def _check_advertised(values: Mapping[str, object]) -> None:
+    """An advertised address stands in for a listener the node serves, so it must name one
+    that exists, and a full address a peer can dial."""
+    advertised = values["advertised.listeners"]
+    listeners = values["listeners"]
+    assert isinstance(advertised, tuple) and isinstance(listeners, tuple)
+    served = {listener.name for listener in listeners if isinstance(listener, Listener)}
+    for listener in advertised:
+        assert isinstance(listener, Listener)
+        if listener.name != RAFT_LISTENER_NAME:
+            raise ConfigError(
+                f"Invalid configuration advertised.listeners: {listener.name} cannot be "
+                f"advertised (only {RAFT_LISTENER_NAME}; peers dial the controller listener at "
+                "its controller.quorum.voters entry)"
+            )
+        if not listener.host or listener.port == 0:
+            raise ConfigError(
+                f"Invalid configuration advertised.listeners: {listener.name} must name a "
+                f"host and a port other than 0 that peers can dial, not '{listener.address}'"
+            )
+        if listener.name not in served:
+            raise ConfigError(
+                f"Invalid configuration advertised.listeners: {listener.name} is advertised "
+                "but listeners names no such listener to serve it"
+            )
+    if advertised and values["controller.quorum.transport"] != "stream":
+        raise ConfigError(
+            "Invalid configuration advertised.listeners: a RAFT address is advertised, but "
+            "controller.quorum.transport is not stream"
         )
 
 

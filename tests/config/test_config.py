@@ -417,6 +417,42 @@ def test_listeners_accept_ipv6_any_host_and_ephemeral_ports() -> None:
     assert c.listeners[0].address == HostPort("::", 0)
 
 
+@pytest.mark.parametrize(
+    ("listeners", "advertised", "problem"),
+    [
+        ("RAFT://:9400", "CONTROLLER://h:1", "CONTROLLER cannot be advertised (only RAFT"),
+        ("RAFT://:9400", "RAFT://:9401", "RAFT must name a host and a port other than 0"),
+        ("RAFT://:9400", "RAFT://h:0", "RAFT must name a host and a port other than 0"),
+        ("", "RAFT://h:9401", "RAFT is advertised but listeners names no such listener"),
+    ],
+)
+def test_advertised_listeners_rejected(listeners: str, advertised: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_config(BASE, {"listeners": listeners, "advertised.listeners": advertised})
+    assert str(raised.value).startswith("Invalid configuration advertised.listeners: ")
+    assert problem in str(raised.value)
+
+
+def test_advertised_raft_listener_needs_the_stream_transport() -> None:
+    with pytest.raises(ConfigError, match=r"controller\.quorum\.transport is not stream"):
+        config(
+            listeners="RAFT://:9400",
+            advertised_listeners="RAFT://proxy:9401",
+            controller_quorum_transport="grpc",
+        )
+
+
+def test_advertised_raft_listener_is_what_peers_are_told() -> None:
+    from raftmeta.quorum.settings import NodeSettings
+
+    settings = NodeSettings.from_config(
+        config(listeners="RAFT://127.0.0.1:9400", advertised_listeners="raft://proxy:9401")
+    )
+    assert settings.stream_listen == ("127.0.0.1", 9400)
+    assert settings.stream_advertised == ("proxy", 9401)
+    assert NodeSettings.from_config(config()).stream_advertised is None
+
+
 # ---------------------------------------------------------------------------- cross-key rules
 
 
