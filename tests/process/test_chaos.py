@@ -11,7 +11,7 @@ from raftmeta.cli.chaos.campaign import Plan, report_lines, run_campaign
 from raftmeta.cli.chaos.faults import DEFAULT_KINDS
 from raftmeta.cli.chaos.history import read_history
 
-DURATION_S = 25.0
+DURATION_S = 30.0
 
 
 def test_a_short_campaign_loses_nothing_and_echoes_nothing(tmp_path: Path) -> None:
@@ -23,5 +23,13 @@ def test_a_short_campaign_loses_nothing_and_echoes_nothing(tmp_path: Path) -> No
     assert result.verdict.violations == [], report
     assert len(result.faults) >= 4, report
     assert result.verdict.acknowledged >= 100, report
+    # Every Raft link between controllers went through the proxy (brokers' too).
+    controllers = [3000, 3001, 3002]
+    assert all(
+        result.relayed.get((source, destination), 0) > 0
+        for source in controllers
+        for destination in controllers
+        if source != destination
+    ), result.relayed
     # The history on disk is the one the checker judged.
     assert len(read_history(plan.directory / "history.jsonl")) == len(result.operations)

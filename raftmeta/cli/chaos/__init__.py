@@ -2,10 +2,12 @@
 
 A three-controller, three-broker dev cluster takes a steady stream of CreateTopics from a few
 clients while faults hit it one at a time (``faults``: kill -9, pauses, restarts, damaged
-segments, loss of the majority); every operation and what its client was told is recorded
-(``history``, ``workload``), and after the run every node's files are checked against that
-history (``checker``): no acknowledged write lost, no write that was reported failed present,
-the controllers' logs identical where they overlap, every image equal at equal offsets.
+segments, loss of the majority, a full restart, and through ``proxy``, a relay on every Raft
+link, partitions, cut links, one-way cuts and latency); every operation and what its client
+was told is recorded (``history``, ``workload``), and after the run every node's files are
+checked against that history (``checker``): no acknowledged write lost, no write that was
+reported failed present, the controllers' logs identical where they overlap, every image
+equal at equal offsets.
 ``campaign`` runs it; this module is the command line.
 """
 
