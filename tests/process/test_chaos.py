@@ -11,7 +11,7 @@ from raftmeta.cli.chaos.campaign import Plan, report_lines, run_campaign
 from raftmeta.cli.chaos.faults import DEFAULT_KINDS
 from raftmeta.cli.chaos.history import read_history
 
-DURATION_S = 30.0
+DURATION_S = 25.0
 
 
 def test_a_short_campaign_loses_nothing_and_echoes_nothing(tmp_path: Path) -> None:
