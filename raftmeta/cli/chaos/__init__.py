@@ -38,8 +38,7 @@ def register(commands: Any) -> None:
     chaos.add_argument(
         "--faults",
         default=",".join(DEFAULT_KINDS),
-        help="comma-separated fault kinds to draw from (default: all but bit-flip, which is "
-        "outside Raft's fault model)",
+        help="comma-separated fault kinds to draw from (default: all)",
     )
     chaos.add_argument("--workers", type=int, default=4, help="concurrent writing clients")
     chaos.set_defaults(handler=run)

@@ -7,13 +7,13 @@ power cut), and, through the :class:`~raftmeta.cli.chaos.proxy.FaultProxy` on ev
 link, a node partitioned from all others, a link between two controllers cut, the leader's
 sends or receives cut one way, and latency added to every link.
 
-``bit-flip`` (one bit of a follower's acknowledged records flipped) is offered but not drawn
-by default: it is outside the fault model of Raft and of Kafka. The node truncates its log at
-the damage and fetches the rest again, but until it has, it may vote for a candidate that
-lacks records it had acknowledged, and if that candidate wins, committed records are gone
-(the other voter holding them then stops rather than truncate below its high watermark). A
-torn write is inside the model: a crash in the middle of a write leaves a partial batch
-after everything the node had acknowledged.
+``bit-flip`` flips one bit of a follower's acknowledged records, which is outside the fault
+model of Raft and of Kafka: the node truncates its log at the damage and fetches the rest
+again, and until it has, its vote could let a candidate that lacks records it had
+acknowledged win, losing committed records. A voter whose start-up repair cut its log
+therefore grants no votes until a leader has brought it up to date (``RaftCore.abstaining``),
+which makes the fault safe to draw. A torn write (a crash in the middle of a write leaves a
+partial batch after everything the node had acknowledged) is inside the model.
 
 Each fault returns a :class:`FaultRecord` the report groups by kind. Only one fault is active
 at a time, and the campaign waits for the cluster to heal in between.
@@ -51,8 +51,8 @@ KINDS = (
     "full-restart",
     *NETWORK_KINDS,
 )
-DEFAULT_KINDS = tuple(kind for kind in KINDS if kind != "bit-flip")
-"""What a campaign draws unless told otherwise: every fault inside Raft's fault model."""
+DEFAULT_KINDS = KINDS
+"""What a campaign draws unless told otherwise: every fault."""
 NETWORK_HOLD_S = (2.0, 5.0)
 """How long a network fault lasts, drawn between these."""
 LATENCY_S = (0.05, 0.2)
