@@ -912,9 +912,7 @@ class RaftCore:
         """Whether this voter withholds its votes after a repair that cut its log (KIP-966's
         unclean shutdown, applied to voters)."""
         until = self._abstain_until_ms
-        if until is not None and self._now_ms >= until:
-            self._abstain_until_ms = until = None
-        return until is not None
+        return until is not None and self._now_ms < until
 
     def _caught_up_after_repair(self, leader_high_watermark: int) -> None:
         """Holding a leader's log up to its high watermark, in its epoch, this node holds
