@@ -12,11 +12,19 @@ is unfenced, then holds for ``--hold`` seconds and reports:
 * propagation: from a CreateTopics acknowledgement to every broker's image holding it.
 
 It stops at the first stage with a false fencing or with brokers that never unfence: the
-largest clean stage is the ceiling on this machine. The issue's figure wants 10-minute holds
-(``--hold 600``); the default is shorter so a run fits in a coffee break.
+largest clean stage is the ceiling on this machine.
+
+``--channels`` picks how a host's brokers reach the controllers: ``per-broker`` (each its own
+``ControllerChannel``, as one broker per process has) or ``shared`` (one channel per host:
+every broker still sends its own heartbeats, but over one HTTP/2 connection per controller,
+with one keepalive and one leader check for all). Naming both (``per-broker,shared``) runs
+the stages once with each, one after the other, to compare them in one run.
+
+The issue's figure wants 10-minute holds (``--hold 600``); the default is shorter so a run
+fits in a coffee break.
 
 Run: ``.venv/bin/python benchmarks/broker_scale_bench.py [--stages 50,100,200,400,800,1000]
-[--hold 60] [--hosts 4]``
+[--hold 60] [--hosts 4] [--channels shared]``
 """
 
 from __future__ import annotations
@@ -72,6 +80,16 @@ async def host_main(args: argparse.Namespace) -> None:
     logging.getLogger("raftmeta").setLevel(logging.WARNING)
     voters = {int(k): v for k, v in json.loads(args.voters).items()}
     brokers: list[Any] = []
+    shared: Any = None
+    if args.channels == "shared":
+        from raftmeta.broker.settings import DEFAULT_SESSION_TIMEOUT_MS
+        from raftmeta.controller_channel import ControllerChannel
+
+        # What each broker's own channel would be: its voters, its session timeout.
+        shared = ControllerChannel(
+            ",".join(address for _, address in sorted(voters.items())),
+            request_timeout_ms=DEFAULT_SESSION_TIMEOUT_MS,
+        )
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -94,7 +112,8 @@ async def host_main(args: argparse.Namespace) -> None:
                         data_dir=data_dir,
                         cluster_id=args.cluster_id,
                         rack=f"rack-{broker_id % 10}",
-                    )
+                    ),
+                    channel=None if shared is None else Borrowed(shared),
                 )
                 await broker.start()
                 brokers.append(broker)
@@ -113,12 +132,29 @@ async def host_main(args: argparse.Namespace) -> None:
             )
     for broker in brokers:
         await broker.stop()
+    if shared is not None:
+        await shared.close()
+
+
+class Borrowed:
+    """A host's shared channel as one broker sees it: the broker's stop leaves it open."""
+
+    def __init__(self, channel: Any) -> None:
+        self._channel = channel
+
+    async def call(self, method: str, request: Any, *, timeout_ms: int | None = None) -> Any:
+        return await self._channel.call(method, request, timeout_ms=timeout_ms)
+
+    async def close(self) -> None:
+        return None
 
 
 class Host:
     """A broker host process and its line-per-command channel."""
 
-    def __init__(self, index: int, root: Path, voters: dict[int, str], cluster_id: str) -> None:
+    def __init__(
+        self, index: int, root: Path, voters: dict[int, str], cluster_id: str, channels: str
+    ) -> None:
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -131,6 +167,8 @@ class Host:
                 json.dumps(voters),
                 "--cluster-id",
                 cluster_id,
+                "--channels",
+                channels,
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -192,18 +230,17 @@ async def propagation(servers: str, hosts: Sequence[Host], name: str) -> float |
     return None
 
 
-def run(args: argparse.Namespace, out: Any) -> None:
+def run(args: argparse.Namespace, channels: str, out: Any) -> None:
     from benchmarks.metadata_bench import CLUSTER_ID, ControllerProcesses
 
     stages = [int(value) for value in args.stages.split(",")]
+    out(f"controller channels: {channels}")
     with tempfile.TemporaryDirectory(prefix="broker-scale-") as temp:
         root = Path(temp)
         controllers = ControllerProcesses(root)
         # metadata_bench's controllers are nodes 1-3; the brokers' ids start far above.
-        hosts = [
-            Host(index, root, {i + 1: s for i, s in enumerate(controllers.servers)}, CLUSTER_ID)
-            for index in range(args.hosts)
-        ]
+        voters = {i + 1: s for i, s in enumerate(controllers.servers)}
+        hosts = [Host(index, root, voters, CLUSTER_ID, channels) for index in range(args.hosts)]
         started = 0
         try:
             for stage in stages:
@@ -241,7 +278,8 @@ def run(args: argparse.Namespace, out: Any) -> None:
                     f"{stage:>6} brokers: unfenced in {unfence_s:5.1f} s; over {held:.0f} s: "
                     f"false fencings {fencings}, leader CPU {leader_pct:5.1f}% of a core "
                     f"({leader_pct / stage:.3f}% per broker), broker hosts "
-                    f"{100 * hosts_cpu / held:5.1f}%; CreateTopics to every broker "
+                    f"{100 * hosts_cpu / held:5.1f}% ({100 * hosts_cpu / held / stage:.3f}% "
+                    "per broker); CreateTopics to every broker "
                     + ("-" if spread is None else f"{1000 * spread:.0f} ms")
                 )
                 if fencings:
@@ -259,6 +297,11 @@ def main() -> int:
     parser.add_argument("--stages", default="50,100,200,400,800,1000")
     parser.add_argument("--hold", type=float, default=60.0, help="seconds per stage")
     parser.add_argument("--hosts", type=int, default=4, help="broker host processes")
+    parser.add_argument(
+        "--channels",
+        default="shared",
+        help="per-broker, shared, or both comma-separated to compare them in one run",
+    )
     parser.add_argument("--child", choices=["host"], help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     parser.add_argument("--voters", help=argparse.SUPPRESS)
@@ -273,7 +316,11 @@ def main() -> int:
         f"three controller processes and {args.hosts} broker host processes on 127.0.0.1, "
         f"shipped defaults (heartbeat 2 s, session 9 s), {args.hold:.0f} s per stage"
     )
-    run(args, report.out)
+    modes = [mode.strip() for mode in args.channels.split(",") if mode.strip()]
+    if not modes or set(modes) - {"per-broker", "shared"}:
+        parser.error("--channels: per-broker, shared, or both")
+    for mode in modes:
+        run(args, mode, report.out)
     report.save()
     return 0
 

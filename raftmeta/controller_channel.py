@@ -229,6 +229,8 @@ class ControllerChannel:
             (("authorization", f"Bearer {bearer_token}"),) if bearer_token is not None else ()
         )
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._checks: dict[str, asyncio.Future[str | None]] = {}
+        """The leader check under way for each silent server, shared by the calls waiting on it."""
         self._controller: str | None = None
         self._next_bootstrap = 0
         self._closed = False
@@ -401,7 +403,25 @@ class ControllerChannel:
 
     async def _leader_elsewhere(self, silent: str) -> str | None:
         """The leader the other bootstrap servers name, in the newest epoch any of them
-        knows, if that is not ``silent``; None when none names one or they name ``silent``."""
+        knows, if that is not ``silent``; None when none names one or they name ``silent``.
+
+        Calls waiting on the same silent server share one check: a broker host or an admin
+        client with many calls in flight to a slow leader would otherwise ask the other
+        servers once per call, every :data:`LEADER_CHECK_EVERY_S`, and load them in turn."""
+        running = self._checks.get(silent)
+        if running is None:
+            running = asyncio.ensure_future(self._ask_others(silent))
+            self._checks[silent] = running
+
+            def forget(done: asyncio.Future[str | None]) -> None:
+                if self._checks.get(silent) is done:
+                    del self._checks[silent]
+
+            running.add_done_callback(forget)
+        # Shielded: the call that gives up on the check must not cancel it for the others.
+        return await asyncio.shield(running)
+
+    async def _ask_others(self, silent: str) -> str | None:
         others = [server for server in self._bootstrap if server != silent]
         answers = await asyncio.gather(*(self._leader_known_to(server) for server in others))
         known = [answer for answer in answers if answer is not None]

@@ -189,8 +189,12 @@ class DevCluster:
         racks: int = 0,
         tls: bool = False,
         kafka: bool = False,
+        node_overrides: Mapping[int, Mapping[str, str]] | None = None,
     ) -> None:
         self.root = root.resolve()
+        self.node_overrides = {node: dict(items) for node, items in (node_overrides or {}).items()}
+        """Settings for one node or broker by id, over ``overrides`` (a pinned listener, an
+        advertised address)."""
         self.tls = tls
         self.kafka_ports = (
             {node_id: base_port + KAFKA_PORT_OFFSET + i for i, node_id in enumerate(NODE_IDS)}
@@ -289,6 +293,7 @@ class DevCluster:
             if node_id in self.kafka_ports:
                 properties["listeners"] = f"KAFKA://127.0.0.1:{self.kafka_ports[node_id]}"
             properties.update(self.overrides)
+            properties.update(self.node_overrides.get(node_id, {}))
             node.config.write_text(format_properties(properties))
         for broker_id, broker in self.brokers.items():
             data_dir = self.broker_dir(broker_id)
@@ -298,6 +303,7 @@ class DevCluster:
             )
             properties.update(tls.get(f"broker-{broker_id}", {}))
             properties.update(self.overrides)
+            properties.update(self.node_overrides.get(broker_id, {}))
             broker.config.write_text(format_properties(properties))
         return fresh
 

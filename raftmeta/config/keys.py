@@ -120,10 +120,12 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "advertised.listeners",
         ConfigType.ADVERTISED_LISTENERS,
         "",
-        "Where clients are told to reach each listener, as NAME://host:port (a name from "
-        "listeners): what the KAFKA listener registers and names in Metadata and "
-        "DescribeCluster, behind NAT or a proxy. A listener left out is advertised as it is "
-        "bound (127.0.0.1 for a wildcard host).",
+        "Where others are told to reach a listener when it differs from where the node "
+        "listens (NAT, a proxy, a port forward), as NAME://host:port with a name from "
+        "listeners. KAFKA: what the Kafka listener registers and names in Metadata and "
+        "DescribeCluster. RAFT: what DescribeEndpoints hands peers for the Raft stream (needs "
+        "controller.quorum.transport=stream). A listener left out is advertised as it is bound "
+        "(127.0.0.1 for a wildcard host).",
     ),
     ConfigKey(
         "metadata.log.dir",

@@ -23,6 +23,10 @@ from raftmeta.config.values import BadValue, HostPort, Listener
 
 _T = TypeVar("_T")
 
+RAFT_LISTENER_NAME = "RAFT"
+"""The listener that serves the Raft stream (as ``raftmeta.security.listener`` names it; the
+configuration layer sits below it)."""
+
 
 @dataclass(frozen=True, slots=True)
 class RaftmetaConfig:
@@ -317,16 +321,7 @@ def _check_together(values: Mapping[str, object]) -> None:
             f"Invalid configuration process.roles: node.id {node_id} is listed in "
             "controller.quorum.voters, so it must include controller"
         )
-    listeners = values["listeners"]
-    advertised = values["advertised.listeners"]
-    assert isinstance(listeners, tuple) and isinstance(advertised, tuple)
-    bound = {listener.name for listener in listeners}
-    for listener in advertised:
-        if listener.name not in bound:
-            raise ConfigError(
-                f"Invalid configuration advertised.listeners: {listener.name} is not a "
-                f"listener in listeners ({', '.join(sorted(bound)) or 'none'})"
-            )
+    _check_advertised(values)
     heartbeat = values["broker.heartbeat.interval.ms"]
     session = values["broker.session.timeout.ms"]
     assert isinstance(heartbeat, int) and isinstance(session, int)
@@ -335,6 +330,29 @@ def _check_together(values: Mapping[str, object]) -> None:
             f"Invalid value '{heartbeat}' for configuration broker.heartbeat.interval.ms: "
             f"must be less than broker.session.timeout.ms ({session}), or live brokers get fenced"
         )
+
+
+def _check_advertised(values: Mapping[str, object]) -> None:
+    """An advertised address stands in for a listener the node serves, so it must name one
+    that exists; a RAFT address is handed out only by the stream transport's
+    DescribeEndpoints, so advertising one for gRPC replication is a mistake to report."""
+    advertised = values["advertised.listeners"]
+    listeners = values["listeners"]
+    assert isinstance(advertised, tuple) and isinstance(listeners, tuple)
+    served = {listener.name for listener in listeners if isinstance(listener, Listener)}
+    for listener in advertised:
+        assert isinstance(listener, Listener)
+        if listener.name not in served:
+            raise ConfigError(
+                f"Invalid configuration advertised.listeners: {listener.name} is not a "
+                f"listener in listeners ({', '.join(sorted(served)) or 'none'})"
+            )
+        transport = values["controller.quorum.transport"]
+        if listener.name == RAFT_LISTENER_NAME and transport != "stream":
+            raise ConfigError(
+                "Invalid configuration advertised.listeners: a RAFT address is advertised, but "
+                "controller.quorum.transport is not stream"
+            )
 
 
 def _quote(value: str, limit: int = 80) -> str:

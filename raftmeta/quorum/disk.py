@@ -60,6 +60,9 @@ class NodeDisk:
             latest_snapshot=latest,
             latest_snapshot_size=size,
             directory_id=directory.directory_id,
+            # A cut log may have lost acknowledged records: the core withholds its votes
+            # until a leader has brought it up to date.
+            log_repaired=not directory.startup.log_recovery.clean,
         )
 
     def persist(self, ready: Ready) -> None:

@@ -63,6 +63,7 @@ class RaftServer:
         self._endpoint = endpoint
         self._stream_ssl = stream_ssl
         self._stream: StreamServer | None = None
+        self._stream_advertised: tuple[str, int] | None = None
         self._services = tuple(services)
         self._credentials = credentials
         self._identity = identity
@@ -71,15 +72,21 @@ class RaftServer:
         """The port bound, once :meth:`start` returned."""
 
     async def start(
-        self, host: str, port: int, stream_listen: tuple[str, int] | None = None
+        self,
+        host: str,
+        port: int,
+        stream_listen: tuple[str, int] | None = None,
+        stream_advertised: tuple[str, int] | None = None,
     ) -> int:
         """Bind ``host:port`` (0: a port the OS chooses) and serve; returns the port bound.
         With ``stream_listen`` (host, port) the node's Raft stream listener is served too,
-        first, so that ``DescribeEndpoints`` names it from the first call.
+        first, so that ``DescribeEndpoints`` names it from the first call; it names
+        ``stream_advertised`` instead when given (``advertised.listeners``).
 
         Raises ``RuntimeError`` when a port cannot be bound (one in use, say)."""
         if self._server is not None:
             raise RuntimeError("the server is already running")
+        self._stream_advertised = stream_advertised
         if stream_listen is not None:
             if (self._stream_ssl is None) != (self._credentials is None):
                 # A plaintext stream beside a TLS listener would let anyone past its checks.
@@ -104,6 +111,8 @@ class RaftServer:
         stream = self._stream
         if stream is None or stream.host is None or stream.port is None:
             return None
+        if self._stream_advertised is not None:
+            return self._stream_advertised
         return stream.host, stream.port
 
     async def _start_grpc(self, host: str, port: int) -> int:
@@ -167,7 +176,12 @@ async def serve_raft(
     )
     settings = node.settings
     try:
-        await server.start(settings.listen_host, settings.listen_port, settings.stream_listen)
+        await server.start(
+            settings.listen_host,
+            settings.listen_port,
+            settings.stream_listen,
+            settings.stream_advertised,
+        )
     except BaseException:
         await node.stop(graceful=False)
         raise

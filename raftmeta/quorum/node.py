@@ -283,6 +283,13 @@ class RaftNode:
         )
         for repair in directory.startup.repairs():
             log.warning("node %d repaired its metadata directory: %s", settings.node_id, repair)
+        if not directory.startup.log_recovery.clean:
+            log.warning(
+                "node %d: records it acknowledged may be gone, so it grants no votes until a "
+                "leader has brought its log up to date (at most %d ms)",
+                settings.node_id,
+                settings.raft.repaired_voter_abstain_ms,
+            )
         self._disk = NodeDisk(directory)
         self._cluster_id = directory.cluster_id
 

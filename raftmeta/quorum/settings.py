@@ -65,6 +65,9 @@ class NodeSettings:
     stream_listen: tuple[str, int] | None = None
     """Where to serve the Raft stream (host, port; 0 lets the OS choose), or None to serve
     none, so that peers reach this node over gRPC."""
+    stream_advertised: tuple[str, int] | None = None
+    """The address ``DescribeEndpoints`` gives peers for the Raft stream instead of where it
+    listens (``advertised.listeners``: a proxy, a NAT); None gives the listener's own."""
     retention: LogRetention = TRIM_AT_ONCE
     """``metadata.max.retention.bytes`` / ``.ms``: the log kept below the latest snapshot, as
     history for audits (a server keeps Kafka's defaults; the default here keeps none)."""
@@ -90,11 +93,21 @@ class NodeSettings:
             segment_bytes=config.metadata_log_segment_bytes,
             transport=config.controller_quorum_transport,
             stream_listen=stream_listen(config, listen_host),
+            stream_advertised=stream_advertised(config),
             retention=LogRetention(
                 max_bytes=config.metadata_max_retention_bytes,
                 max_age_ms=config.metadata_max_retention_ms,
             ),
         )
+
+
+def stream_advertised(config: RaftmetaConfig) -> tuple[str, int] | None:
+    """The RAFT entry of ``advertised.listeners``, which the configuration checked has a
+    host, a port and a RAFT listener behind it."""
+    for item in config.advertised_listeners:
+        if item.name == RAFT_LISTENER:
+            return item.host, item.port
+    return None
 
 
 def stream_listen(config: RaftmetaConfig, controller_host: str) -> tuple[str, int] | None:

@@ -22,6 +22,9 @@ class RaftConfig:
     fetch_max_bytes: int = 8 * 1024 * 1024
     snapshot_chunk_bytes: int = 1024 * 1024
     max_batch_bytes: int = 8 * 1024 * 1024
+    repaired_voter_abstain_ms: int = 5000
+    """Longest a voter whose start-up repair cut its log withholds its votes while no leader
+    brings it up to date: the way out when every voter lost its tail at once."""
 
     def __post_init__(self) -> None:
         if self.election_timeout_ms <= 0 or self.fetch_timeout_ms <= 0:

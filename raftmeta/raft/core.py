@@ -146,12 +146,15 @@ class RaftCore:
         latest_snapshot_size: int = 0,
         directory_id: str | None = None,
         kraft_version: int = KRAFT_VERSION_STATIC,
+        log_repaired: bool = False,
     ) -> None:
         """``voters`` and ``kraft_version`` are the membership at the log start: the latest
         snapshot's, or the bootstrap's (node ids alone for static voters from
         ``controller.quorum.voters``, or a ``VoterSet`` with directory ids); VotersRecords in
         the log after it override it. ``directory_id`` is this node's own (from
-        ``meta.properties``)."""
+        ``meta.properties``). ``log_repaired``: start-up recovery cut the log (a torn tail, a
+        flipped bit), so records this node acknowledged may be gone; it then abstains from
+        votes until it has caught up with a leader (see :meth:`abstaining`)."""
         if not voters:
             raise ValueError("a quorum needs at least one voter")
         self.node_id = node_id
@@ -178,6 +181,14 @@ class RaftCore:
         self._latest_snapshot: SnapshotId | None = latest_snapshot or log.snapshot
         self._latest_snapshot_size = latest_snapshot_size
         self._election_retries = 0
+        self._abstain_until_ms: int | None = (
+            now_ms + config.repaired_voter_abstain_ms if log_repaired else None
+        )
+        """While set and not passed, this voter grants no votes, its own included: its log may
+        lack records it acknowledged, which its vote would let a candidate without them win
+        (Raft assumes a voter never forgets an acknowledged record). Cleared once it holds a
+        leader's log up to the leader's high watermark; the time bound is the way out when
+        every voter lost its tail at once (a power cut), where waiting would never end."""
 
         self._log_ops: list[LogOp] = []
         self._messages: list[Outbound] = []
@@ -892,8 +903,28 @@ class RaftCore:
     def _own_vote(self) -> set[int]:
         """A candidate votes for itself, but the vote counts only if it is in its own
         latest voter set: one that an uncommitted change removed campaigns (it may hold the
-        longest log) without counting itself."""
-        return {self.node_id} if self.is_voter else set()
+        longest log) without counting itself. An abstaining voter does not count itself
+        either: its log may lack what it acknowledged."""
+        return {self.node_id} if self.is_voter and not self.abstaining else set()
+
+    @property
+    def abstaining(self) -> bool:
+        """Whether this voter withholds its votes after a repair that cut its log (KIP-966's
+        unclean shutdown, applied to voters)."""
+        until = self._abstain_until_ms
+        return until is not None and self._now_ms < until
+
+    def _caught_up_after_repair(self, leader_high_watermark: int) -> None:
+        """Holding a leader's log up to its high watermark, in its epoch, this node holds
+        every committed record again (all of them are in the leader's log below its
+        high watermark once it has committed in its epoch, or before its epoch's first
+        record), so its votes are safe once more."""
+        if (
+            self._abstain_until_ms is not None
+            and self.log.last_epoch == self.epoch
+            and self.log.end_offset >= leader_high_watermark
+        ):
+            self._abstain_until_ms = None
 
     def _become_candidate(self, now_ms: int) -> None:
         self._reset_role(now_ms)
@@ -985,6 +1016,9 @@ class RaftCore:
 
         if not self._may_vote_on(request):
             answer(False, ErrorCode.INCONSISTENT_VOTER_SET)
+            return
+        if self.abstaining:
+            answer(False)
             return
         if request.pre_vote:
             answer(
@@ -1338,6 +1372,7 @@ class RaftCore:
                 if batch.base_offset >= self.log.end_offset:
                     self._append_local(batch)
             self._update_follower_high_watermark(response.high_watermark)
+            self._caught_up_after_repair(response.high_watermark)
         self._send_fetch(now_ms)
 
     def _fetched_batches_problem(self, batches: Sequence[Batch]) -> Refusal | None:

@@ -42,6 +42,7 @@ from raftmeta.sim.faults import (
     GracefulStop,
     Heal,
     IsolateLeader,
+    LoseTail,
     NetworkQuality,
     OneWayCut,
     Partition,
@@ -241,6 +242,11 @@ class Simulation:
         self._liveness_us: int | None = None
         self._epochs_seen: set[int] = set()
         self._pending_restarts: dict[int, bool] = {}
+        self._repaired: set[int] = set()
+        self._lost_tail_end: dict[int, int] = {}
+        """Each node that lost its tail: where its log ended before. What it acknowledged up
+        to there was true when it said so, so the leader's count of it stays honest."""
+        """Nodes whose next start follows a repair that cut their log (``LoseTail``)."""
         """Crashed nodes waiting to restart, and whether they come back with a wiped disk."""
         self.hostile_plan = hostile
         self.hostile = HostileNode(
@@ -434,7 +440,9 @@ class Simulation:
             rng=random.Random(self.rng.getrandbits(64)),
             latest_snapshot=latest,
             latest_snapshot_size=len(durable.snapshots[latest]) if latest else 0,
+            log_repaired=node.node_id in self._repaired,
         )
+        self._repaired.discard(node.node_id)
         self.checker.node_restarted(node.node_id, wiped)
         self.trace.append((self.now_us, "start", (node.node_id, durable.election, wiped)))
         self._drive(node)
@@ -587,7 +595,7 @@ class Simulation:
         if node is None or node.key != voter:
             return False  # wiped since: that directory is gone
         durable = node.disk.durable
-        if high_watermark <= 0:
+        if high_watermark <= 0 or high_watermark <= self._lost_tail_end.get(node.node_id, -1):
             return True
         if any(s.end_offset >= high_watermark for s in durable.snapshots):
             return True
@@ -765,12 +773,41 @@ class Simulation:
                     self._push(at_us, _STOP, node.node_id, node.generation, fault.down_ms)
         elif isinstance(fault, Reconfigure):
             self._reconfigure(fault, RECONFIGURE_ATTEMPTS)
+        elif isinstance(fault, LoseTail):
+            self._lose_tail(fault)
         elif isinstance(fault, FullRestart):
             for node in self.nodes.values():
                 if node.core is not None:
                     self._crash(node)
                     self._pending_restarts[node.node_id] = False
                     self._push(self.now_us + fault.down_ms * 1000, _RESTART, node.node_id, False)
+
+    def _lose_tail(self, fault: LoseTail) -> None:
+        leaders = [n for n in self.nodes.values() if n.core and n.core.role is Role.LEADER]
+        followers = [
+            n for n in self.nodes.values() if n.core is not None and n.is_voter and n not in leaders
+        ]
+        if not leaders or not followers:
+            return
+        node = max(followers, key=lambda n: n.disk.durable.log_end)
+        self._crash(node)
+        durable = node.disk.durable
+        # Never below the log start or a snapshot: recovery keeps what a snapshot covers.
+        floor = max([durable.log_start, *(s.end_offset for s in durable.snapshots)])
+        keep = len(durable.batches)
+        while keep > 0 and len(durable.batches) - keep < fault.batches:
+            if durable.batches[keep - 1].base_offset < floor:
+                break
+            keep -= 1
+        self._lost_tail_end[node.node_id] = max(
+            durable.log_end, self._lost_tail_end.get(node.node_id, -1)
+        )
+        del durable.batches[keep:]
+        del durable.bases[keep:]
+        self.trace.append((self.now_us, "lost tail", (node.node_id, durable.log_end)))
+        self._repaired.add(node.node_id)
+        self._pending_restarts[node.node_id] = False
+        self._push(self.now_us + fault.down_ms * 1000, _RESTART, node.node_id, False)
 
     # ------------------------------------------------------------------ operator
 

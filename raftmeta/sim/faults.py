@@ -79,6 +79,17 @@ class FullRestart:
 
 
 @dataclass(frozen=True, slots=True)
+class LoseTail:
+    """A follower (the one with the longest log, likely to have acknowledged the latest
+    commits) crashes and comes back after ``down_ms`` with its last ``batches`` batches
+    gone, as after a start-up repair cut at a flipped bit: records it acknowledged are lost,
+    outside Raft's fault model. Its core starts with ``log_repaired``."""
+
+    batches: int
+    down_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class Reconfigure:
     """An operator asks the leader to add a controller that is not a voter (``add``) or to
     remove a voter (``remove``), retrying while the leader says to (REQUEST_TIMED_OUT, no
@@ -100,6 +111,7 @@ Fault = (
     | Pause
     | GracefulStop
     | FullRestart
+    | LoseTail
     | Reconfigure
 )
 

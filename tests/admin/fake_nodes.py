@@ -59,6 +59,7 @@ class FakeNode(pb_grpc.AdminServicer):
         self.calls = 0
         self.metadata: list[dict[str, str]] = []
         self.answer_error = ErrorCode.NONE
+        self.describe_quorum_calls = 0
         self.frozen = False
         """DescribeCluster never answers (a paused process whose connection stays open)."""
         self.endpoint = ""
@@ -102,6 +103,7 @@ class FakeNode(pb_grpc.AdminServicer):
     async def DescribeQuorum(
         self, request: rpb.DescribeQuorumRequest, context: Any
     ) -> rpb.DescribeQuorumResponse:
+        self.describe_quorum_calls += 1
         controller = self.cluster.controller
         if controller is self:
             return rpb.DescribeQuorumResponse(

@@ -139,6 +139,30 @@ def test_a_slow_controller_the_others_still_name_is_waited_for() -> None:
     run(scenario)
 
 
+def test_calls_waiting_on_one_slow_controller_share_its_leader_checks() -> None:
+    """Many calls in flight (a host of brokers heartbeating on one channel) ask the other
+    servers once per check round, not once per call."""
+    calls = 20
+
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
+        slow = nodes[0]
+        cluster.controller = slow
+        async with ControllerChannel([n.endpoint for n in nodes], request_timeout_ms=1_500) as c:
+            await c.call(DESCRIBE, pb.DescribeClusterRequest())
+            slow.frozen = True
+            outcomes = await asyncio.gather(
+                *(c.call(DESCRIBE, pb.DescribeClusterRequest()) for _ in range(calls)),
+                return_exceptions=True,
+            )
+        assert all(isinstance(o, KafkaError) for o in outcomes), outcomes
+        asked = [node.describe_quorum_calls for node in nodes[1:]]
+        # About four rounds fit in the 1 s after the first check at 0.5 s; per call it
+        # would be four times ``calls``.
+        assert all(1 <= count <= 8 for count in asked), asked
+
+    run(scenario)
+
+
 def test_an_error_other_than_not_controller_is_returned_to_the_caller() -> None:
     async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
         cluster.controller = nodes[0]

@@ -418,6 +418,52 @@ def test_listeners_accept_ipv6_any_host_and_ephemeral_ports() -> None:
     assert c.listeners[0].address == HostPort("::", 0)
 
 
+@pytest.mark.parametrize(
+    ("listeners", "advertised", "problem"),
+    [
+        (
+            "RAFT://:9400",
+            "RAFT://h:1",
+            "advertised, but controller.quorum.transport is not stream",
+        ),
+        ("RAFT://:9400", "RAFT://:9401", "advertised.listeners: ':9401' has no host"),
+        ("RAFT://:9400", "RAFT://h:0", "advertised.listeners: port 0 is outside 1 to 65535"),
+        ("", "RAFT://h:9401", "advertised.listeners: RAFT is not a listener in listeners (none)"),
+    ],
+)
+def test_advertised_listeners_rejected(listeners: str, advertised: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_config(
+            BASE,
+            {
+                "listeners": listeners,
+                "advertised.listeners": advertised,
+                "controller.quorum.transport": "grpc",
+            },
+        )
+    assert problem in str(raised.value)
+
+
+def test_advertised_raft_listener_needs_the_stream_transport() -> None:
+    with pytest.raises(ConfigError, match=r"controller\.quorum\.transport is not stream"):
+        config(
+            listeners="RAFT://:9400",
+            advertised_listeners="RAFT://proxy:9401",
+            controller_quorum_transport="grpc",
+        )
+
+
+def test_advertised_raft_listener_is_what_peers_are_told() -> None:
+    from raftmeta.quorum.settings import NodeSettings
+
+    settings = NodeSettings.from_config(
+        config(listeners="RAFT://127.0.0.1:9400", advertised_listeners="raft://proxy:9401")
+    )
+    assert settings.stream_listen == ("127.0.0.1", 9400)
+    assert settings.stream_advertised == ("proxy", 9401)
+    assert NodeSettings.from_config(config()).stream_advertised is None
+
+
 # ---------------------------------------------------------------------------- cross-key rules
 
 

@@ -23,5 +23,13 @@ def test_a_short_campaign_loses_nothing_and_echoes_nothing(tmp_path: Path) -> No
     assert result.verdict.violations == [], report
     assert len(result.faults) >= 4, report
     assert result.verdict.acknowledged >= 100, report
+    # Every Raft link between controllers went through the proxy (brokers' too).
+    controllers = [3000, 3001, 3002]
+    assert all(
+        result.relayed.get((source, destination), 0) > 0
+        for source in controllers
+        for destination in controllers
+        if source != destination
+    ), result.relayed
     # The history on disk is the one the checker judged.
     assert len(read_history(plan.directory / "history.jsonl")) == len(result.operations)

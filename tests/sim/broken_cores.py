@@ -168,3 +168,11 @@ class EarlyChangeCore(RaftCore):
         if isinstance(view, LeaderView):
             return dataclasses.replace(view, committed_own_epoch=True)
         return view
+
+
+class UnabstainingCore(RaftCore):
+    """Votes at once after a repair cut its log, as if it had lost nothing it acknowledged."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs["log_repaired"] = False
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ import pytest
 
 from raftmeta.sim import invariants as inv
 from raftmeta.sim.cluster import CoreFactory, Simulation
-from raftmeta.sim.faults import FaultPlan, Heal, IsolateLeader, Reconfigure
+from raftmeta.sim.faults import FaultPlan, Heal, IsolateLeader, LoseTail, Pause, Reconfigure
 from raftmeta.sim.hostile import HostilePlan
 from raftmeta.sim.invariants import InvariantViolation
 from tests.sim import broken_cores as broken
@@ -31,6 +31,7 @@ CASES: list[tuple[str, CoreFactory]] = [
     (inv.PERSISTED_IN_RANGE, broken.UncheckedCore),
     (inv.MAJORITIES_OVERLAP, broken.TwoChangesAtOnceCore),
     (inv.CHANGE_AFTER_OWN_COMMIT, broken.EarlyChangeCore),
+    (inv.COMMITTED_PREFIX_AGREES, broken.UnabstainingCore),
 ]
 SEED_BUDGET = 60
 ISOLATED_LEADER_REJOINS = FaultPlan(
@@ -48,7 +49,15 @@ CHANGE_THEN_LEADER_LOST = FaultPlan(
 """The leader is cut off and then adds a voter, which only it holds; a removal then waits for
 whoever leads next. The next leader must commit its own epoch before it takes the removal:
 until then the cut-off leader's addition could still commit (the single-server-change bug)."""
+LOST_TAIL = FaultPlan(
+    ((500, Pause(3, 1000)), (1200, LoseTail(1000, 20)), (1200, IsolateLeader()), (3500, Heal())),
+    snapshot_every_batches=1_000_000,
+)
+"""Node 3 falls behind; the other follower, holding commits node 3 lacks, loses its log to a
+repair, and the leader is cut off: a voter that votes at once after its repair elects node 3,
+which lacks those commits, and the old leader must then truncate them."""
 TARGETED_PLANS: dict[CoreFactory, FaultPlan] = {
+    broken.UnabstainingCore: LOST_TAIL,
     broken.EpochBlindLeaderCore: ISOLATED_LEADER_REJOINS,
     broken.TwoChangesAtOnceCore: TWO_ADDS_AT_ONCE,
     broken.EarlyChangeCore: CHANGE_THEN_LEADER_LOST,
@@ -66,6 +75,11 @@ def test_the_real_core_holds_under_the_membership_plans(plan: FaultPlan) -> None
     for seed in range(12):
         changes += Simulation(seed, plan=plan).run().voter_changes
     assert changes >= 12, "the operator's changes went through"
+
+
+def test_the_real_core_keeps_commits_when_a_voter_loses_its_tail() -> None:
+    for seed in range(20):
+        Simulation(seed, plan=LOST_TAIL).run()
 
 
 @pytest.mark.parametrize(("invariant", "core_factory"), CASES, ids=[c.__name__ for _, c in CASES])

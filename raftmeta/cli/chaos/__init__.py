@@ -2,10 +2,12 @@
 
 A three-controller, three-broker dev cluster takes a steady stream of CreateTopics from a few
 clients while faults hit it one at a time (``faults``: kill -9, pauses, restarts, damaged
-segments, loss of the majority); every operation and what its client was told is recorded
-(``history``, ``workload``), and after the run every node's files are checked against that
-history (``checker``): no acknowledged write lost, no write that was reported failed present,
-the controllers' logs identical where they overlap, every image equal at equal offsets.
+segments, loss of the majority, a full restart, and through ``proxy``, a relay on every Raft
+link, partitions, cut links, one-way cuts and latency); every operation and what its client
+was told is recorded (``history``, ``workload``), and after the run every node's files are
+checked against that history (``checker``): no acknowledged write lost, no write that was
+reported failed present, the controllers' logs identical where they overlap, every image
+equal at equal offsets.
 ``campaign`` runs it; this module is the command line.
 """
 
@@ -36,8 +38,7 @@ def register(commands: Any) -> None:
     chaos.add_argument(
         "--faults",
         default=",".join(DEFAULT_KINDS),
-        help="comma-separated fault kinds to draw from (default: all but bit-flip, which is "
-        "outside Raft's fault model)",
+        help="comma-separated fault kinds to draw from (default: all)",
     )
     chaos.add_argument("--workers", type=int, default=4, help="concurrent writing clients")
     chaos.set_defaults(handler=run)

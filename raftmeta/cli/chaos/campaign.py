@@ -20,9 +20,10 @@ from raftmeta.cli.broker import STATUS_FILE
 from raftmeta.cli.chaos.checker import Verdict, judge
 from raftmeta.cli.chaos.faults import HEAL_DEADLINE_S, FaultRecord, HealError, Injector
 from raftmeta.cli.chaos.history import Operation, Outcome, write_history
+from raftmeta.cli.chaos.proxy import FaultProxy
 from raftmeta.cli.chaos.workload import Workload, monotonic_since
-from raftmeta.cli.devcluster import DevCluster
-from raftmeta.ports import free_port_run
+from raftmeta.cli.devcluster import NODE_IDS, DevCluster
+from raftmeta.ports import free_port_run, free_ports
 
 BROKERS = 3
 
@@ -42,6 +43,10 @@ class Result:
     operations: list[Operation]
     verdict: Verdict
     heal_failure: str | None
+    relayed: dict[tuple[int, int], int]
+    """Bytes the proxy delivered on each directed Raft link (source, destination)."""
+    dropped_bytes: int
+    """Bytes the proxy dropped on cut links."""
 
     @property
     def passed(self) -> bool:
@@ -79,6 +84,11 @@ def report_lines(result: Result, plan: Plan) -> list[str]:
         f"({verdict.unknown_present} of them happened), lost {len(verdict.lost)}, "
         f"echoes {len(verdict.echoes)}; every node's files read up to offset {verdict.end_offset}"
     )
+    lines.append(
+        f"proxy: {sum(result.relayed.values()) / 1e6:.1f} MB relayed on "
+        f"{len(result.relayed)} directed Raft links, {result.dropped_bytes / 1e3:.0f} kB dropped "
+        "by cuts"
+    )
     if result.heal_failure:
         lines.append(f"FAILED TO HEAL: {result.heal_failure}")
     for violation in verdict.violations:
@@ -87,15 +97,35 @@ def report_lines(result: Result, plan: Plan) -> list[str]:
     return lines
 
 
+def proxied_cluster(directory: Path) -> tuple[DevCluster, FaultProxy]:
+    """A dev cluster whose controllers serve the Raft stream on pinned ports and advertise
+    the proxy's instead, so every Raft message between nodes passes the proxy."""
+    base_port = free_port_run(3)
+    raft_ports = free_ports(2 * len(NODE_IDS))
+    upstream = dict(zip(NODE_IDS, raft_ports[: len(NODE_IDS)], strict=True))
+    relayed = dict(zip(NODE_IDS, raft_ports[len(NODE_IDS) :], strict=True))
+    settings = {
+        node_id: {
+            "listeners": f"CONTROLLER://127.0.0.1:{base_port + index},"
+            f"RAFT://127.0.0.1:{upstream[node_id]}",
+            "advertised.listeners": f"RAFT://127.0.0.1:{relayed[node_id]}",
+        }
+        for index, node_id in enumerate(NODE_IDS)
+    }
+    cluster = DevCluster(directory, base_port, brokers=BROKERS, racks=0, node_overrides=settings)
+    return cluster, FaultProxy(upstream, relayed)
+
+
 async def run_campaign(plan: Plan, progress: Callable[[str], None]) -> Result:
     rng = random.Random(plan.seed)
     began = time.monotonic()
     clock = monotonic_since(began)
-    cluster = DevCluster(plan.directory, free_port_run(3), brokers=BROKERS, racks=0)
+    cluster, proxy = proxied_cluster(plan.directory)
+    await proxy.start()
     cluster.prepare()
     cluster.start()
     cluster.start_brokers()
-    injector = Injector(cluster, rng, clock)
+    injector = Injector(cluster, rng, clock, proxy)
     workload = Workload(cluster.bootstrap_servers, plan.workers, clock, f"chaos{plan.seed}")
     faults: list[FaultRecord] = []
     heal_failure: str | None = None
@@ -124,7 +154,9 @@ async def run_campaign(plan: Plan, progress: Callable[[str], None]) -> Result:
         progress(f"the cluster did not heal: {error}")
         await workload.stop()
     finally:
+        proxy.heal()
         await asyncio.to_thread(cluster.stop)
+        await proxy.stop()
     write_history(plan.directory / "history.jsonl", workload.operations)
     verdict = judge(
         workload.operations,
@@ -135,4 +167,11 @@ async def run_campaign(plan: Plan, progress: Callable[[str], None]) -> Result:
         },
         converged=converged,
     )
-    return Result(faults, list(workload.operations), verdict, heal_failure)
+    return Result(
+        faults,
+        list(workload.operations),
+        verdict,
+        heal_failure,
+        dict(proxy.forwarded),
+        sum(proxy.dropped.values()),
+    )

@@ -1,22 +1,22 @@
 """The faults a campaign injects into a running dev cluster, one at a time.
 
-Each fault acts on real processes and real files: ``kill -9``, SIGSTOP/SIGCONT, a graceful
-restart, a torn write left at the end of a segment while its node is down, and the loss of the
-quorum's majority.
+Each fault acts on real processes, real files and real connections: ``kill -9``,
+SIGSTOP/SIGCONT, a graceful restart, a torn write left at the end of a segment while its node
+is down, the loss of the quorum's majority, every node killed at once (``full-restart``, a
+power cut), and, through the :class:`~raftmeta.cli.chaos.proxy.FaultProxy` on every Raft
+link, a node partitioned from all others, a link between two controllers cut, the leader's
+sends or receives cut one way, and latency added to every link.
 
-``bit-flip`` (one bit of a follower's acknowledged records flipped) is offered but not drawn
-by default: it is outside the fault model of Raft and of Kafka. The node truncates its log at
-the damage and fetches the rest again, but until it has, it may vote for a candidate that
-lacks records it had acknowledged, and if that candidate wins, committed records are gone
-(the other voter holding them then stops rather than truncate below its high watermark). A
-torn write is inside the model: a crash in the middle of a write leaves a partial batch
-after everything the node had acknowledged.
+``bit-flip`` flips one bit of a follower's acknowledged records, which is outside the fault
+model of Raft and of Kafka: the node truncates its log at the damage and fetches the rest
+again, and until it has, its vote could let a candidate that lacks records it had
+acknowledged win, losing committed records. A voter whose start-up repair cut its log
+therefore grants no votes until a leader has brought it up to date (``RaftCore.abstaining``),
+which makes the fault safe to draw. A torn write (a crash in the middle of a write leaves a
+partial batch after everything the node had acknowledged) is inside the model.
 
 Each fault returns a :class:`FaultRecord` the report groups by kind. Only one fault is active
 at a time, and the campaign waits for the cluster to heal in between.
-
-Network faults (partitions, added latency) need a proxy on every link and are not injected
-yet; the deterministic simulator covers them against the core.
 """
 
 from __future__ import annotations
@@ -30,12 +30,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from raftmeta.cli.chaos.proxy import FaultProxy
 from raftmeta.cli.devcluster import BrokerProcess, DevCluster, NodeProcess
 from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
 
 log = logging.getLogger(__name__)
 
+NETWORK_KINDS = ("partition", "cut-link", "one-way-cut", "latency")
+"""Faults made by the proxy on the Raft links."""
 KINDS = (
     "kill-leader",
     "kill-follower",
@@ -45,9 +48,16 @@ KINDS = (
     "torn-tail",
     "bit-flip",
     "quorum-loss",
+    "full-restart",
+    *NETWORK_KINDS,
 )
-DEFAULT_KINDS = tuple(kind for kind in KINDS if kind != "bit-flip")
-"""What a campaign draws unless told otherwise: every fault inside Raft's fault model."""
+DEFAULT_KINDS = KINDS
+"""What a campaign draws unless told otherwise: every fault."""
+NETWORK_HOLD_S = (2.0, 5.0)
+"""How long a network fault lasts, drawn between these."""
+LATENCY_S = (0.05, 0.2)
+"""The one-way delay the latency fault adds to every link, drawn between these: up to a
+round trip of 400 ms, close to the 500 ms fetch timeout."""
 HEAL_DEADLINE_S = 60.0
 """How long the cluster may take to have a leader and every voter caught up after a fault;
 longer is reported as a failure to heal, itself a finding."""
@@ -72,10 +82,19 @@ class Injector:
     """Injects faults into ``cluster`` using ``rng`` for every choice, so a seed replays the
     same sequence of faults and targets (the timing of the processes themselves varies)."""
 
-    def __init__(self, cluster: DevCluster, rng: random.Random, clock: Callable[[], float]):
+    def __init__(
+        self,
+        cluster: DevCluster,
+        rng: random.Random,
+        clock: Callable[[], float],
+        proxy: FaultProxy | None = None,
+    ):
+        """``proxy`` carries every Raft link of ``cluster``; without one the network
+        faults cannot be injected."""
         self.cluster = cluster
         self.rng = rng
         self.clock = clock
+        self.proxy = proxy
 
     async def describe(self) -> QuorumInfo | None:
         try:
@@ -139,7 +158,14 @@ class Injector:
             "torn-tail": lambda: self._damage_follower("torn-tail"),
             "bit-flip": lambda: self._damage_follower("bit-flip"),
             "quorum-loss": self._quorum_loss,
+            "full-restart": self._full_restart,
+            "partition": self._partition,
+            "cut-link": self._cut_link,
+            "one-way-cut": self._one_way_cut,
+            "latency": self._latency,
         }
+        if kind in NETWORK_KINDS and self.proxy is None:
+            raise ValueError(f"{kind} needs the fault proxy on the cluster's links")
         return await action[kind]()
 
     # ------------------------------------------------------------------------ the faults
@@ -158,6 +184,72 @@ class Injector:
     async def _quorum_loss(self) -> FaultRecord:
         leader = self.cluster.nodes[await self.leader()]
         return await self._kill_and_restart("quorum-loss", [leader, await self._follower()])
+
+    async def _full_restart(self) -> FaultRecord:
+        """A power cut: every controller and broker killed at once, then all started again."""
+        return await self._kill_and_restart("full-restart", self._processes())
+
+    async def _partition(self) -> FaultRecord:
+        """One controller (the leader half the time) cut off from every other node."""
+        leader = await self.leader()
+        node = leader if self.rng.random() < 0.5 else (await self._follower()).node_id
+        others = [n for n in self._node_ids() if n != node]
+        return await self._network_fault(
+            "partition",
+            f"controller {node} from all",
+            lambda proxy: proxy.partition(node, others),
+        )
+
+    async def _cut_link(self) -> FaultRecord:
+        first, second = self.rng.sample(sorted(self.cluster.nodes), 2)
+        return await self._network_fault(
+            "cut-link",
+            f"controllers {first} and {second}",
+            lambda proxy: proxy.cut_both_ways(first, second),
+        )
+
+    async def _one_way_cut(self) -> FaultRecord:
+        """The leader can still hear every node but not reach any, or the other way."""
+        leader = await self.leader()
+        others = [n for n in self._node_ids() if n != leader]
+        outbound = self.rng.random() < 0.5
+
+        def cut(proxy: FaultProxy) -> None:
+            for other in others:
+                if outbound:
+                    proxy.cut(leader, other)
+                else:
+                    proxy.cut(other, leader)
+
+        where = "sends" if outbound else "receives"
+        return await self._network_fault("one-way-cut", f"controller {leader}'s {where}", cut)
+
+    async def _latency(self) -> FaultRecord:
+        delay_s = self.rng.uniform(*LATENCY_S)
+        nodes = self._node_ids()
+
+        def slow(proxy: FaultProxy) -> None:
+            for source in nodes:
+                for destination in nodes:
+                    if source != destination:
+                        proxy.delay(source, destination, delay_s)
+
+        return await self._network_fault(
+            "latency", f"{delay_s * 1000:.0f} ms each way on every link", slow
+        )
+
+    async def _network_fault(
+        self, kind: str, target: str, apply: Callable[[FaultProxy], None]
+    ) -> FaultRecord:
+        proxy = self.proxy
+        assert proxy is not None
+        began = self.clock()
+        apply(proxy)
+        try:
+            await asyncio.sleep(self.rng.uniform(*NETWORK_HOLD_S))
+        finally:
+            proxy.heal()
+        return FaultRecord(kind, target, began, self.clock())
 
     async def _pause_leader(self) -> FaultRecord:
         node = self.cluster.nodes[await self.leader()]
@@ -191,14 +283,18 @@ class Injector:
 
     async def _kill_and_restart(self, kind: str, nodes: list[NodeProcess]) -> FaultRecord:
         began = self.clock()
-        for node in nodes:
-            node.kill()
+        for node in nodes:  # every signal first, so that the nodes die together
+            node.signal(signal.SIGKILL)
         for node in nodes:
             await asyncio.to_thread(node.wait, STOP_DEADLINE_S)
         await asyncio.sleep(self.rng.uniform(0.5, 2.0))  # how long the nodes stay down
         for node in nodes:
             node.start()
-        target = ", ".join(process_name(node) for node in nodes)
+        target = (
+            "every controller and broker"
+            if len(nodes) == len(self._processes())
+            else ", ".join(process_name(node) for node in nodes)
+        )
         return FaultRecord(kind, target, began, self.clock())
 
     # -------------------------------------------------------------------------- helpers
@@ -207,6 +303,9 @@ class Injector:
         leader = await self.leader()
         followers = [node for node_id, node in self.cluster.nodes.items() if node_id != leader]
         return self.rng.choice(followers)
+
+    def _node_ids(self) -> list[int]:
+        return [*self.cluster.nodes, *self.cluster.brokers]
 
     def _processes(self) -> list[NodeProcess]:
         return [*self.cluster.nodes.values(), *self.cluster.brokers.values()]
