@@ -48,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -720,7 +720,7 @@ def main() -> int:
             "profile-load": child_profile_load,
             "quorum": lambda a: asyncio.run(quorum_main(a)),
             "observer": lambda a: asyncio.run(observer_main(a)),
-            "controller": lambda a: asyncio.run(controller_main(a)),
+            "controller": lambda a: run_controller_process(controller_main(a)),
         }
         children[args.child](args)
         return 0
@@ -967,10 +967,19 @@ async def until_stdin_closes(on_line: Callable[[str], None]) -> None:
             on_line(line.strip())
 
 
+def run_controller_process(main: Coroutine[Any, Any, None]) -> None:
+    """Run a controller child as ``raftmeta serve`` runs: its collector settings, its loop."""
+    from raftmeta.quorum import collector, event_loop
+
+    collector.tune_for_server()
+    event_loop.run(main)
+
+
 async def controller_main(args: argparse.Namespace) -> None:
     """One voter of the CreateTopics quorum: a ``ControllerNode`` serving Raft, Admin and
     BrokerLifecycle on its port, until stdin closes."""
     from raftmeta.config.node import parse_config
+    from raftmeta.quorum import collector
     from raftmeta.server.controller_node import ControllerNode
 
     ports = [int(port) for port in args.ports.split(",")]
@@ -1003,8 +1012,19 @@ async def controller_main(args: argparse.Namespace) -> None:
         profiler = cProfile.Profile()
         profiler.enable()
     node = await ControllerNode.start(config)
+    collector.freeze_loaded_state()
+    commits: list[float] = []
+    node.client.commit_latency_observer = commits.append
+
+    def on_line(line: str) -> None:
+        # "commits": the append-to-commit latencies (ms) this node saw as leader since the
+        # last ask, so a phase can report how long Raft took under its load.
+        if line == "commits":
+            answer({"commit_ms": [1000 * seconds for seconds in commits]})
+            commits.clear()
+
     answer({"address": node.address})
-    await until_stdin_closes(lambda _line: None)
+    await until_stdin_closes(on_line)
     await node.stop()
     if profiler is not None:
         profiler.disable()
@@ -1052,6 +1072,17 @@ class ControllerProcesses:
     def cpu_seconds(self) -> list[float]:
         """User plus system CPU time each controller process has used so far."""
         return [process_cpu_seconds(process.pid) for process in self.processes]
+
+    def commit_latencies_ms(self) -> list[float]:
+        """Append-to-commit latencies (ms) of the appends made since the last call, from
+        every controller (only the leader appends)."""
+        latencies: list[float] = []
+        for process in self.processes:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write("commits\n")
+            process.stdin.flush()
+            latencies.extend(json.loads(process.stdout.readline())["commit_ms"])
+        return latencies
 
     def close(self) -> None:
         for process in self.processes:
