@@ -712,6 +712,7 @@ def main() -> int:
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     parser.add_argument("--target", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--gc-paused", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--setting", action="append", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         children: dict[str, Callable[[argparse.Namespace], Any]] = {
@@ -1003,6 +1004,7 @@ async def controller_main(args: argparse.Namespace) -> None:
             "listeners": f"CONTROLLER://127.0.0.1:{ports[args.node_id - 1]}",
             "metadata.log.dir": str(data_dir),
             "cluster.id": CLUSTER_ID,
+            **dict(setting.split("=", 1) for setting in args.setting),
         }
     )
     profiler: Any = None
@@ -1035,8 +1037,14 @@ class ControllerProcesses:
     """Three ``ControllerNode`` processes on loopback: the quorum CreateTopics runs against."""
 
     def __init__(
-        self, directory: Path, *, profile: bool = False, snapshot: str | None = None
+        self,
+        directory: Path,
+        *,
+        profile: bool = False,
+        snapshot: str | None = None,
+        settings: Mapping[str, str] | None = None,
     ) -> None:
+        """``settings`` are extra node configuration keys for every controller."""
         ports = free_ports(3)
         self.servers = [f"127.0.0.1:{port}" for port in ports]
         self.profiles = [directory / f"controller-{node_id}.prof" for node_id in (1, 2, 3)]
@@ -1055,6 +1063,11 @@ class ControllerProcesses:
                     ",".join(map(str, ports)),
                     *(["--profile-out", str(self.profiles[node_id - 1])] if profile else []),
                     *(["--snapshot", snapshot] if snapshot else []),
+                    *(
+                        argument
+                        for key, value in (settings or {}).items()
+                        for argument in ("--setting", f"{key}={value}")
+                    ),
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

@@ -178,6 +178,15 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         Matches(r"grpc|stream", "grpc or stream"),
     ),
     ConfigKey(
+        "controller.grpc.thread.enable",
+        ConfigType.BOOLEAN,
+        "true",
+        "Serve the controller listener's gRPC calls (Admin, BrokerLifecycle, Raft over gRPC) "
+        "from an event loop on a thread of its own, so that gRPC's callbacks, decoding and "
+        "encoding do not queue ahead of the Raft driver on the node's loop; each handler still "
+        "runs on the node's loop. false serves everything from the node's loop.",
+    ),
+    ConfigKey(
         "controller.quorum.request.timeout.ms",
         ConfigType.INT,
         "2000",

@@ -1,0 +1,87 @@
+"""``ServingThread``: a thread with an event loop of its own, for the node's gRPC server.
+
+A controller node's one event loop carries the Raft driver, the Raft stream's sockets, the
+controller and every gRPC callback. Under many admin clients most of that loop's time is
+gRPC's: each call's completion, decoding and encoding run as callbacks in the same queue as
+the Raft driver, so every Raft step (a follower's fetch, the disk write finishing, the commit)
+waits behind a whole turn of admin work. Serving gRPC from a loop on its own thread keeps
+those callbacks out of the Raft loop's queue: each handler runs on the node's loop (its home,
+:func:`on_loop`), so everything that touches the controller, the image or the node stays on
+the one loop that owns them; only gRPC's own work moves.
+
+The GIL still serialises Python code, so this moves waiting, not work, and costs two
+cross-thread hand-offs per call. Measured under 16 CreateTopics clients (3 voters, one
+machine): the leader's append-to-commit p99 fell from 16-51 ms to 11-14 ms and throughput
+rose by a quarter or more, with less CPU per write (fewer, fuller turns of each loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from raftmeta.quorum.event_loop import loop_factory
+
+_T = TypeVar("_T")
+
+
+class ServingThread:
+    """A daemon thread running an event loop until :meth:`stop`."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            raise RuntimeError("the serving thread is not running")
+        return self._loop
+
+    def start(self) -> None:
+        """Start the thread and return once its loop runs."""
+        if self._thread is not None:
+            return
+        factory = loop_factory()
+        loop = factory() if factory is not None else asyncio.new_event_loop()
+        started = threading.Event()
+
+        def main() -> None:
+            asyncio.set_event_loop(loop)
+            loop.call_soon(started.set)
+            try:
+                loop.run_forever()
+            finally:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=main, name=self._name, daemon=True)
+        self._thread.start()
+        started.wait()
+
+    async def run(self, work: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``work`` on this thread's loop; its result, awaited from the caller's loop."""
+        return await on_loop(self.loop, work)
+
+    def stop(self) -> None:
+        """Stop the loop and wait for the thread (call once what runs on it has stopped)."""
+        thread, self._thread = self._thread, None
+        loop = self._loop
+        if thread is None or loop is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        self._loop = None
+
+
+async def on_loop(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``work`` on ``loop`` (at once when that is the caller's own loop) and await it.
+
+    Cancelling the caller cancels ``work`` too (a gRPC call whose client went away)."""
+    if asyncio.get_running_loop() is loop:
+        return await work
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, loop))
