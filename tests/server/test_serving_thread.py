@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 
 import pytest
 
-from raftmeta.server.serving_thread import ServingThread, on_loop
+from raftmeta.server.serving_thread import SWITCH_INTERVAL_S, ServingThread, on_loop
 from tests.support.scenario import run_with_deadline
 
 
@@ -42,6 +43,18 @@ def test_work_runs_on_the_other_loop_and_its_outcome_comes_back() -> None:
             serving.stop()
 
     run_with_deadline(main(), 10)
+
+
+def test_a_running_serving_thread_bounds_how_long_the_gil_is_held() -> None:
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    serving = ServingThread("test-serving")
+    try:
+        serving.start()
+        assert sys.getswitchinterval() <= SWITCH_INTERVAL_S
+    finally:
+        serving.stop()
+        sys.setswitchinterval(previous)
 
 
 def test_cancelling_the_caller_cancels_the_work_on_the_other_loop() -> None:
