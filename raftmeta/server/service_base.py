@@ -102,17 +102,25 @@ async def remembered(
     An empty ``request_id`` runs the request as it comes.
     """
     known_id = check_request_id(request_id)
+    kept: list[tuple[object, _Message]] = []
 
     def keep(result: Any) -> bytes:
-        data: bytes = reply(result).SerializeToString()  # type: ignore[attr-defined]
+        message = reply(result)
+        kept.append((result, message))
+        data: bytes = message.SerializeToString()  # type: ignore[attr-defined]
         return data
 
     tag = None if known_id is None else RequestTag(known_id, operation, keep)
     try:
-        return reply(await call(tag))
+        result = await call(tag)
     except AnsweredBefore as seen:
         log.info("%s request %s answered again from its first outcome", operation, known_id)
         return parse(seen.outcome)
+    # The reply kept for retries was built from this very result: answer with it.
+    for kept_result, message in kept:
+        if kept_result is result:
+            return message
+    return reply(result)
 
 
 class ServiceBase:
