@@ -79,6 +79,12 @@ class _HomeEndpoint:
         async def describe() -> QuorumDescription:
             return self._endpoint.describe_quorum()
 
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._home:
+            return self._endpoint.describe_quorum()
         return asyncio.run_coroutine_threadsafe(describe(), self._home).result()
 
 
