@@ -26,7 +26,7 @@ every ratio is measured in one window on this machine.
 
 Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,zookeeper]``
 ``--variant NAME:KEY=VALUE`` adds a raftmeta column whose controllers run with other settings
-(``--variant grpc-on-loop:controller.grpc.thread.enable=false`` compares the two layouts of
+(``--variant grpc-thread:controller.grpc.thread.enable=true`` compares the two layouts of
 gRPC serving in the same run).
 """
 
@@ -680,7 +680,7 @@ def main() -> int:
         default=[],
         metavar="NAME:KEY=VALUE[,KEY=VALUE]",
         help="also run raftmeta's CreateTopics phases with these controller settings, as a "
-        "column of its own (e.g. grpc-on-loop:controller.grpc.thread.enable=false)",
+        "column of its own (e.g. grpc-thread:controller.grpc.thread.enable=true)",
     )
     args = parser.parse_args()
     variants: dict[str, dict[str, str]] = {}

@@ -6,7 +6,7 @@ as records and a restarted node rebuilds it from its latest snapshot plus the lo
 Raft, Admin and BrokerLifecycle services share one gRPC server, which this class owns: the
 node itself owns no socket.
 
-Two event loops serve a node (``controller.grpc.thread.enable``, the default): the node's own,
+With ``controller.grpc.thread.enable`` two event loops serve a node: the node's own,
 which runs the Raft driver, the Raft stream, the controller and every handler's body, and one
 on a thread of its own for the gRPC server's work (its callbacks, decoding and encoding), so
 that work never queues ahead of a Raft step (raftmeta.server.serving_thread).

@@ -15,11 +15,14 @@ waits for the other thread to give up the GIL, which the interpreter forces only
 ``sys.getswitchinterval()`` (5 ms by default); a running serving thread lowers that to
 :data:`SWITCH_INTERVAL_S` so that a Raft step waits at most that long behind gRPC work.
 
-Measured with ``benchmarks/peers_bench.py --variant`` and interleaved runs under 16
-CreateTopics clients (3 voters on one 2-core machine shared with other work): the leader's
-append-to-commit latency was lower with the thread (median p50 7.7 against 10.4 ms), as was
-its p99 once the switch interval was lowered (40 against 63 ms); throughput and CPU per write
-were the same within the noise.
+Measured in 17 interleaved runs under 16 CreateTopics clients (3 voters on one 2-core
+machine shared with other work, load average 9-25), with the thread against without: 1,000
+against 974 CreateTopics/s, client p50 12.8 against 14.1 ms and p99 52 against 70 ms, the
+leader's append-to-commit p50 7.3 against 8.5 ms but its p99 45 against 32 ms; with one
+client, p50 3.1 against 2.6 ms (two thread wake-ups per call). Raft's own p99 is the figure
+this layout was meant to lower and it did not, so it is off by default
+(``controller.grpc.thread.enable``); ``benchmarks/peers_bench.py --variant`` compares the two
+layouts in one run.
 """
 
 from __future__ import annotations

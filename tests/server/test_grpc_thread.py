@@ -48,6 +48,17 @@ def test_grpc_runs_on_its_own_thread_and_handlers_on_the_nodes_loop(tmp_path: Pa
         assert created.error_code == ErrorCode.NONE
         assert seen == [home]
 
+    run_scenario(scenario, ControllerQuorum(tmp_path, {"controller.grpc.thread.enable": True}))
+
+
+def test_by_default_grpc_shares_the_nodes_loop(tmp_path: Path) -> None:
+    async def scenario(cluster: ControllerQuorum) -> None:
+        await cluster.register(1)
+        active = await cluster.wait_for_active()
+        assert active.grpc_loop is None
+        created = await cluster.create_topic("on-the-one-loop")
+        assert created.error_code == ErrorCode.NONE
+
     run_scenario(scenario, ControllerQuorum(tmp_path))
 
 
