@@ -48,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -712,6 +712,7 @@ def main() -> int:
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     parser.add_argument("--target", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--gc-paused", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--setting", action="append", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         children: dict[str, Callable[[argparse.Namespace], Any]] = {
@@ -720,7 +721,7 @@ def main() -> int:
             "profile-load": child_profile_load,
             "quorum": lambda a: asyncio.run(quorum_main(a)),
             "observer": lambda a: asyncio.run(observer_main(a)),
-            "controller": lambda a: asyncio.run(controller_main(a)),
+            "controller": lambda a: run_controller_process(controller_main(a)),
         }
         children[args.child](args)
         return 0
@@ -967,10 +968,19 @@ async def until_stdin_closes(on_line: Callable[[str], None]) -> None:
             on_line(line.strip())
 
 
+def run_controller_process(main: Coroutine[Any, Any, None]) -> None:
+    """Run a controller child as ``raftmeta serve`` runs: its collector settings, its loop."""
+    from raftmeta.quorum import collector, event_loop
+
+    collector.tune_for_server()
+    event_loop.run(main)
+
+
 async def controller_main(args: argparse.Namespace) -> None:
     """One voter of the CreateTopics quorum: a ``ControllerNode`` serving Raft, Admin and
     BrokerLifecycle on its port, until stdin closes."""
     from raftmeta.config.node import parse_config
+    from raftmeta.quorum import collector
     from raftmeta.server.controller_node import ControllerNode
 
     ports = [int(port) for port in args.ports.split(",")]
@@ -994,6 +1004,7 @@ async def controller_main(args: argparse.Namespace) -> None:
             "listeners": f"CONTROLLER://127.0.0.1:{ports[args.node_id - 1]}",
             "metadata.log.dir": str(data_dir),
             "cluster.id": CLUSTER_ID,
+            **dict(setting.split("=", 1) for setting in args.setting),
         }
     )
     profiler: Any = None
@@ -1003,8 +1014,19 @@ async def controller_main(args: argparse.Namespace) -> None:
         profiler = cProfile.Profile()
         profiler.enable()
     node = await ControllerNode.start(config)
+    collector.freeze_loaded_state()
+    commits: list[float] = []
+    node.client.commit_latency_observer = commits.append
+
+    def on_line(line: str) -> None:
+        # "commits": the append-to-commit latencies (ms) this node saw as leader since the
+        # last ask, so a phase can report how long Raft took under its load.
+        if line == "commits":
+            answer({"commit_ms": [1000 * seconds for seconds in commits]})
+            commits.clear()
+
     answer({"address": node.address})
-    await until_stdin_closes(lambda _line: None)
+    await until_stdin_closes(on_line)
     await node.stop()
     if profiler is not None:
         profiler.disable()
@@ -1015,8 +1037,14 @@ class ControllerProcesses:
     """Three ``ControllerNode`` processes on loopback: the quorum CreateTopics runs against."""
 
     def __init__(
-        self, directory: Path, *, profile: bool = False, snapshot: str | None = None
+        self,
+        directory: Path,
+        *,
+        profile: bool = False,
+        snapshot: str | None = None,
+        settings: Mapping[str, str] | None = None,
     ) -> None:
+        """``settings`` are extra node configuration keys for every controller."""
         ports = free_ports(3)
         self.servers = [f"127.0.0.1:{port}" for port in ports]
         self.profiles = [directory / f"controller-{node_id}.prof" for node_id in (1, 2, 3)]
@@ -1035,6 +1063,11 @@ class ControllerProcesses:
                     ",".join(map(str, ports)),
                     *(["--profile-out", str(self.profiles[node_id - 1])] if profile else []),
                     *(["--snapshot", snapshot] if snapshot else []),
+                    *(
+                        argument
+                        for key, value in (settings or {}).items()
+                        for argument in ("--setting", f"{key}={value}")
+                    ),
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -1052,6 +1085,17 @@ class ControllerProcesses:
     def cpu_seconds(self) -> list[float]:
         """User plus system CPU time each controller process has used so far."""
         return [process_cpu_seconds(process.pid) for process in self.processes]
+
+    def commit_latencies_ms(self) -> list[float]:
+        """Append-to-commit latencies (ms) of the appends made since the last call, from
+        every controller (only the leader appends)."""
+        latencies: list[float] = []
+        for process in self.processes:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write("commits\n")
+            process.stdin.flush()
+            latencies.extend(json.loads(process.stdout.readline())["commit_ms"])
+        return latencies
 
     def close(self) -> None:
         for process in self.processes:

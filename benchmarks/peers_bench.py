@@ -6,7 +6,9 @@ flush on every voter), and each is driven from this process with 100-byte values
 
 (a) serial writes, one at a time: p50/p99 latency, and the CPU all three server processes
     spend per write (the client's own CPU is printed apart);
-(b) 1 and 16 concurrent clients, each with one write in flight: writes/s and p50.
+(b) 1 and 16 concurrent clients, each with one write in flight: writes/s, p50 and (16) p99;
+    for raftmeta also the leader's append-to-commit latency under the 16 clients, which shows
+    how long Raft itself took while gRPC serving and the controller shared the process.
 
 What a "write" is differs, and the table says so: an etcd ``Put`` and a ZooKeeper ``create``
 are single keys; raftmeta's client-visible write is a ``CreateTopics`` through gRPC (one topic
@@ -23,6 +25,9 @@ line saying so. Figures are medians over runs; the systems run in turn within ea
 every ratio is measured in one window on this machine.
 
 Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,zookeeper]``
+``--variant NAME:KEY=VALUE`` adds a raftmeta column whose controllers run with other settings
+(``--variant grpc-thread:controller.grpc.thread.enable=true`` compares the two layouts of
+gRPC serving in the same run).
 """
 
 from __future__ import annotations
@@ -78,7 +83,11 @@ class Figures:
     one_p50: list[float] = field(default_factory=list)
     many_rate: list[float] = field(default_factory=list)
     many_p50: list[float] = field(default_factory=list)
+    many_p99: list[float] = field(default_factory=list)
     many_cpu_ms: list[float] = field(default_factory=list)
+    many_commit_p50: list[float] = field(default_factory=list)
+    """raftmeta only: the leader's append-to-commit latency under the N-client load."""
+    many_commit_p99: list[float] = field(default_factory=list)
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
@@ -457,14 +466,66 @@ def run_zookeeper(load: Load, figures: Figures, log: Callable[[str], None], run:
 # ------------------------------------------------------------------------------ raftmeta
 
 
-def run_raftmeta(load: Load, figures: Figures, log: Callable[[str], None], run: int) -> None:
+def run_raftmeta(
+    load: Load,
+    figures: Figures,
+    log: Callable[[str], None],
+    run: int,
+    settings: dict[str, str] | None = None,
+    name: str = "raftmeta",
+) -> None:
     """Serial appends through the embedded API (timed inside the leader, as quorum_bench
-    does), then CreateTopics through gRPC with 1 and 16 clients (as metadata_bench does)."""
+    does), then CreateTopics through gRPC with 1 and 16 clients (as metadata_bench does).
+
+    ``settings`` (a variant's extra controller configuration) apply to the CreateTopics
+    controllers only; a variant skips the serial phase, which runs no controller."""
     from benchmarks.metadata_bench import (
         ControllerProcesses,
         create_topics_phase,
         registered_brokers,
     )
+
+    if settings is None:
+        run_raftmeta_serial(load, figures)
+    with tempfile.TemporaryDirectory(prefix="peers-bench-raftmeta-admin-") as temp:
+        controllers = ControllerProcesses(Path(temp), settings=settings)
+        try:
+
+            async def phases() -> None:
+                async with registered_brokers(controllers.servers):
+                    for clients, count in (
+                        (1, load.single_client),
+                        (load.concurrent_clients, load.per_concurrent_client),
+                    ):
+                        controllers.commit_latencies_ms()  # from here on
+                        phase = await create_topics_phase(
+                            controllers.servers,
+                            f"r{run}-c{clients}",
+                            clients,
+                            count,
+                            controllers.cpu_seconds,
+                        )
+                        commits = controllers.commit_latencies_ms()
+                        if clients == 1:
+                            figures.one_rate.append(phase["rate"])
+                            figures.one_p50.append(phase["p50_ms"])
+                            continue
+                        figures.many_rate.append(phase["rate"])
+                        figures.many_p50.append(phase["p50_ms"])
+                        figures.many_p99.append(phase["p99_ms"])
+                        figures.many_cpu_ms.append(phase["quorum_cpu_ms"])
+                        if commits:
+                            figures.many_commit_p50.append(percentile(commits, 0.5))
+                            figures.many_commit_p99.append(percentile(commits, 0.99))
+
+            asyncio.run(phases())
+        finally:
+            controllers.close()
+    log(summary(name, figures))
+
+
+def run_raftmeta_serial(load: Load, figures: Figures) -> None:
+    """Serial appends through the embedded append API, timed inside the leader."""
     from benchmarks.quorum_bench import Quorum
 
     with tempfile.TemporaryDirectory(prefix="peers-bench-raftmeta-") as temp:
@@ -480,37 +541,6 @@ def run_raftmeta(load: Load, figures: Figures, log: Callable[[str], None], run: 
             figures.serial_p99.append(percentile(serial, 0.99))
         finally:
             quorum.close()
-    with tempfile.TemporaryDirectory(prefix="peers-bench-raftmeta-admin-") as temp:
-        controllers = ControllerProcesses(Path(temp))
-        try:
-
-            async def phases() -> None:
-                async with registered_brokers(controllers.servers):
-                    for clients, count, rate, p50 in (
-                        (1, load.single_client, figures.one_rate, figures.one_p50),
-                        (
-                            load.concurrent_clients,
-                            load.per_concurrent_client,
-                            figures.many_rate,
-                            figures.many_p50,
-                        ),
-                    ):
-                        phase = await create_topics_phase(
-                            controllers.servers,
-                            f"r{run}-c{clients}",
-                            clients,
-                            count,
-                            controllers.cpu_seconds,
-                        )
-                        rate.append(phase["rate"])
-                        p50.append(phase["p50_ms"])
-                        if clients > 1:
-                            figures.many_cpu_ms.append(phase["quorum_cpu_ms"])
-
-            asyncio.run(phases())
-        finally:
-            controllers.close()
-    log(summary("raftmeta", figures))
 
 
 # ------------------------------------------------------------------------------- shared
@@ -534,13 +564,19 @@ async def record_phase(
         rate.append(len(latencies) / elapsed)
         p50.append(1000 * percentile(latencies, 0.5))
         if clients > 1:
+            figures.many_p99.append(1000 * percentile(latencies, 0.99))
             figures.many_cpu_ms.append(1000 * (cpu_seconds(pids) - cpu) / max(1, len(latencies)))
 
 
 def summary(name: str, figures: Figures) -> str:
+    serial = (
+        f"serial p50/p99 {figures.serial_p50[-1]:.2f}/{figures.serial_p99[-1]:.2f} ms, "
+        if figures.serial_p50
+        else ""
+    )
     return (
-        f"  {name}: serial p50/p99 {figures.serial_p50[-1]:.2f}/{figures.serial_p99[-1]:.2f} ms, "
-        f"1 client {figures.one_rate[-1]:,.0f}/s, 16 clients {figures.many_rate[-1]:,.0f}/s"
+        f"  {name}: {serial}1 client {figures.one_rate[-1]:,.0f}/s, "
+        f"16 clients {figures.many_rate[-1]:,.0f}/s (p99 {figures.many_p99[-1]:.1f} ms)"
     )
 
 
@@ -548,7 +584,10 @@ def median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def table(results: dict[str, Figures], load: Load, runs: int) -> list[str]:
+def table(
+    results: dict[str, Figures], load: Load, runs: int, variants: Sequence[str] = ()
+) -> list[str]:
+    """Medians per system, and raftmeta's ratio to each peer (not to its own variants)."""
     names = list(results)
     rows: list[tuple[str, str, Callable[[Figures], list[float]]]] = [
         ("serial write p50", "ms", lambda f: f.serial_p50),
@@ -558,18 +597,30 @@ def table(results: dict[str, Figures], load: Load, runs: int) -> list[str]:
         ("1 client: p50", "ms", lambda f: f.one_p50),
         (f"{load.concurrent_clients} clients: writes/s", "/s", lambda f: f.many_rate),
         (f"{load.concurrent_clients} clients: p50", "ms", lambda f: f.many_p50),
+        (f"{load.concurrent_clients} clients: p99", "ms", lambda f: f.many_p99),
         (f"{load.concurrent_clients} clients: server CPU per write", "ms", lambda f: f.many_cpu_ms),
+        (
+            f"{load.concurrent_clients} clients: leader append-to-commit p50",
+            "ms",
+            lambda f: f.many_commit_p50,
+        ),
+        (
+            f"{load.concurrent_clients} clients: leader append-to-commit p99",
+            "ms",
+            lambda f: f.many_commit_p99,
+        ),
     ]
-    peers = [name for name in names if name != "raftmeta"]
-    header = f"{'(medians of ' + str(runs) + ' runs)':<42}" + "".join(
-        f"{name:>12}" for name in names
+    peers = [name for name in names if name not in ("raftmeta", *variants)]
+    widths = {name: max(12, len(name) + 2) for name in names}
+    header = f"{'(medians of ' + str(runs) + ' runs)':<50}" + "".join(
+        f"{name:>{widths[name]}}" for name in names
     )
     header += "".join(f"{'raftmeta/' + peer:>20}" for peer in peers if "raftmeta" in results)
     lines = [header]
     for label, unit, pick in rows:
         values = {name: median(pick(results[name])) for name in names}
         cells = "".join(
-            f"{'-' if values[name] is None else format_value(values[name], unit):>12}"
+            f"{'-' if values[name] is None else format_value(values[name], unit):>{widths[name]}}"
             for name in names
         )
         ratios = ""
@@ -578,7 +629,7 @@ def table(results: dict[str, Figures], load: Load, runs: int) -> list[str]:
             theirs = values[peer]
             ratio = "-" if mine is None or not theirs else f"{mine / theirs:.2f}x"
             ratios += f"{ratio:>20}" if "raftmeta" in results else ""
-        lines.append(f"{label + ' (' + unit + ')':<42}{cells}{ratios}")
+        lines.append(f"{label + ' (' + unit + ')':<50}{cells}{ratios}")
     return lines
 
 
@@ -623,7 +674,22 @@ def main() -> int:
         default=",".join(SYSTEMS),
         help="comma-separated systems to run (default: raftmeta,etcd,zookeeper)",
     )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+        help="also run raftmeta's CreateTopics phases with these controller settings, as a "
+        "column of its own (e.g. grpc-thread:controller.grpc.thread.enable=true)",
+    )
     args = parser.parse_args()
+    variants: dict[str, dict[str, str]] = {}
+    for spec in args.variant:
+        label, _, assignments = spec.partition(":")
+        pairs = [item.partition("=") for item in assignments.split(",") if item]
+        if not label or not pairs or any(not key or not sep for key, sep, _ in pairs):
+            parser.error(f"--variant {spec!r}: expected NAME:KEY=VALUE[,KEY=VALUE]")
+        variants[f"raftmeta[{label}]"] = {key: value for key, _, value in pairs}
     chosen = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in SYSTEMS]
     if args.runs < 1 or unknown or not chosen:
@@ -650,13 +716,32 @@ def main() -> int:
         "record through the embedded append API (timed inside the leader), raftmeta 1/16 "
         "clients = CreateTopics through gRPC (1 topic, 3 partitions, RF 3, 6 brokers)"
     )
-    results = {name: Figures() for name in systems}
+    if variants:
+        out(
+            "variants (CreateTopics phases only): "
+            + "; ".join(
+                f"{name} = {','.join(f'{k}={v}' for k, v in settings.items())}"
+                for name, settings in variants.items()
+            )
+        )
+    # raftmeta's variants stand beside it, before the peers.
+    order: list[str] = []
+    for name in systems:
+        order.extend([name, *variants] if name == "raftmeta" else [name])
+    results = {name: Figures() for name in order}
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
     for run in range(args.runs):
         print(f"run {run + 1}/{args.runs}", flush=True)
         for name in systems:
-            SYSTEMS[name](load, results[name], lambda line: print(line, flush=True), run)
+            SYSTEMS[name](load, results[name], say, run)
+            if name == "raftmeta":
+                for variant, settings in variants.items():
+                    run_raftmeta(load, results[variant], say, run, settings, variant)
     out("")
-    for line in table(results, load, args.runs):
+    for line in table(results, load, args.runs, list(variants)):
         out(line)
     report.save()
     return 0

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     # gRPC's core logs connection chatter at INFO; operators need only its errors.
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     from raftmeta.config.errors import ConfigError
-    from raftmeta.quorum import event_loop
+    from raftmeta.quorum import collector, event_loop
     from raftmeta.server.serve import LoadGenerator, ServeError, serve
 
     config = load_node_config(args.config)
@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         level=logging.INFO,
         format=f"%(asctime)s node {config.node_id} %(levelname)s %(message)s",
     )
+    collector.tune_for_server()
     try:
         event_loop.run(serve(config, load))
     except ConfigError as error:

@@ -91,13 +91,18 @@ class ImageClusterView:
     def __init__(self, image: MetadataImage, topic: TopicImage | None = None) -> None:
         self._image = image
         self._topic = topic
+        self._usable: tuple[UsableBroker, ...] | None = None
 
     def usable_brokers(self) -> Iterable[UsableBroker]:
-        return [
-            UsableBroker(broker.broker_id, broker.rack, broker.fenced)
-            for broker in self._image.brokers.values()
-            if not broker.in_controlled_shutdown
-        ]
+        # Built once per view (the controller and the placer both ask, once per request):
+        # the image does not change while one request is placed.
+        if self._usable is None:
+            self._usable = tuple(
+                UsableBroker(broker.broker_id, broker.rack, broker.fenced)
+                for broker in self._image.brokers.values()
+                if not broker.in_controlled_shutdown
+            )
+        return self._usable
 
     def replica_count(self, broker_id: int) -> int:
         return len(self._image.partitions_with_isr_member(broker_id))

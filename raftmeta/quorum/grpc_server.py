@@ -15,9 +15,10 @@ the test harness, the benchmark nodes) does before ``RaftNode.start``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -29,6 +30,8 @@ from raftmeta.quorum.peers import SERVER_OPTIONS
 from raftmeta.quorum.raft_service import RaftService, add_raft_service
 from raftmeta.quorum.stream.server import StreamServer
 from raftmeta.quorum.transport import RaftEndpoint
+from raftmeta.raft.core import QuorumDescription
+from raftmeta.raft.messages import Request, Response
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,48 @@ PLAINTEXT_WARNING = (
 Register = Callable[[Any], None]
 """Adds one more service to the ``grpc.aio`` server it is given, before the server starts."""
 
+Host = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
+"""Runs a coroutine on the loop the gRPC server lives on (another thread's) and awaits it."""
+
+
+class _HomeEndpoint:
+    """The node as a gRPC server on another thread's loop sees it: each inbound request is
+    stepped on the node's own loop (its home), which alone may touch the node."""
+
+    def __init__(self, endpoint: RaftEndpoint, home: asyncio.AbstractEventLoop) -> None:
+        self._endpoint = endpoint
+        self._home = home
+
+    @property
+    def node_id(self) -> int:
+        return self._endpoint.node_id
+
+    @property
+    def cluster_id(self) -> str:
+        return self._endpoint.cluster_id
+
+    @property
+    def voter_addresses(self) -> Mapping[int, str]:
+        return self._endpoint.voter_addresses
+
+    async def handle_request(self, sender: int, request: Request) -> Response:
+        work = self._endpoint.handle_request(sender, request)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._home))
+
+    def describe_quorum(self) -> QuorumDescription:
+        # Read on the node's loop: the core's state may not be walked while it is stepped.
+        # Blocking this loop is safe, the node's never waits for it.
+        async def describe() -> QuorumDescription:
+            return self._endpoint.describe_quorum()
+
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._home:
+            return self._endpoint.describe_quorum()
+        return asyncio.run_coroutine_threadsafe(describe(), self._home).result()
+
 
 class RaftServer:
     """A ``grpc.aio`` server for one node's Raft service and the root's own services."""
@@ -54,9 +99,13 @@ class RaftServer:
         credentials: grpc.ServerCredentials | None = None,
         identity: IdentityRule | None = None,
         stream_ssl: ssl.SSLContext | None = None,
+        host: Host | None = None,
     ) -> None:
-        """``credentials`` None serves plaintext; ``identity`` is the Raft calls' rule of
-        :mod:`raftmeta.quorum.identity` (off when None). ``stream_ssl`` is the TLS context
+        """``host``, when given, runs the gRPC server on another thread's loop (see
+        ``raftmeta.server.serving_thread``); Raft calls it receives are then stepped on the
+        loop that starts this server, the node's. ``credentials`` None serves plaintext;
+        ``identity`` is the Raft calls' rule of :mod:`raftmeta.quorum.identity` (off when
+        None). ``stream_ssl`` is the TLS context
         of the Raft stream listener, when :meth:`start` is asked to serve one; it must be
         given exactly when ``credentials`` are (the same certificates, see
         :mod:`raftmeta.security.ssl_contexts`)."""
@@ -68,6 +117,7 @@ class RaftServer:
         self._credentials = credentials
         self._identity = identity
         self._server: Any = None
+        self._host = host
         self.port: int | None = None
         """The port bound, once :meth:`start` returned."""
 
@@ -97,7 +147,10 @@ class RaftServer:
             await stream.start(*stream_listen)
             self._stream = stream
         try:
-            return await self._start_grpc(host, port)
+            if self._host is None:
+                return int(await self._start_grpc(self._endpoint, host, port))
+            endpoint = _HomeEndpoint(self._endpoint, asyncio.get_running_loop())
+            return int(await self._host(self._start_grpc(endpoint, host, port)))
         except BaseException:
             await self.stop()
             raise
@@ -115,10 +168,10 @@ class RaftServer:
             return self._stream_advertised
         return stream.host, stream.port
 
-    async def _start_grpc(self, host: str, port: int) -> int:
+    async def _start_grpc(self, endpoint: RaftEndpoint, host: str, port: int) -> int:
         # No SO_REUSEPORT: a second node on the same port must fail to start, not share it.
         server = grpc.aio.server(options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)))
-        add_raft_service(RaftService(self._endpoint, self._identity, self._stream_endpoint), server)
+        add_raft_service(RaftService(endpoint, self._identity, self._stream_endpoint), server)
         for register in self._services:
             register(server)
         address = f"{host}:{port}"
@@ -150,7 +203,10 @@ class RaftServer:
         if stream is not None:
             await stream.stop()
         if server is not None:
-            await server.stop(grace=None)
+            if self._host is None:
+                await server.stop(grace=None)
+            else:
+                await self._host(server.stop(grace=None))
 
 
 async def serve_raft(
@@ -160,6 +216,7 @@ async def serve_raft(
     credentials: grpc.ServerCredentials | None = None,
     identity: IdentityRule | None = None,
     stream_ssl: ssl.SSLContext | None = None,
+    host: Host | None = None,
 ) -> RaftServer:
     """Open ``node``'s directory and serve it, with ``services``, on the node's configured
     listener (``settings.listen_host`` and ``listen_port``), and its Raft stream on
@@ -172,7 +229,12 @@ async def serve_raft(
     """
     await node.open()
     server = RaftServer(
-        node, services, credentials=credentials, identity=identity, stream_ssl=stream_ssl
+        node,
+        services,
+        credentials=credentials,
+        identity=identity,
+        stream_ssl=stream_ssl,
+        host=host,
     )
     settings = node.settings
     try:

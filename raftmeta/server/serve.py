@@ -32,6 +32,7 @@ from pathlib import Path
 
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import KafkaError
+from raftmeta.quorum import collector
 from raftmeta.quorum.node import RaftNode, monotonic_ms
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.roles import Role
@@ -125,6 +126,8 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
         raise ServeError(
             f"cannot serve metrics on port {config.metrics_port}: {error.strerror or error}"
         ) from None
+    # The snapshot's image is loaded now and lives on: keep the collector from walking it.
+    collector.freeze_loaded_state()
     log.info(
         "node %d of cluster %s serving on %s (%s); voters %s",
         settings.node_id,

@@ -12,8 +12,9 @@ the controller node satisfies it and builds the services, and the services never
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 import grpc
@@ -33,6 +34,7 @@ from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.server import convert
+from raftmeta.server.serving_thread import on_loop
 
 log = logging.getLogger(__name__)
 
@@ -100,17 +102,25 @@ async def remembered(
     An empty ``request_id`` runs the request as it comes.
     """
     known_id = check_request_id(request_id)
+    kept: list[tuple[object, _Message]] = []
 
     def keep(result: Any) -> bytes:
-        data: bytes = reply(result).SerializeToString()  # type: ignore[attr-defined]
+        message = reply(result)
+        kept.append((result, message))
+        data: bytes = message.SerializeToString()  # type: ignore[attr-defined]
         return data
 
     tag = None if known_id is None else RequestTag(known_id, operation, keep)
     try:
-        return reply(await call(tag))
+        result = await call(tag)
     except AnsweredBefore as seen:
         log.info("%s request %s answered again from its first outcome", operation, known_id)
         return parse(seen.outcome)
+    # The reply kept for retries was built from this very result: answer with it.
+    for kept_result, message in kept:
+        if kept_result is result:
+            return message
+    return reply(result)
 
 
 class ServiceBase:
@@ -206,8 +216,28 @@ def _refusing_undecodable(
     return run
 
 
-def add_service(server: Any, servicer: object, service: ServiceDescriptor) -> None:
+def _at_home(
+    home: asyncio.AbstractEventLoop, behavior: Callable[[Any, Any], Coroutine[Any, Any, Any]]
+) -> Callable[[Any, Any], Awaitable[Any]]:
+    """``behavior`` run on the node's loop, whichever loop the server calls it from."""
+
+    async def run(request: Any, context: Any) -> Any:
+        return await on_loop(home, behavior(request, context))
+
+    return run
+
+
+def add_service(
+    server: Any,
+    servicer: object,
+    service: ServiceDescriptor,
+    *,
+    home: asyncio.AbstractEventLoop | None = None,
+) -> None:
     """Serves ``servicer``'s unary methods of ``service`` on ``server``.
+
+    With ``home``, the loop the controller and node live on, each handler runs there while
+    the server (decoding, encoding, gRPC's own callbacks) stays on its own thread's loop.
 
     What the generated ``add_*Servicer_to_server`` does, except that a body protobuf cannot
     decode is answered INVALID_ARGUMENT with a one-line reason, where gRPC would answer
@@ -217,8 +247,11 @@ def add_service(server: Any, servicer: object, service: ServiceDescriptor) -> No
     for method in service.methods:
         request_class = GetMessageClass(method.input_type)
         response_class = GetMessageClass(method.output_type)
+        behavior = getattr(servicer, method.name)
+        if home is not None:
+            behavior = _at_home(home, behavior)
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-            _refusing_undecodable(method.name, getattr(servicer, method.name)),
+            _refusing_undecodable(method.name, behavior),
             request_deserializer=_lenient(request_class.FromString),
             response_serializer=response_class.SerializeToString,
         )

@@ -123,7 +123,9 @@ class StreamServer:
             for call in list(calls):
                 call.cancel()
             writer.close()
-            with contextlib.suppress(Exception):
+            # A stop() that cancels this task while it waits here must still let it end
+            # cleanly: the Python 3.11 stream protocol reports a cancelled task as an error.
+            with contextlib.suppress(Exception, asyncio.CancelledError):
                 await writer.wait_closed()
             self._connections.discard(task)
 
