@@ -51,6 +51,12 @@ class RaftStub:
     long-lived TCP connection per peer). A peer asks once per connection; a node without
     one answers an empty host and port 0, and the peer keeps using this service.
     """
+    AddRaftVoter: _UnaryUnary[raft_pb2.AddRaftVoterRequest, raft_pb2.VoterChangeResponse]
+    """KIP-853: the leader adds a caught-up observer as a voter, removes a voter, or records a
+    voter's new endpoints, one change at a time; answered once the VotersRecord commits.
+    """
+    RemoveRaftVoter: _UnaryUnary[raft_pb2.RemoveRaftVoterRequest, raft_pb2.VoterChangeResponse]
+    UpdateRaftVoter: _UnaryUnary[raft_pb2.UpdateRaftVoterRequest, raft_pb2.VoterChangeResponse]
 
 class RaftServicer:
     """Served by every controller; brokers only call it (Fetch, FetchSnapshot) as observers."""
@@ -115,6 +121,32 @@ class RaftServicer:
         long-lived TCP connection per peer). A peer asks once per connection; a node without
         one answers an empty host and port 0, and the peer keeps using this service.
         """
+        ...
+
+    def AddRaftVoter(
+        self,
+        request: raft_pb2.AddRaftVoterRequest,
+        context: Any,
+    ) -> raft_pb2.VoterChangeResponse | Awaitable[raft_pb2.VoterChangeResponse]:
+        """KIP-853: the leader adds a caught-up observer as a voter, removes a voter, or records a
+        voter's new endpoints, one change at a time; answered once the VotersRecord commits.
+        """
+        ...
+
+    def RemoveRaftVoter(
+        self,
+        request: raft_pb2.RemoveRaftVoterRequest,
+        context: Any,
+    ) -> raft_pb2.VoterChangeResponse | Awaitable[raft_pb2.VoterChangeResponse]:
+        """Not implemented unless overridden."""
+        ...
+
+    def UpdateRaftVoter(
+        self,
+        request: raft_pb2.UpdateRaftVoterRequest,
+        context: Any,
+    ) -> raft_pb2.VoterChangeResponse | Awaitable[raft_pb2.VoterChangeResponse]:
+        """Not implemented unless overridden."""
         ...
 
 def add_RaftServicer_to_server(
