@@ -942,8 +942,29 @@ class RaftCore:
                 self.log.end_offset, self.epoch, self.node_id, self.voters, granting
             )
         )
+        self._copy_bootstrap_voters()
         self._leader_tick(leader, now_ms)
         self._maybe_advance_high_watermark(leader, now_ms)
+
+    def _copy_bootstrap_voters(self) -> None:
+        """The first leader of a dynamic quorum writes the bootstrap voter set into the log
+        (as Kafka's leader does with its bootstrap checkpoint): until then it exists only in
+        the voters' bootstrap files, and a node that joins later learns its voters by
+        fetching the log from the start."""
+        if (
+            self.kraft_version >= KRAFT_VERSION_DYNAMIC
+            and self._membership.last_change_offset is None
+            and self.log.start_offset == 0
+            and self._latest_snapshot is None
+        ):
+            self._append_local(
+                membership_batch(
+                    self.log.end_offset,
+                    self.epoch,
+                    self.voter_set,
+                    kraft_version=self.kraft_version,
+                )
+            )
 
     def _become_resigned_after_lost_quorum(self, state: Leader, now_ms: int) -> None:
         self._leave_leadership(state, now_ms)
