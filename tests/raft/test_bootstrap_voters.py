@@ -21,7 +21,9 @@ from tests.raft.builder import CONFIG, drain, new_core
 ALONE = VoterSet([Voter(ReplicaKey(1, "d1"), (Endpoint("CONTROLLER", "h1", 9001),))])
 
 
-def elected_alone(kraft_version: int, log: RaftLog | None = None) -> list[tuple[int | None, ...]]:
+def elected_alone(
+    kraft_version: int, log: RaftLog | None = None
+) -> list[tuple[int, int | None, int | None]]:
     if log is None:
         core = new_core(1, ALONE, directory_id="d1", kraft_version=kraft_version)
     else:  # (the builder takes an empty log for none)
@@ -40,7 +42,7 @@ def elected_alone(kraft_version: int, log: RaftLog | None = None) -> list[tuple[
     core.tick(now)
     drain(core, now)
     assert core.role is Role.LEADER
-    found = []
+    found: list[tuple[int, int | None, int | None]] = []
     for batch in core.log.batches():
         version, voters = membership_in(batch)
         if version is not None or voters is not None:
