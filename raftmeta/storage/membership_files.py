@@ -27,6 +27,7 @@ from raftmeta.raft.membership import Membership
 from raftmeta.storage.codec import decode_batches, encode_batch
 from raftmeta.storage.errors import BatchDecodeError, MetadataDirError
 from raftmeta.storage.fsutil import fsync_directory, write_file_atomically
+from raftmeta.storage.snapshots import SNAPSHOT_SUFFIX
 
 BOOTSTRAP_FILE = "bootstrap.checkpoint"
 SNAPSHOT_VOTERS_SUFFIX = ".voters"
@@ -69,12 +70,16 @@ def read_membership(path: Path) -> Membership | None:
 def write_snapshot_membership(
     partition_dir: Path, snapshot_id: SnapshotId, membership: Membership
 ) -> None:
-    """Keep ``membership`` with snapshot ``snapshot_id``; sets of older snapshots go."""
-    write_membership(snapshot_voters_path(partition_dir, snapshot_id), membership)
-    keep = snapshot_voters_path(partition_dir, snapshot_id).name
-    for stale in partition_dir.glob("*" + SNAPSHOT_VOTERS_SUFFIX):
-        if stale.name != keep and stale.name < keep:
-            stale.unlink(missing_ok=True)
+    """Keep ``membership`` with snapshot ``snapshot_id``, before the snapshot is published.
+
+    The sets of snapshots already deleted go; the others stay, since a crash before this
+    snapshot is in place leaves an older one the latest, and its set still in use."""
+    path = snapshot_voters_path(partition_dir, snapshot_id)
+    write_membership(path, membership)
+    for other in partition_dir.glob("*" + SNAPSHOT_VOTERS_SUFFIX):
+        stem = other.name.removesuffix(SNAPSHOT_VOTERS_SUFFIX)
+        if other != path and not (partition_dir / (stem + SNAPSHOT_SUFFIX)).exists():
+            other.unlink(missing_ok=True)
 
 
 def log_start_membership(partition_dir: Path, latest: SnapshotId | None) -> Membership | None:

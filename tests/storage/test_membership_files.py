@@ -50,11 +50,16 @@ def test_a_damaged_file_is_refused_not_read_as_another_set(tmp_path: Path) -> No
 def test_the_latest_snapshot_set_wins_over_the_bootstrap_and_older_ones_go(tmp_path: Path) -> None:
     write_membership(bootstrap_path(tmp_path), THREE)
     assert log_start_membership(tmp_path, None) == THREE
-    older, newer = SnapshotId(10, 1), SnapshotId(20, 2)
+    gone, older, newer = SnapshotId(5, 1), SnapshotId(10, 1), SnapshotId(20, 2)
+    (tmp_path / f"{older.file_stem()}.checkpoint").write_bytes(b"")  # still on disk
+    write_snapshot_membership(tmp_path, gone, THREE)
     write_snapshot_membership(tmp_path, older, THREE)
     write_snapshot_membership(tmp_path, newer, TWO)
     assert log_start_membership(tmp_path, newer) == TWO
-    assert not snapshot_voters_path(tmp_path, older).exists()
+    # A crash before the newer snapshot was published leaves the older one the latest: its
+    # set must still be there. Sets of snapshots no longer on disk go.
+    assert log_start_membership(tmp_path, older) == THREE
+    assert not snapshot_voters_path(tmp_path, gone).exists()
     # A snapshot with no set beside it (a static quorum's) starts from the bootstrap's.
     assert log_start_membership(tmp_path, SnapshotId(30, 2)) == THREE
 
