@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 
 from raftmeta.errors import ErrorCode
-from raftmeta.quorum import wire
+from raftmeta.quorum import RaftNode, wire
 from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.membership import Membership
 from raftmeta.raft.voters import Endpoint, ReplicaKey, Voter, VoterSet
@@ -20,7 +20,7 @@ from raftmeta.storage import MetadataDir
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
 from raftmeta.storage.membership_files import bootstrap_path, write_membership
 from raftmeta.storage.meta_properties import read_meta_properties
-from tests.quorum.harness import CLUSTER_ID, NodeCluster
+from tests.quorum.harness import CLUSTER_ID, Member, NodeCluster
 from tests.support.scenario import run_scenario
 
 
@@ -51,7 +51,7 @@ class DynamicCluster(NodeCluster):
             )
             await member.node.start({})
 
-    async def restart(self, node_id: int):  # type: ignore[no-untyped-def]
+    async def restart(self, node_id: int) -> Member:
         member = self._member(node_id)
         self.members[node_id] = member
         await member.serve()
@@ -117,10 +117,12 @@ def test_an_observer_joins_and_its_set_outlives_snapshots_and_restarts(tmp_path:
         for i in range(30):
             await cluster.append([f"record-{i:02d}".encode() * 4])
         for node_id in (4, follower):
-            member = cluster.members[node_id]
-            await cluster.wait_until(
-                lambda m=member: m.node.core.log.start_offset > 10, f"node {node_id} to trim"
-            )
+            trimmed = cluster.members[node_id].node
+
+            def trimmed_log(node: RaftNode = trimmed) -> bool:
+                return node.core.log.start_offset > 10
+
+            await cluster.wait_until(trimmed_log, f"node {node_id} to trim")
             await cluster.stop(node_id)
             restarted = await cluster.restart(node_id)
             assert restarted.node.core.voter_set == leader.node.core.voter_set
