@@ -19,7 +19,9 @@ Run as a script it prints the figures of the replacement, medians over runs:
 * add -> counting: from the start of ``add-controller`` until the leader lists the new voter
   with its log end at or past the high watermark of that moment (it then counts toward the
   high watermark);
-* add-controller: the command's own time (it returns once the VotersRecord committed);
+* add-controller: the command's own time (it returns once the VotersRecord committed), and
+  the same command's time with --dry-run (a Python process starting and reading its files,
+  no call), to tell the tool's start-up from the quorum's work;
 * write availability from the kill to three healthy voters: the share of 100 ms windows in
   which some write was acknowledged, and the longest time without one.
 """
@@ -168,8 +170,10 @@ class DynamicQuorum:
         self.incarnation[node_id] = self.incarnation.get(node_id, 0) + 1
         self.format_joining(node_id)
 
-    def add_controller(self, node_id: int) -> subprocess.CompletedProcess[str]:
-        return raftmeta("quorum", "add-controller", "--config", str(self.nodes[node_id].config))
+    def add_controller(self, node_id: int, *flags: str) -> subprocess.CompletedProcess[str]:
+        return raftmeta(
+            "quorum", "add-controller", "--config", str(self.nodes[node_id].config), *flags
+        )
 
     def remove_controller(
         self, node_id: int, directory_id: str
@@ -287,6 +291,8 @@ class AckSampler:
 class Replacement:
     add_to_counting_s: float
     add_command_s: float
+    dry_run_s: float
+    """``add-controller --dry-run``: the tool's start-up alone, taken just before the add."""
     availability: float
     longest_gap_s: float
     observer_before_add: bool
@@ -330,6 +336,10 @@ def replace_dead_controller(root: Path) -> Replacement:
             assert removed.returncode == 0, removed.stderr
             high_watermark = quorum.describe()
             assert high_watermark is not None
+            dry_started = time.monotonic()
+            dry = quorum.add_controller(victim, "--dry-run")
+            dry_run_s = time.monotonic() - dry_started
+            assert dry.returncode == 0 and "Would add" in dry.stdout, dry.stderr
             added_at = time.monotonic()
             added = quorum.add_controller(victim)
             add_command_s = time.monotonic() - added_at
@@ -359,6 +369,7 @@ def replace_dead_controller(root: Path) -> Replacement:
     return Replacement(
         add_to_counting_s=counting_at - added_at,
         add_command_s=add_command_s,
+        dry_run_s=dry_run_s,
         availability=availability,
         longest_gap_s=longest,
         observer_before_add=True,
@@ -428,7 +439,8 @@ def main() -> int:
         runs.append(outcome)
         print(
             f"run {run + 1}: add -> counting {outcome.add_to_counting_s * 1000:.0f} ms, "
-            f"add-controller {outcome.add_command_s * 1000:.0f} ms, write availability "
+            f"add-controller {outcome.add_command_s * 1000:.0f} ms (its --dry-run "
+            f"{outcome.dry_run_s * 1000:.0f} ms), write availability "
             f"{outcome.availability:.1%} (longest gap {outcome.longest_gap_s * 1000:.0f} ms), "
             f"{len(outcome.acked)} writes acknowledged",
             flush=True,
@@ -441,7 +453,9 @@ def main() -> int:
         f"median of {len(runs)} replacements (kill -9 + lost disk of a follower, writer at "
         f"{LOAD_RATE:.0f}/s): add-controller -> new voter counting toward the high watermark "
         f"{median([r.add_to_counting_s for r in runs]) * 1000:.0f} ms; add-controller command "
-        f"{median([r.add_command_s for r in runs]) * 1000:.0f} ms; write availability from the "
+        f"{median([r.add_command_s for r in runs]) * 1000:.0f} ms, of which tool start-up "
+        f"(--dry-run) {median([r.dry_run_s for r in runs]) * 1000:.0f} ms; write availability "
+        "from the "
         f"kill to three healthy voters {median([r.availability for r in runs]):.1%}, longest "
         f"gap {median([r.longest_gap_s for r in runs]) * 1000:.0f} ms"
     )
