@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 
@@ -33,21 +34,26 @@ class VoterChangeError(Exception):
 class ChangeOutcome:
     leader_endpoint: str
     attempts: int
+    message: str = ""
+
+
+VoterChangeRequest = (
+    pb.AddRaftVoterRequest | pb.RemoveRaftVoterRequest | pb.UpdateKRaftVersionRequest
+)
 
 
 def _call(
-    server: str,
-    cluster_id: str,
-    request: pb.AddRaftVoterRequest | pb.RemoveRaftVoterRequest,
-    timeout_s: float,
+    server: str, cluster_id: str, request: VoterChangeRequest, timeout_s: float
 ) -> pb.VoterChangeResponse:
     with grpc.insecure_channel(server) as channel:
         stub = pb_grpc.RaftStub(channel)
-        method = (
-            stub.AddRaftVoter
-            if isinstance(request, pb.AddRaftVoterRequest)
-            else (stub.RemoveRaftVoter)
-        )
+        method: Any
+        if isinstance(request, pb.AddRaftVoterRequest):
+            method = stub.AddRaftVoter
+        elif isinstance(request, pb.RemoveRaftVoterRequest):
+            method = stub.RemoveRaftVoter
+        else:
+            method = stub.UpdateKRaftVersion
         answer = method(request, timeout=timeout_s)
         assert isinstance(answer, pb.VoterChangeResponse)
         return answer
@@ -79,7 +85,7 @@ def find_cluster_id(servers: list[str], timeout_s: float) -> str:
 def change_voters(
     servers: list[str],
     cluster_id: str,
-    request: pb.AddRaftVoterRequest | pb.RemoveRaftVoterRequest,
+    request: VoterChangeRequest,
     deadline_s: float,
 ) -> ChangeOutcome:
     """Send ``request`` to the leader (following NOT_LEADER_OR_FOLLOWER answers) and retry
@@ -106,7 +112,7 @@ def change_voters(
             continue
         error_code = _code(answer.error_code)
         if error_code is ErrorCode.NONE:
-            return ChangeOutcome(server, attempts)
+            return ChangeOutcome(server, attempts, answer.error_message)
         message = f"{error_code.name}: {answer.error_message}".rstrip(": ")
         if error_code is ErrorCode.NOT_LEADER_OR_FOLLOWER:
             last_problem = f"{server} does not lead"
@@ -129,3 +135,18 @@ def _code(value: int) -> ErrorCode:
         return ErrorCode(value)
     except ValueError:
         return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def upgrade_kraft_version(
+    servers: list[str], level: int, *, validate_only: bool, timeout_s: float
+) -> str:
+    """kraft.version ``level`` through the leader (``features upgrade --feature
+    kraft.version=1``); returns the leader's one-line account."""
+    cluster_id = find_cluster_id(list(servers), min(timeout_s, 5.0))
+    request = pb.UpdateKRaftVersionRequest(
+        cluster_id=cluster_id,
+        kraft_version=level,
+        timeout_ms=int(min(timeout_s, 60.0) * 1000),
+        validate_only=validate_only,
+    )
+    return change_voters(servers, cluster_id, request, timeout_s).message

@@ -29,6 +29,7 @@ from raftmeta.quorum.disk import NodeDisk
 from raftmeta.quorum.fetch_latency import FetchRoundTrips
 from raftmeta.quorum.membership import (
     VoterChangeWaits,
+    controller_endpoint,
     discover_membership,
     starting_membership,
     timed_out,
@@ -680,7 +681,7 @@ class RaftNode:
         if addresses == self._voter_addresses or self._disk is None:
             return
         log.info(
-            "node %d: voters now %s",
+            "node %d: dialling the voters at %s",
             self.node_id,
             ", ".join(f"{node}@{address}" for node, address in sorted(addresses.items())),
         )
@@ -706,17 +707,44 @@ class RaftNode:
             lambda core, now: core.update_voter(voter, now), timeout_ms
         )
 
+    async def upgrade_to_dynamic(
+        self, timeout_ms: int, *, validate_only: bool = False
+    ) -> VoterChangeResult:
+        """kraft.version 0 -> 1: the static voters, dialled where this node dials them, become
+        the first VotersRecord (see ``RaftCore.upgrade_to_dynamic``)."""
+        endpoints = {}
+        for node_id, address in self._voter_addresses.items():
+            try:
+                endpoints[node_id] = (controller_endpoint(address),)
+            except ValueError:
+                continue
+        return await self._change_voters(
+            lambda core, now: core.upgrade_to_dynamic(endpoints, now, validate_only=validate_only),
+            timeout_ms,
+        )
+
     async def _change_voters(
         self, change: Callable[[RaftCore, int], VoterChangeResult], timeout_ms: int
     ) -> VoterChangeResult:
         if not self.running:
             raise NodeStoppedError(f"node {self.node_id} is not running")
         result = change(self.core, monotonic_ms())
-        if result.error is not ErrorCode.NONE:
+        if result.error is not ErrorCode.NONE or result.offset is None:
             return result
+        appended_ms = monotonic_ms()
         waiter = self._voter_changes.wait_for(result)
         self.wake()
         try:
-            return await asyncio.wait_for(asyncio.shield(waiter), timeout_ms / 1000)
+            done = await asyncio.wait_for(asyncio.shield(waiter), timeout_ms / 1000)
         except TimeoutError:
             return timed_out(timeout_ms)
+        if done.error is ErrorCode.NONE:
+            log.info(
+                "node %d: voters now %s (kraft.version %d), committed %d ms after the "
+                "change was appended",
+                self.node_id,
+                ", ".join(str(voter.key) for voter in self.core.voter_set),
+                self.core.kraft_version,
+                monotonic_ms() - appended_ms,
+            )
+        return done

@@ -41,6 +41,7 @@ from raftmeta.quorum import wire
 from raftmeta.quorum.edge import NoAnswer, RaftEdge
 from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.transport import RaftEndpoint
+from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.raft.voter_change import VoterChangeResult
 from raftmeta.raft.voters import ReplicaKey
@@ -221,6 +222,28 @@ class RaftService(pb_grpc.RaftServicer):
         result = await self._node.update_voter(voter, _timeout_ms(0))
         return self._voter_change_answer(result)
 
+    async def UpdateKRaftVersion(
+        self, request: pb.UpdateKRaftVersionRequest, context: Any
+    ) -> pb.VoterChangeResponse:
+        foreign = self._foreign(request.cluster_id)
+        if foreign is not None:
+            return foreign
+        current = self._node.membership.kraft_version
+        if request.kraft_version > KRAFT_VERSION_DYNAMIC:
+            result = VoterChangeResult(
+                ErrorCode.UNSUPPORTED_VERSION,
+                f"kraft.version {request.kraft_version} is not supported (0 or 1)",
+            )
+        elif request.kraft_version < current:
+            result = VoterChangeResult(
+                ErrorCode.INVALID_UPDATE_VERSION, "kraft.version cannot be downgraded"
+            )
+        else:
+            result = await self._node.upgrade_to_dynamic(
+                _timeout_ms(request.timeout_ms), validate_only=request.validate_only
+            )
+        return self._voter_change_answer(result)
+
     async def DescribeEndpoints(
         self, request: pb.DescribeEndpointsRequest, context: Any
     ) -> pb.DescribeEndpointsResponse:
@@ -336,6 +359,11 @@ def add_raft_service(service: RaftService, server: Any) -> None:
             pb.UpdateRaftVoterRequest,
             pb.VoterChangeResponse,
             service.UpdateRaftVoter,
+        ),
+        "UpdateKRaftVersion": (
+            pb.UpdateKRaftVersionRequest,
+            pb.VoterChangeResponse,
+            service.UpdateKRaftVersion,
         ),
     }
     handlers = {

@@ -109,3 +109,10 @@ class RaftEndpoint(Protocol):
     async def update_voter(self, voter: Voter, timeout_ms: int) -> VoterChangeResult:
         """UpdateRaftVoter (a voter's new endpoints), as ``add_voter``."""
         ...
+
+    async def upgrade_to_dynamic(
+        self, timeout_ms: int, *, validate_only: bool = False
+    ) -> VoterChangeResult:
+        """kraft.version 0 -> 1 (the static voters become the first VotersRecord), as
+        ``add_voter``; ``validate_only`` checks without writing."""
+        ...

@@ -305,6 +305,18 @@ class UpdateRaftVoterRequest(_message.Message):
     voter: Voter
     def __init__(self, cluster_id: _Optional[str] = ..., current_leader_epoch: _Optional[int] = ..., voter: _Optional[_Union[Voter, _Mapping]] = ...) -> None: ...
 
+class UpdateKRaftVersionRequest(_message.Message):
+    __slots__ = ("cluster_id", "kraft_version", "timeout_ms", "validate_only")
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    KRAFT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    cluster_id: str
+    kraft_version: int
+    timeout_ms: int
+    validate_only: bool
+    def __init__(self, cluster_id: _Optional[str] = ..., kraft_version: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
 class VoterChangeResponse(_message.Message):
     __slots__ = ("error_code", "error_message", "current_leader", "leader_endpoint")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]

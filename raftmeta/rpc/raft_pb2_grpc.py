@@ -85,6 +85,11 @@ class RaftStub:
                 request_serializer=raftmeta_dot_rpc_dot_raft__pb2.UpdateRaftVoterRequest.SerializeToString,
                 response_deserializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
                 _registered_method=True)
+        self.UpdateKRaftVersion = channel.unary_unary(
+                '/raftmeta.raft.v1.Raft/UpdateKRaftVersion',
+                request_serializer=raftmeta_dot_rpc_dot_raft__pb2.UpdateKRaftVersionRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
+                _registered_method=True)
 
 
 class RaftServicer:
@@ -164,6 +169,14 @@ class RaftServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpdateKRaftVersion(self, request, context):
+        """The leader raises kraft.version from 0 (static voters) to 1 (dynamic): the static voters,
+        with the directory ids their fetches carry, become the first VotersRecord.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RaftServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -215,6 +228,11 @@ def add_RaftServicer_to_server(servicer, server):
             'UpdateRaftVoter': grpc.unary_unary_rpc_method_handler(
                     servicer.UpdateRaftVoter,
                     request_deserializer=raftmeta_dot_rpc_dot_raft__pb2.UpdateRaftVoterRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.SerializeToString,
+            ),
+            'UpdateKRaftVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateKRaftVersion,
+                    request_deserializer=raftmeta_dot_rpc_dot_raft__pb2.UpdateKRaftVersionRequest.FromString,
                     response_serializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.SerializeToString,
             ),
     }
@@ -488,6 +506,33 @@ class Raft:
             target,
             '/raftmeta.raft.v1.Raft/UpdateRaftVoter',
             raftmeta_dot_rpc_dot_raft__pb2.UpdateRaftVoterRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateKRaftVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.raft.v1.Raft/UpdateKRaftVersion',
+            raftmeta_dot_rpc_dot_raft__pb2.UpdateKRaftVersionRequest.SerializeToString,
             raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
             options,
             channel_credentials,

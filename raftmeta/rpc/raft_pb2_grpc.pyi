@@ -57,6 +57,10 @@ class RaftStub:
     """
     RemoveRaftVoter: _UnaryUnary[raft_pb2.RemoveRaftVoterRequest, raft_pb2.VoterChangeResponse]
     UpdateRaftVoter: _UnaryUnary[raft_pb2.UpdateRaftVoterRequest, raft_pb2.VoterChangeResponse]
+    UpdateKRaftVersion: _UnaryUnary[raft_pb2.UpdateKRaftVersionRequest, raft_pb2.VoterChangeResponse]
+    """The leader raises kraft.version from 0 (static voters) to 1 (dynamic): the static voters,
+    with the directory ids their fetches carry, become the first VotersRecord.
+    """
 
 class RaftServicer:
     """Served by every controller; brokers only call it (Fetch, FetchSnapshot) as observers."""
@@ -147,6 +151,16 @@ class RaftServicer:
         context: Any,
     ) -> raft_pb2.VoterChangeResponse | Awaitable[raft_pb2.VoterChangeResponse]:
         """Not implemented unless overridden."""
+        ...
+
+    def UpdateKRaftVersion(
+        self,
+        request: raft_pb2.UpdateKRaftVersionRequest,
+        context: Any,
+    ) -> raft_pb2.VoterChangeResponse | Awaitable[raft_pb2.VoterChangeResponse]:
+        """The leader raises kraft.version from 0 (static voters) to 1 (dynamic): the static voters,
+        with the directory ids their fetches carry, become the first VotersRecord.
+        """
         ...
 
 def add_RaftServicer_to_server(

@@ -131,3 +131,52 @@ def test_an_observer_joins_and_its_set_outlives_snapshots_and_restarts(tmp_path:
         await cluster.wait_for_commit(offset + 1)
 
     run_scenario(scenario, DynamicCluster(tmp_path, observers=1, max_bytes_between_snapshots=300))
+
+
+def test_a_static_quorum_is_upgraded_to_dynamic_and_stays_so_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    async def scenario(cluster: NodeCluster) -> None:
+        leader = await cluster.wait_for_leader()
+        await cluster.append([b"static"])
+        port = cluster.ports[leader.node.node_id]
+
+        def upgrade(level: int, *, validate_only: bool = False) -> pb.UpdateKRaftVersionRequest:
+            return pb.UpdateKRaftVersionRequest(
+                cluster_id=CLUSTER_ID,
+                kraft_version=level,
+                timeout_ms=10_000,
+                validate_only=validate_only,
+            )
+
+        async def update(request: pb.UpdateKRaftVersionRequest) -> pb.VoterChangeResponse:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                response = await pb_grpc.RaftStub(channel).UpdateKRaftVersion(request, timeout=10)
+            assert isinstance(response, pb.VoterChangeResponse)
+            return response
+
+        assert (await update(upgrade(2))).error_code == ErrorCode.UNSUPPORTED_VERSION
+        checked = await update(upgrade(1, validate_only=True))
+        assert checked.error_code == ErrorCode.NONE, checked.error_message
+        assert leader.node.core.kraft_version == 0, "a validation must not write"
+        done = await update(upgrade(1))
+        assert done.error_code == ErrorCode.NONE, done.error_message
+        directories = {
+            i: read_meta_properties(cluster.data_dir(i) / "meta.properties").directory_id
+            for i in cluster.ids
+        }
+        expected = {ReplicaKey(i, directories[i]) for i in cluster.ids}
+        for member in cluster.members.values():
+            await cluster.wait_until(
+                lambda m=member: set(m.node.core.voter_set.keys) == expected,  # type: ignore[misc]
+                f"node {member.node.node_id} to hold the first VotersRecord",
+            )
+            assert member.node.core.kraft_version == KRAFT_VERSION_DYNAMIC
+        assert (await update(upgrade(0))).error_code == ErrorCode.INVALID_UPDATE_VERSION
+        follower = next(i for i in cluster.ids if i != leader.node.node_id)
+        await cluster.stop(follower)
+        restarted = await cluster.restart(follower)
+        assert restarted.node.core.kraft_version == KRAFT_VERSION_DYNAMIC
+        assert set(restarted.node.core.voter_set.keys) == expected
+
+    run_scenario(scenario, NodeCluster(tmp_path))
