@@ -16,6 +16,8 @@ Run as a script it prints the figures of the replacement, medians over runs:
 
     python -m tests.process.membership_changes [--runs 3]
 
+* leader: from the leader appending the new VotersRecord to its commit (the leader's log
+  line), the quorum's own part of an add;
 * add -> counting: from the start of ``add-controller`` until the leader lists the new voter
   with its log end at or past the high watermark of that moment (it then counts toward the
   high watermark);
@@ -32,6 +34,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -235,6 +238,17 @@ class DynamicQuorum:
     def stop_all(self) -> None:
         stop_all(list(self.nodes.values()))
 
+    def leader_commit_ms(self, directory_id: str) -> int:
+        """How long after appending it the leader saw the VotersRecord naming
+        ``directory_id`` commit, from the line it logs."""
+        pattern = re.compile(r"voters now (.*) \(kraft\.version \d\), committed (\d+) ms after")
+        for node in self.nodes.values():
+            for line in node.log_path.read_text(errors="replace").splitlines():
+                found = pattern.search(line)
+                if found is not None and directory_id in found.group(1):
+                    return int(found.group(2))
+        raise AssertionError(f"no leader logged the change that added {directory_id}")
+
 
 @contextmanager
 def dynamic_quorum(root: Path) -> Iterator[DynamicQuorum]:
@@ -292,6 +306,8 @@ class Replacement:
     add_to_counting_s: float
     add_command_s: float
     dry_run_s: float
+    leader_commit_ms: int
+    """The leader's own account: its VotersRecord committed this long after it appended it."""
     """``add-controller --dry-run``: the tool's start-up alone, taken just before the add."""
     availability: float
     longest_gap_s: float
@@ -354,6 +370,7 @@ def replace_dead_controller(root: Path) -> Replacement:
                 "the new voter to count toward the high watermark",
             )
             counting_at = time.monotonic()
+            leader_commit_ms = quorum.leader_commit_ms(new_directory)
             voters = {node_id: quorum.directory_id(node_id) for node_id in quorum.nodes}
             healthy = quorum.healthy(voters)
             healthy_at = time.monotonic()
@@ -370,6 +387,7 @@ def replace_dead_controller(root: Path) -> Replacement:
         add_to_counting_s=counting_at - added_at,
         add_command_s=add_command_s,
         dry_run_s=dry_run_s,
+        leader_commit_ms=leader_commit_ms,
         availability=availability,
         longest_gap_s=longest,
         observer_before_add=True,
@@ -438,7 +456,8 @@ def main() -> int:
             outcome = replace_dead_controller(Path(directory))
         runs.append(outcome)
         print(
-            f"run {run + 1}: add -> counting {outcome.add_to_counting_s * 1000:.0f} ms, "
+            f"run {run + 1}: leader append -> commit {outcome.leader_commit_ms} ms, "
+            f"add -> counting {outcome.add_to_counting_s * 1000:.0f} ms, "
             f"add-controller {outcome.add_command_s * 1000:.0f} ms (its --dry-run "
             f"{outcome.dry_run_s * 1000:.0f} ms), write availability "
             f"{outcome.availability:.1%} (longest gap {outcome.longest_gap_s * 1000:.0f} ms), "
@@ -451,7 +470,9 @@ def main() -> int:
 
     print(
         f"median of {len(runs)} replacements (kill -9 + lost disk of a follower, writer at "
-        f"{LOAD_RATE:.0f}/s): add-controller -> new voter counting toward the high watermark "
+        f"{LOAD_RATE:.0f}/s): leader append -> commit of the new VotersRecord "
+        f"{median([r.leader_commit_ms for r in runs]):.0f} ms; "
+        "add-controller -> new voter counting toward the high watermark "
         f"{median([r.add_to_counting_s for r in runs]) * 1000:.0f} ms; add-controller command "
         f"{median([r.add_command_s for r in runs]) * 1000:.0f} ms, of which tool start-up "
         f"(--dry-run) {median([r.dry_run_s for r in runs]) * 1000:.0f} ms; write availability "
