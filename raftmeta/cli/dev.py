@@ -1,5 +1,6 @@
-"""``raftmeta dev``: a local quorum (controllers 3000-3002) and brokers until Ctrl-C, with
-where everything is printed once the quorum has a leader and every broker is unfenced."""
+"""``raftmeta dev``: a local quorum (controllers 3000, 3001, ...; three by default) and
+brokers until Ctrl-C, with where everything is printed once the quorum has a leader and every
+broker is unfenced."""
 
 from __future__ import annotations
 
@@ -18,13 +19,28 @@ from raftmeta.storage.errors import StorageError
 
 def register(commands: Any) -> None:
     dev = commands.add_parser(
-        "dev", help="run a local quorum (controllers 3000-3002) and brokers until Ctrl-C"
+        "dev", help="run a local quorum (controllers 3000, 3001, ...) and brokers until Ctrl-C"
     )
     dev.add_argument(
         "--data-dir", type=Path, default=Path("raftmeta-dev"), help="where the nodes keep data"
     )
     dev.add_argument(
-        "--base-port", type=_port, default=19093, help="node 3000's port; 3001, 3002 the next"
+        "--base-port",
+        type=_port,
+        default=19093,
+        help="node 3000's port; the other controllers the next ones",
+    )
+    dev.add_argument(
+        "--controllers",
+        type=_controllers,
+        default=3,
+        help="controller processes, ids 3000.. on consecutive ports (default 3; 1 to 9)",
+    )
+    dev.add_argument(
+        "--dynamic",
+        action="store_true",
+        help="a dynamic quorum (KIP-853): voters kept in the log, changed with "
+        "quorum add-controller / remove-controller",
     )
     dev.add_argument(
         "--brokers", type=_count, default=3, help="broker processes, ids 1..N (default 3; 0: none)"
@@ -72,6 +88,13 @@ def _count(text: str) -> int:
     return count
 
 
+def _controllers(text: str) -> int:
+    count = _count(text)
+    if not 1 <= count <= 9:
+        raise argparse.ArgumentTypeError(f"{count} controllers: give 1 to 9")
+    return count
+
+
 def run(args: argparse.Namespace) -> int:
     kafka = bool(getattr(args, "kafka", False))
     if kafka and args.tls:
@@ -80,9 +103,18 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if kafka and args.base_port + KAFKA_PORT_OFFSET + 2 > MAX_PORT:
+    controllers = int(getattr(args, "controllers", 3))
+    last = controllers - 1
+    if args.base_port + last > MAX_PORT:
         print(
-            f"raftmeta dev: --kafka needs ports up to --base-port + {KAFKA_PORT_OFFSET + 2}; "
+            f"raftmeta dev: {controllers} controllers need ports up to --base-port + {last}; "
+            f"base port {args.base_port} leaves them past {MAX_PORT}",
+            file=sys.stderr,
+        )
+        return 2
+    if kafka and args.base_port + KAFKA_PORT_OFFSET + last > MAX_PORT:
+        print(
+            f"raftmeta dev: --kafka needs ports up to --base-port + {KAFKA_PORT_OFFSET + last}; "
             f"base port {args.base_port} leaves them past {MAX_PORT}",
             file=sys.stderr,
         )
@@ -94,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
         racks=args.racks,
         tls=args.tls,
         kafka=kafka,
+        controllers=controllers,
+        dynamic=bool(getattr(args, "dynamic", False)),
     )
 
 
@@ -106,6 +140,8 @@ def run_dev(
     leader_deadline_s: float = 30.0,
     tls: bool = False,
     kafka: bool = False,
+    controllers: int = 3,
+    dynamic: bool = False,
 ) -> int:
     """``raftmeta dev``: start the quorum and the brokers, report where everything is, and
     stop it all (brokers first) on Ctrl-C or SIGTERM."""
@@ -113,7 +149,16 @@ def run_dev(
 
     from raftmeta.cli.quorum_describe import DescribeError, wait_for_leader
 
-    cluster = DevCluster(root, base_port, brokers=brokers, racks=racks, tls=tls, kafka=kafka)
+    cluster = DevCluster(
+        root,
+        base_port,
+        brokers=brokers,
+        racks=racks,
+        tls=tls,
+        kafka=kafka,
+        controllers=controllers,
+        dynamic=dynamic,
+    )
     try:
         fresh = cluster.prepare()
     except (OSError, ValueError, StorageError) as error:

@@ -35,11 +35,15 @@ from pathlib import Path
 
 from raftmeta.cli.parent import child_environment
 from raftmeta.config.properties import format_properties, parse_properties
+from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
+from raftmeta.raft.membership import Membership
+from raftmeta.raft.voters import Endpoint, ReplicaKey, Voter, VoterSet
 from raftmeta.security.certs import write_dev_certificates
 from raftmeta.security.listener import client_tls
 from raftmeta.security.tls import TlsSettings
-from raftmeta.storage.data_dir import MetadataDir
+from raftmeta.storage.data_dir import METADATA_PARTITION_DIR, MetadataDir
 from raftmeta.storage.fsutil import fsync_directory
+from raftmeta.storage.membership_files import bootstrap_path, write_membership
 from raftmeta.storage.meta_properties import generate_id
 
 NODE_IDS = (3000, 3001, 3002)
@@ -142,8 +146,29 @@ KAFKA_PORT_OFFSET = 100
 
 
 def node_properties(
-    node_id: int, ports: dict[int, int], data_dir: Path, cluster_id: str
+    node_id: int,
+    ports: dict[int, int],
+    data_dir: Path,
+    cluster_id: str,
+    *,
+    dynamic: bool = False,
+    own_port: int | None = None,
 ) -> dict[str, str]:
+    """A controller's settings: static voters, or for a ``dynamic`` quorum (KIP-853) the
+    others as bootstrap servers and its own CONTROLLER listener on ``own_port`` (default its
+    entry in ``ports``)."""
+    if dynamic:
+        port = ports[node_id] if own_port is None else own_port
+        return {
+            "node.id": str(node_id),
+            "process.roles": "controller",
+            "controller.quorum.bootstrap.servers": ",".join(
+                f"127.0.0.1:{p}" for _, p in sorted(ports.items())
+            ),
+            "listeners": f"CONTROLLER://127.0.0.1:{port}",
+            "metadata.log.dir": str(data_dir),
+            "cluster.id": cluster_id,
+        }
     voters = ",".join(f"{n}@127.0.0.1:{port}" for n, port in sorted(ports.items()))
     return {
         "node.id": str(node_id),
@@ -176,8 +201,11 @@ def broker_properties(
 
 
 class DevCluster:
-    """Three voters on ``127.0.0.1:base_port..base_port+2`` under one directory, and
-    ``brokers`` brokers spread over ``racks`` racks (no racks when ``racks`` is 0)."""
+    """``controllers`` voters (3000, 3001, ...; three by default) on
+    ``127.0.0.1:base_port..`` under one directory, and ``brokers`` brokers spread over
+    ``racks`` racks (no racks when ``racks`` is 0). With ``dynamic`` the quorum keeps its
+    voters in the log (KIP-853): formatted with ``--initial-controllers``, each controller
+    finds the others through ``controller.quorum.bootstrap.servers``."""
 
     def __init__(
         self,
@@ -190,14 +218,18 @@ class DevCluster:
         tls: bool = False,
         kafka: bool = False,
         node_overrides: Mapping[int, Mapping[str, str]] | None = None,
+        controllers: int = len(NODE_IDS),
+        dynamic: bool = False,
     ) -> None:
         self.root = root.resolve()
         self.node_overrides = {node: dict(items) for node, items in (node_overrides or {}).items()}
         """Settings for one node or broker by id, over ``overrides`` (a pinned listener, an
         advertised address)."""
         self.tls = tls
+        self.dynamic = dynamic
+        node_ids = tuple(NODE_IDS[0] + i for i in range(controllers))
         self.kafka_ports = (
-            {node_id: base_port + KAFKA_PORT_OFFSET + i for i, node_id in enumerate(NODE_IDS)}
+            {node_id: base_port + KAFKA_PORT_OFFSET + i for i, node_id in enumerate(node_ids)}
             if kafka
             else {}
         )
@@ -215,12 +247,12 @@ class DevCluster:
             )
             for broker_id in range(1, brokers + 1)
         }
-        self.ports = {node_id: base_port + i for i, node_id in enumerate(NODE_IDS)}
+        self.ports = {node_id: base_port + i for i, node_id in enumerate(node_ids)}
         self.nodes = {
             node_id: NodeProcess(
                 node_id, self.root / f"node-{node_id}.properties", self.root / f"node-{node_id}.log"
             )
-            for node_id in NODE_IDS
+            for node_id in node_ids
         }
         self.cluster_id = ""
 
@@ -285,13 +317,34 @@ class DevCluster:
             fsync_directory(self.root)
         self.cluster_id = id_file.read_text().strip()
         tls = self._tls_properties()
+        first_voters = self._first_voters()
         for node_id, node in self.nodes.items():
             data_dir = self.data_dir(node_id)
-            MetadataDir.format(data_dir, node_id, self.cluster_id, ignore_formatted=True)
-            properties = node_properties(node_id, self.ports, data_dir, self.cluster_id)
+            directory_id = None
+            if first_voters is not None:
+                key = first_voters.voters.key_of(node_id)
+                directory_id = None if key is None else key.directory_id
+            properties_before = (data_dir / "meta.properties").exists()
+            MetadataDir.format(
+                data_dir,
+                node_id,
+                self.cluster_id,
+                ignore_formatted=True,
+                directory_id=directory_id,
+            )
+            if first_voters is not None and not properties_before:
+                write_membership(bootstrap_path(data_dir / METADATA_PARTITION_DIR), first_voters)
+            properties = node_properties(
+                node_id, self.ports, data_dir, self.cluster_id, dynamic=self.dynamic
+            )
             properties.update(tls.get(f"controller-{node_id}", {}))
             if node_id in self.kafka_ports:
-                properties["listeners"] = f"KAFKA://127.0.0.1:{self.kafka_ports[node_id]}"
+                kafka_listener = f"KAFKA://127.0.0.1:{self.kafka_ports[node_id]}"
+                properties["listeners"] = (
+                    f"{properties['listeners']},{kafka_listener}"
+                    if "listeners" in properties
+                    else kafka_listener
+                )
             properties.update(self.overrides)
             properties.update(self.node_overrides.get(node_id, {}))
             node.config.write_text(format_properties(properties))
@@ -306,6 +359,22 @@ class DevCluster:
             properties.update(self.node_overrides.get(broker_id, {}))
             broker.config.write_text(format_properties(properties))
         return fresh
+
+    def _first_voters(self) -> Membership | None:
+        """A dynamic quorum's first voters, each with a new directory id; None for a static
+        quorum (or one whose controllers are all formatted already)."""
+        if not self.dynamic:
+            return None
+        return Membership(
+            KRAFT_VERSION_DYNAMIC,
+            VoterSet(
+                Voter(
+                    ReplicaKey(node_id, generate_id()),
+                    (Endpoint("CONTROLLER", "127.0.0.1", port),),
+                )
+                for node_id, port in self.ports.items()
+            ),
+        )
 
     def start(self, extra_args: Sequence[str] = ()) -> None:
         """Start the controllers (with ``extra_args``); brokers start with ``start_brokers``."""

@@ -94,8 +94,13 @@ def parse_updates(args: argparse.Namespace) -> list[Any]:
     ]
 
 
+KRAFT_VERSION = "kraft.version"
+
+
 def run_update(args: argparse.Namespace) -> int:
     updates = parse_updates(args)
+    if any(update.name == KRAFT_VERSION for update in updates):
+        return _update_kraft_version(args, updates)
     connection = admin_connection(args)
     run_admin(
         connection,
@@ -108,6 +113,35 @@ def run_update(args: argparse.Namespace) -> int:
             print(f"{update.name} can be {verb} to {_shown(update.name, update.level)}.")
         else:
             print(f"{update.name} was {verb} to {_shown(update.name, update.level)}.")
+    return 0
+
+
+def _update_kraft_version(args: argparse.Namespace, updates: list[Any]) -> int:
+    """kraft.version is the quorum's, not the controller's (KIP-853): its leader writes the
+    static voters as the first VotersRecord. Only the upgrade 0 -> 1 exists."""
+    from raftmeta.cli import quorum_membership as qm
+
+    if len(updates) != 1:
+        raise CommandLineError(
+            "features: update kraft.version on its own, not with other features", USAGE_ERROR
+        )
+    level = updates[0].level
+    if args.downgrade:
+        raise CommandLineError(f"{FAILURE_PREFIX}kraft.version cannot be downgraded")
+    if getattr(args, "bootstrap_server", None) is None:
+        raise CommandLineError(
+            "features: kraft.version is updated through --bootstrap-server (controllers)",
+            USAGE_ERROR,
+        )
+    servers = [s.strip() for s in args.bootstrap_server.split(",") if s.strip()]
+    try:
+        said = qm.upgrade_kraft_version(servers, level, validate_only=args.dry_run, timeout_s=30.0)
+    except qm.VoterChangeError as error:
+        raise CommandLineError(f"{FAILURE_PREFIX}{error}") from None
+    if args.dry_run:
+        print(f"kraft.version can be upgraded to {level}" + (f": {said}" if said else "."))
+    else:
+        print(f"kraft.version was upgraded to {level}.")
     return 0
 
 

@@ -1,6 +1,7 @@
 """``raftmeta quorum describe``: the quorum as its leader sees it, printed the way
 ``kafka-metadata-quorum describe`` prints it (the asking and the rendering are in
-:mod:`raftmeta.cli.quorum_describe`)."""
+:mod:`raftmeta.cli.quorum_describe`); ``quorum add-controller`` / ``remove-controller``
+change a dynamic quorum's voters (:mod:`raftmeta.cli.quorum_membership`)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ if TYPE_CHECKING:
 
 
 def register(commands: Any) -> None:
-    quorum = commands.add_parser("quorum", help="inspect the Raft quorum")
-    describe = add_actions(quorum, "quorum_command").add_parser(
+    quorum = commands.add_parser("quorum", help="inspect the Raft quorum, change its voters")
+    actions = add_actions(quorum, "quorum_command")
+    describe = actions.add_parser(
         "describe", help="the leader's view of the quorum, as kafka-metadata-quorum prints it"
     )
     doors = describe.add_mutually_exclusive_group(required=True)
@@ -47,6 +49,50 @@ def register(commands: Any) -> None:
     shape.add_argument("--status", action="store_true", help="leader, epoch, lag (the default)")
     shape.add_argument("--replication", action="store_true", help="one row per replica")
     describe.set_defaults(handler=run)
+
+    add = actions.add_parser(
+        "add-controller",
+        help="make a running, caught-up controller a voter of a dynamic quorum (KIP-853)",
+    )
+    add.add_argument(
+        "--config",
+        required=True,
+        type=Path,
+        help="the joining controller's .properties: its node.id, metadata.log.dir (for its "
+        "directory id), CONTROLLER listener and controller.quorum.bootstrap.servers",
+    )
+    add.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="controllers to ask for the leader (default: the config's "
+        "controller.quorum.bootstrap.servers)",
+    )
+    add.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds to keep trying (default 60)"
+    )
+    add.add_argument("--dry-run", action="store_true", help="print the change, make none")
+    add.set_defaults(handler=run_add)
+
+    remove = actions.add_parser(
+        "remove-controller", help="remove a voter from a dynamic quorum (KIP-853)"
+    )
+    remove.add_argument(
+        "--bootstrap-server",
+        required=True,
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="controllers to ask for the leader",
+    )
+    remove.add_argument("--controller-id", required=True, type=int, help="the voter's node id")
+    remove.add_argument(
+        "--controller-directory-id",
+        required=True,
+        help="the voter's directory id (quorum describe --replication shows it)",
+    )
+    remove.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds to keep trying (default 60)"
+    )
+    remove.add_argument("--dry-run", action="store_true", help="print the change, make none")
+    remove.set_defaults(handler=run_remove)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,3 +168,96 @@ def _describe_over_kafka(bootstrap: str, timeout_s: float) -> Any:
         return asyncio.run(ask())
     except KafkaError as error:
         raise DescribeError(f"{error.message} ({error.code.name})") from None
+
+
+def _servers(text: str | None, option: str) -> list[str]:
+    servers = [s.strip() for s in (text or "").split(",") if s.strip()]
+    if not servers:
+        raise CommandLineError(f"{option} needs at least one host:port", USAGE_ERROR)
+    return servers
+
+
+def _timeout(value: float) -> float:
+    if not value > 0:
+        raise CommandLineError("--timeout must be a positive number of seconds", USAGE_ERROR)
+    return value
+
+
+def run_add(args: argparse.Namespace) -> int:
+    from raftmeta.cli import quorum_membership as qm
+    from raftmeta.cli.serve import load_node_config
+    from raftmeta.rpc import raft_pb2 as pb
+    from raftmeta.storage.errors import StorageError
+    from raftmeta.storage.meta_properties import META_PROPERTIES_FILE, read_meta_properties
+
+    config = load_node_config(args.config)
+    timeout_s = _timeout(args.timeout)
+    if not config.is_controller:
+        raise CommandLineError(
+            f"add-controller: node {config.node_id} has no controller role", USAGE_ERROR
+        )
+    servers = _servers(
+        args.bootstrap_server or ",".join(config.controller_quorum_bootstrap_servers),
+        "--bootstrap-server (or controller.quorum.bootstrap.servers)",
+    )
+    try:
+        meta = read_meta_properties(Path(config.metadata_log_dir) / META_PROPERTIES_FILE)
+    except (OSError, StorageError) as error:
+        raise CommandLineError(
+            f"add-controller: cannot read {config.metadata_log_dir}'s identity ({error}); "
+            "format it with --no-initial-controllers and start the controller first"
+        ) from None
+    if meta.directory_id is None:
+        raise CommandLineError(
+            f"add-controller: {config.metadata_log_dir} has no directory.id; format it again"
+        )
+    endpoint = config.controller_endpoint
+    host = endpoint.host or "127.0.0.1"
+    voter = pb.Voter(
+        voter_id=config.node_id,
+        directory_id=meta.directory_id,
+        endpoints=[pb.Endpoint(name="CONTROLLER", host=host, port=endpoint.port)],
+    )
+    shown = f"controller {config.node_id} (directory {meta.directory_id}) at {host}:{endpoint.port}"
+    if args.dry_run:
+        print(f"Would add {shown} to the voters of cluster {meta.cluster_id}")
+        return 0
+    request = pb.AddRaftVoterRequest(
+        cluster_id=meta.cluster_id, timeout_ms=int(min(timeout_s, 60.0) * 1000), voter=voter
+    )
+    try:
+        qm.change_voters(servers, meta.cluster_id, request, timeout_s)
+    except qm.VoterChangeError as error:
+        raise CommandLineError(f"add-controller: {error}") from None
+    print(f"Added {shown} to the voters")
+    return 0
+
+
+def run_remove(args: argparse.Namespace) -> int:
+    from raftmeta.cli import quorum_membership as qm
+    from raftmeta.rpc import raft_pb2 as pb
+
+    servers = _servers(args.bootstrap_server, "--bootstrap-server")
+    timeout_s = _timeout(args.timeout)
+    if args.controller_id < 0 or not args.controller_directory_id.strip():
+        raise CommandLineError(
+            "remove-controller: --controller-id must be >= 0 and --controller-directory-id "
+            "not empty",
+            USAGE_ERROR,
+        )
+    shown = f"controller {args.controller_id} (directory {args.controller_directory_id})"
+    if args.dry_run:
+        print(f"Would remove {shown} from the voters")
+        return 0
+    try:
+        cluster_id = qm.find_cluster_id(list(servers), min(timeout_s, 5.0))
+        request = pb.RemoveRaftVoterRequest(
+            cluster_id=cluster_id,
+            voter_id=args.controller_id,
+            voter_directory_id=args.controller_directory_id,
+        )
+        qm.change_voters(servers, cluster_id, request, timeout_s)
+    except qm.VoterChangeError as error:
+        raise CommandLineError(f"remove-controller: {error}") from None
+    print(f"Removed {shown} from the voters")
+    return 0

@@ -35,6 +35,8 @@ class Replica:
     log_end_offset: int
     last_fetch_timestamp: int
     last_caught_up_timestamp: int
+    directory_id: str = ""
+    """KIP-853's directory id; empty when the leader does not know it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,14 @@ class QuorumInfo:
     high_watermark: int
     voters: tuple[Replica, ...]
     observers: tuple[Replica, ...]
+    kraft_version: int = 0
+    """1: a dynamic quorum, whose voters are shown with their directory ids and endpoints."""
+    endpoints: tuple[tuple[int, str], ...] = ()
+    """(voter id, NAME://host:port) for every endpoint of every voter (a dynamic quorum)."""
+
+    @property
+    def dynamic(self) -> bool:
+        return self.kraft_version >= 1
 
     @property
     def leader(self) -> Replica | None:
@@ -106,7 +116,13 @@ def _ask(
 
 def _replicas(states: Sequence[pb.ReplicaState]) -> tuple[Replica, ...]:
     return tuple(
-        Replica(s.replica_id, s.log_end_offset, s.last_fetch_timestamp, s.last_caught_up_timestamp)
+        Replica(
+            s.replica_id,
+            s.log_end_offset,
+            s.last_fetch_timestamp,
+            s.last_caught_up_timestamp,
+            s.replica_directory_id,
+        )
         for s in states
     )
 
@@ -146,6 +162,12 @@ def describe_quorum(
                 response.high_watermark,
                 _replicas(response.voters),
                 _replicas(response.observers),
+                response.kraft_version,
+                tuple(
+                    (voter.voter_id, f"{e.name}://{_host_port(e.host, e.port)}")
+                    for voter in response.voter_endpoints
+                    for e in voter.endpoints
+                ),
             )
         if error_code is ErrorCode.INCONSISTENT_CLUSTER_ID:
             if cluster_id:
@@ -170,6 +192,25 @@ def describe_quorum(
     raise DescribeError("; ".join(problems))
 
 
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _replica_entries(info: QuorumInfo, replicas: Sequence[Replica], *, voters: bool) -> str:
+    """Node ids, or for a dynamic quorum Kafka's (3.9+) entries with directory ids and, for
+    voters, endpoints."""
+    if not info.dynamic:
+        return "[" + ",".join(str(r.node_id) for r in replicas) + "]"
+    entries = []
+    for replica in replicas:
+        entry = f'{{"id": {replica.node_id}, "directoryId": "{replica.directory_id or "-"}"'
+        if voters:
+            endpoints = ", ".join(f'"{e}"' for n, e in info.endpoints if n == replica.node_id)
+            entry += f', "endpoints": [{endpoints}]'
+        entries.append(entry + "}")
+    return "[" + ", ".join(entries) + "]"
+
+
 def status_lines(info: QuorumInfo) -> list[str]:
     rows = [
         ("ClusterId", info.cluster_id),
@@ -178,8 +219,8 @@ def status_lines(info: QuorumInfo) -> list[str]:
         ("HighWatermark", str(info.high_watermark)),
         ("MaxFollowerLag", str(info.max_follower_lag)),
         ("MaxFollowerLagTimeMs", str(info.max_follower_lag_time_ms)),
-        ("CurrentVoters", "[" + ",".join(str(v.node_id) for v in info.voters) + "]"),
-        ("CurrentObservers", "[" + ",".join(str(o.node_id) for o in info.observers) + "]"),
+        ("CurrentVoters", _replica_entries(info, info.voters, voters=True)),
+        ("CurrentObservers", _replica_entries(info, info.observers, voters=False)),
     ]
     return [f"{name + ':':<24}{value}" for name, value in rows]
 
@@ -201,7 +242,8 @@ def replication_lines(info: QuorumInfo) -> list[str]:
         ordered.append((info.leader, "Leader"))
     ordered += [(f, "Follower") for f in info.followers]
     ordered += [(o, "Observer") for o in info.observers]
-    table = [REPLICATION_COLUMNS] + [
+    columns: tuple[str, ...] = REPLICATION_COLUMNS
+    table: list[tuple[str, ...]] = [
         (
             str(r.node_id),
             str(r.log_end_offset),
@@ -212,7 +254,14 @@ def replication_lines(info: QuorumInfo) -> list[str]:
         )
         for r, status in ordered
     ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(REPLICATION_COLUMNS))]
+    if info.dynamic:  # Kafka 3.9's DirectoryId column, after NodeId
+        columns = (columns[0], "DirectoryId", *columns[1:])
+        table = [
+            (row[0], r.directory_id or "-", *row[1:])
+            for row, (r, _) in zip(table, ordered, strict=True)
+        ]
+    table = [columns, *table]
+    widths = [max(len(row[i]) for row in table) for i in range(len(columns))]
     return [
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table
     ]

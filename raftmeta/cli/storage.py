@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
 from raftmeta.cli.serve import load_node_config
+
+if TYPE_CHECKING:
+    from raftmeta.raft.membership import Membership
 
 
 def register(commands: Any) -> None:
@@ -31,6 +34,24 @@ def register(commands: Any) -> None:
         help="finalize this release's default feature levels (metadata.version, "
         "eligible.leader.replicas.version: on from 4.1) when the cluster first starts",
     )
+    first_voters = format_.add_mutually_exclusive_group()
+    first_voters.add_argument(
+        "--standalone",
+        action="store_true",
+        help="a dynamic quorum (KIP-853) whose only voter is this controller",
+    )
+    first_voters.add_argument(
+        "--initial-controllers",
+        metavar="ID@HOST:PORT:DIRECTORY_ID,...",
+        help="a dynamic quorum with these first voters; this node is one of them and its "
+        "directory gets the directory id given here",
+    )
+    first_voters.add_argument(
+        "--no-initial-controllers",
+        action="store_true",
+        help="a controller of a dynamic quorum that joins later (quorum add-controller); it "
+        "learns the voters from controller.quorum.bootstrap.servers",
+    )
     format_.set_defaults(handler=run_format)
 
 
@@ -47,6 +68,7 @@ def run_format(args: argparse.Namespace) -> int:
     from raftmeta.storage.markers import write_bootstrap_features
 
     config = load_node_config(args.config)
+    directory_id, first_voters = _first_voters(args, config)
     levels: dict[str, int] = {}
     if args.release_version is not None:
         try:
@@ -59,7 +81,10 @@ def run_format(args: argparse.Namespace) -> int:
             config.node_id,
             args.cluster_id,
             ignore_formatted=args.ignore_formatted,
+            directory_id=directory_id,
         )
+        if first_voters is not None:
+            _write_first_voters(config.metadata_log_dir, first_voters)
         if levels:
             write_bootstrap_features(config.metadata_log_dir, levels)
     except AlreadyFormattedError as error:
@@ -78,7 +103,63 @@ def run_format(args: argparse.Namespace) -> int:
         f"Formatted {config.metadata_log_dir} for node {properties.node_id} "
         f"of cluster {properties.cluster_id}"
     )
+    if first_voters is not None:
+        listed = ", ".join(str(voter.key) for voter in first_voters.voters)
+        print(f"Bootstrap voters (kraft.version 1): {listed}")
     if levels:
         finalized = ", ".join(f"{name}={level}" for name, level in sorted(levels.items()))
         print(f"Bootstrap feature levels: {finalized}")
     return 0
+
+
+def _first_voters(args: argparse.Namespace, config: Any) -> tuple[str | None, Membership | None]:
+    """The directory id to format with and the dynamic quorum's first voters, if any."""
+    from raftmeta.cli.bootstrap_voters import dynamic, parse_initial_controllers, standalone
+    from raftmeta.storage.meta_properties import generate_id
+
+    static = bool(config.controller_quorum_voters)
+    chosen = args.standalone or args.initial_controllers or args.no_initial_controllers
+    if static:
+        if chosen:
+            raise CommandLineError(
+                "format: controller.quorum.voters makes the quorum static; remove it and set "
+                "controller.quorum.bootstrap.servers for --standalone, --initial-controllers "
+                "or --no-initial-controllers",
+                USAGE_ERROR,
+            )
+        return None, None
+    if not config.is_controller:
+        return None, None
+    if not chosen:
+        raise CommandLineError(
+            "format: a controller of a dynamic quorum (no controller.quorum.voters) needs "
+            "--standalone, --initial-controllers or --no-initial-controllers",
+            USAGE_ERROR,
+        )
+    if args.no_initial_controllers:
+        return None, None
+    if args.standalone:
+        directory_id = generate_id()
+        endpoint = config.controller_endpoint
+        host = endpoint.host or "127.0.0.1"
+        return directory_id, dynamic(standalone(config.node_id, directory_id, host, endpoint.port))
+    try:
+        voters = parse_initial_controllers(args.initial_controllers)
+    except ValueError as error:
+        raise CommandLineError(f"format: --initial-controllers: {error}", USAGE_ERROR) from None
+    own = voters.key_of(config.node_id)
+    if own is None:
+        raise CommandLineError(
+            f"format: --initial-controllers does not list this node ({config.node_id})",
+            USAGE_ERROR,
+        )
+    return own.directory_id, dynamic(voters)
+
+
+def _write_first_voters(log_dir: str, membership: Membership) -> None:
+    from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
+    from raftmeta.storage.membership_files import bootstrap_path, write_membership
+
+    path = bootstrap_path(Path(log_dir) / METADATA_PARTITION_DIR)
+    if not path.exists():
+        write_membership(path, membership)

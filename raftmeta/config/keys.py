@@ -106,8 +106,19 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
     ConfigKey(
         "controller.quorum.voters",
         ConfigType.VOTERS,
-        REQUIRED,
-        "The static Raft quorum as id@host:port pairs; every node must list the same voters.",
+        None,
+        "The static Raft quorum as id@host:port pairs; every node must list the same voters. "
+        "Leave it out for a dynamic quorum (formatted with --standalone or "
+        "--initial-controllers), whose voters live in the log; then set "
+        "controller.quorum.bootstrap.servers.",
+    ),
+    ConfigKey(
+        "controller.quorum.bootstrap.servers",
+        ConfigType.LIST,
+        "",
+        "host:port of some controllers of a dynamic quorum (KIP-853), asked for the voters by a "
+        "node whose directory does not know them yet (formatted with "
+        "--no-initial-controllers). Ignored when controller.quorum.voters is set.",
     ),
     ConfigKey(
         "listeners",

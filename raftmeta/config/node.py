@@ -40,6 +40,8 @@ class RaftmetaConfig:
     node_id: int
     process_roles: tuple[str, ...]
     controller_quorum_voters: Mapping[int, HostPort]
+    """Empty for a dynamic quorum, whose voters are in the log."""
+    controller_quorum_bootstrap_servers: tuple[str, ...]
     listeners: tuple[Listener, ...]
     advertised_listeners: tuple[Listener, ...]
     metadata_log_dir: str
@@ -211,6 +213,8 @@ class _Typed:
         return tuple(item for item in self._get(key, tuple) if isinstance(item, Listener))
 
     def voters(self, key: str) -> Mapping[int, HostPort]:
+        if self._values[key] is None:
+            return MappingProxyType({})
         voters: Mapping[int, HostPort] = self._get(key, MappingProxyType)
         return voters
 
@@ -242,6 +246,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         node_id=typed.integer("node.id"),
         process_roles=typed.texts("process.roles"),
         controller_quorum_voters=typed.voters("controller.quorum.voters"),
+        controller_quorum_bootstrap_servers=typed.texts("controller.quorum.bootstrap.servers"),
         listeners=typed.listeners("listeners"),
         advertised_listeners=typed.listeners("advertised.listeners"),
         metadata_log_dir=typed.text("metadata.log.dir"),
@@ -311,9 +316,26 @@ def _check_together(values: Mapping[str, object]) -> None:
     node_id = values["node.id"]
     roles = values["process.roles"]
     voters = values["controller.quorum.voters"]
-    assert isinstance(roles, tuple) and isinstance(voters, Mapping)
+    bootstrap = values["controller.quorum.bootstrap.servers"]
+    assert isinstance(roles, tuple) and isinstance(bootstrap, tuple)
+    if voters is None:
+        # A dynamic quorum: the voters are in the log, found through the bootstrap servers.
+        if not bootstrap:
+            raise ConfigError(
+                "Missing required configuration controller.quorum.voters: set it (a static "
+                "quorum) or controller.quorum.bootstrap.servers (a dynamic one)"
+            )
+        for server in bootstrap:
+            host, colon, port = str(server).rpartition(":")
+            if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ConfigError(
+                    f"Invalid value '{_quote(str(server))}' for configuration "
+                    "controller.quorum.bootstrap.servers: not host:port"
+                )
+        voters = {}
+    assert isinstance(voters, Mapping)
     voter_ids = ", ".join(str(voter) for voter in voters)
-    if "controller" in roles and node_id not in voters:
+    if "controller" in roles and voters and node_id not in voters:
         raise ConfigError(
             f"Invalid configuration controller.quorum.voters: node.id {node_id} has the "
             f"controller role but is not among the voters ({voter_ids})"

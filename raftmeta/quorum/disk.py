@@ -14,6 +14,7 @@ from raftmeta.raft.batch import SnapshotId
 from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.core import RaftCore
 from raftmeta.raft.log import RaftLog
+from raftmeta.raft.membership import Membership
 from raftmeta.raft.ready import (
     AdvanceLogStart,
     AppendBatches,
@@ -23,6 +24,7 @@ from raftmeta.raft.ready import (
     WriteSnapshotChunk,
 )
 from raftmeta.storage.data_dir import MetadataDir
+from raftmeta.storage.membership_files import write_snapshot_membership
 from raftmeta.storage.snapshots import SnapshotReceiver, read_chunk
 
 
@@ -35,12 +37,13 @@ class NodeDisk:
 
     def new_core(
         self,
-        voters: frozenset[int],
+        membership: Membership,
         config: RaftConfig,
         now_ms: int,
         rng: random.Random,
     ) -> RaftCore:
-        """A core that resumes from what is on disk: the latest snapshot and the log after it."""
+        """A core that resumes from what is on disk: the latest snapshot and the log after it,
+        with ``membership`` in effect where that log starts."""
         directory = self.directory
         latest = directory.latest_snapshot
         log = RaftLog(
@@ -51,7 +54,7 @@ class NodeDisk:
         size = directory.snapshot_path(latest).stat().st_size if latest is not None else 0
         return RaftCore(
             directory.node_id,
-            voters,
+            membership.voters,
             config,
             election_state=directory.election_state,
             log=log,
@@ -63,6 +66,7 @@ class NodeDisk:
             # A cut log may have lost acknowledged records: the core withholds its votes
             # until a leader has brought it up to date.
             log_repaired=not directory.startup.log_recovery.clean,
+            kraft_version=membership.kraft_version,
         )
 
     def persist(self, ready: Ready) -> None:
@@ -83,7 +87,7 @@ class NodeDisk:
             elif isinstance(op, WriteSnapshotChunk):
                 self._write_chunk(op)
             elif isinstance(op, InstallSnapshot):
-                self._install(op.snapshot_id)
+                self._install(op.snapshot_id, op.membership)
             elif isinstance(op, AdvanceLogStart):
                 directory.snapshot_taken(op.snapshot_id, advance_log_start=True)
         if appended:
@@ -99,19 +103,31 @@ class NodeDisk:
             self._receiver = receiver
         receiver.write_chunk(op.position, op.data)
 
-    def _install(self, snapshot_id: SnapshotId) -> None:
+    def _install(self, snapshot_id: SnapshotId, membership: Membership | None) -> None:
         receiver = self._receiver
         self._receiver = None
         if receiver is None or receiver.snapshot_id != snapshot_id:
             raise AssertionError(f"snapshot {snapshot_id} was installed before it was received")
+        if membership is not None:
+            # Before the snapshot is in place: once it is, the log before it (and any
+            # VotersRecord there) is gone, and only this file says who the voters are.
+            write_snapshot_membership(self.directory.partition_dir, snapshot_id, membership)
         receiver.finish()
         self.directory.install_snapshot(snapshot_id)
 
     def read_snapshot_chunk(self, snapshot_id: SnapshotId, position: int, length: int) -> bytes:
         return read_chunk(self.directory.snapshot_path(snapshot_id), position, length)
 
-    def write_snapshot(self, snapshot_id: SnapshotId, records: Iterable[bytes]) -> int:
-        """Freeze a snapshot of the state machine; returns its size in bytes."""
+    def write_snapshot(
+        self,
+        snapshot_id: SnapshotId,
+        records: Iterable[bytes],
+        membership: Membership | None = None,
+    ) -> int:
+        """Freeze a snapshot of the state machine, with the voter set in effect at its end
+        (a dynamic quorum's) kept beside it first; returns its size in bytes."""
+        if membership is not None:
+            write_snapshot_membership(self.directory.partition_dir, snapshot_id, membership)
         with self.directory.snapshot_writer(snapshot_id) as writer:
             writer.append(records)
             path = writer.freeze()

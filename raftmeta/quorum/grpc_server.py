@@ -19,7 +19,7 @@ import asyncio
 import logging
 import ssl
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
@@ -31,7 +31,10 @@ from raftmeta.quorum.raft_service import RaftService, add_raft_service
 from raftmeta.quorum.stream.server import StreamServer
 from raftmeta.quorum.transport import RaftEndpoint
 from raftmeta.raft.core import QuorumDescription
+from raftmeta.raft.membership import Membership
 from raftmeta.raft.messages import Request, Response
+from raftmeta.raft.voter_change import VoterChangeResult
+from raftmeta.raft.voters import ReplicaKey, Voter
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,9 @@ Register = Callable[[Any], None]
 
 Host = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
 """Runs a coroutine on the loop the gRPC server lives on (another thread's) and awaits it."""
+
+
+_T = TypeVar("_T")
 
 
 class _HomeEndpoint:
@@ -70,22 +76,49 @@ class _HomeEndpoint:
         return self._endpoint.voter_addresses
 
     async def handle_request(self, sender: int, request: Request) -> Response:
-        work = self._endpoint.handle_request(sender, request)
+        return await self._at_home(self._endpoint.handle_request(sender, request))
+
+    async def _at_home(self, work: Coroutine[Any, Any, _T]) -> _T:
+        """Runs ``work`` on the node's loop and waits for it from this one."""
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._home))
 
+    @property
+    def membership(self) -> Membership:
+        return self._read_at_home(lambda: self._endpoint.membership)
+
+    async def add_voter(self, voter: Voter, timeout_ms: int) -> VoterChangeResult:
+        return await self._at_home(self._endpoint.add_voter(voter, timeout_ms))
+
+    async def remove_voter(self, key: ReplicaKey, timeout_ms: int) -> VoterChangeResult:
+        return await self._at_home(self._endpoint.remove_voter(key, timeout_ms))
+
+    async def update_voter(self, voter: Voter, timeout_ms: int) -> VoterChangeResult:
+        return await self._at_home(self._endpoint.update_voter(voter, timeout_ms))
+
+    async def upgrade_to_dynamic(
+        self, timeout_ms: int, *, validate_only: bool = False
+    ) -> VoterChangeResult:
+        return await self._at_home(
+            self._endpoint.upgrade_to_dynamic(timeout_ms, validate_only=validate_only)
+        )
+
     def describe_quorum(self) -> QuorumDescription:
-        # Read on the node's loop: the core's state may not be walked while it is stepped.
-        # Blocking this loop is safe, the node's never waits for it.
-        async def describe() -> QuorumDescription:
-            return self._endpoint.describe_quorum()
+        return self._read_at_home(self._endpoint.describe_quorum)
+
+    def _read_at_home(self, read: Callable[[], _T]) -> _T:
+        """Calls ``read`` on the node's loop: the core's state may not be walked while it is
+        stepped. Blocking this loop is safe, the node's never waits for it."""
+
+        async def at_home() -> _T:
+            return read()
 
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
         if running is self._home:
-            return self._endpoint.describe_quorum()
-        return asyncio.run_coroutine_threadsafe(describe(), self._home).result()
+            return read()
+        return asyncio.run_coroutine_threadsafe(at_home(), self._home).result()
 
 
 class RaftServer:

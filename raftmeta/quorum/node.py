@@ -27,11 +27,21 @@ from typing import Protocol
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum.disk import NodeDisk
 from raftmeta.quorum.fetch_latency import FetchRoundTrips
+from raftmeta.quorum.membership import (
+    VoterChangeWaits,
+    controller_endpoint,
+    discover_membership,
+    starting_membership,
+    timed_out,
+    voter_addresses,
+)
 from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.quorum.transport import Connect, RaftChannel
 from raftmeta.raft.batch import Batch, SnapshotId
+from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.core import NotLeaderError, QuorumDescription, RaftCore, ReplicaState
+from raftmeta.raft.membership import Membership
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -50,6 +60,8 @@ from raftmeta.raft.messages import (
 from raftmeta.raft.ready import LeaderAndEpoch, Outbound, Ready
 from raftmeta.raft.roles import Follower, Prospective, Resigned, Role
 from raftmeta.raft.snapshot_policy import snapshot_id_for
+from raftmeta.raft.voter_change import VoterChangeResult
+from raftmeta.raft.voters import ReplicaKey, Voter
 from raftmeta.storage.data_dir import MetadataDir
 from raftmeta.storage.errors import SnapshotError
 from raftmeta.storage.snapshots import SnapshotReader
@@ -231,6 +243,10 @@ class RaftNode:
         """Why the driver stopped on its own, if it did; the node is unusable after it."""
         self._refusals = RefusalLog(log, self.node_id)
         self._leadership = _LeadershipLog(self.node_id)
+        self._voter_changes = VoterChangeWaits()
+        self._retired_channels: list[RaftChannel] = []
+        """Channels replaced when the voters' addresses changed; closed at stop, so calls
+        already in flight on them still finish."""
 
     # ------------------------------------------------------------------------ life cycle
 
@@ -299,9 +315,9 @@ class RaftNode:
         disk = self._disk
         assert disk is not None
         addresses = dict(voters if voters is not None else self.settings.voters)
-        core = disk.new_core(
-            frozenset(addresses), self.settings.raft, monotonic_ms(), random.Random()
-        )
+        membership = await self._starting_membership(disk, addresses)
+        core = disk.new_core(membership, self.settings.raft, monotonic_ms(), random.Random())
+        addresses = voter_addresses(core.voter_set, voter_addresses(membership.voters, addresses))
         latest = disk.directory.latest_snapshot
         self._applied_offset = core.log.start_offset
         self.written_offset = core.log.end_offset
@@ -346,9 +362,13 @@ class RaftNode:
             call.cancel()
         if self._calls:
             await asyncio.wait(set(self._calls))
+        self._voter_changes.stopped()
         if self._channel is not None:
             await self._channel.close()
             self._channel = None
+        for retired in self._retired_channels:
+            await retired.close()
+        self._retired_channels.clear()
         if self._disk is not None:
             await asyncio.to_thread(self._disk.close)
             self._disk = None
@@ -534,6 +554,7 @@ class RaftNode:
             app.leader_change(ready.leader_change)
         core.advance(ready, monotonic_ms())
         self._app.state_changed()
+        self._voters_progressed(core)
         self._maybe_snapshot(core, disk)
 
     def _log_rejected(self, ready: Ready) -> None:
@@ -563,14 +584,22 @@ class RaftNode:
             return
         if disk.directory.snapshot_path(snapshot_id).exists():
             return
-        task = asyncio.create_task(self._write_snapshot(disk, snapshot_id, work))
+        membership = core.membership_at(snapshot_id.end_offset)
+        kept = membership if membership.kraft_version >= KRAFT_VERSION_DYNAMIC else None
+        task = asyncio.create_task(self._write_snapshot(disk, snapshot_id, work, kept))
         self._snapshot_task = task
 
     async def _write_snapshot(
-        self, disk: NodeDisk, snapshot_id: SnapshotId, work: SnapshotWork
+        self,
+        disk: NodeDisk,
+        snapshot_id: SnapshotId,
+        work: SnapshotWork,
+        membership: Membership | None = None,
     ) -> None:
         try:
-            size = await asyncio.to_thread(lambda: disk.write_snapshot(snapshot_id, work()))
+            size = await asyncio.to_thread(
+                lambda: disk.write_snapshot(snapshot_id, work(), membership)
+            )
         except Exception as error:
             # A snapshot is an optimization: the log still holds everything. Say so loudly
             # and let the next trigger try again.
@@ -623,3 +652,106 @@ class RaftNode:
         for _, waiter in waiters.values():
             if not waiter.done():
                 waiter.set_exception(NodeStoppedError(f"node {self.node_id} stopped"))
+
+    # ------------------------------------------------------------------------ membership
+
+    async def _starting_membership(self, disk: NodeDisk, static: Mapping[int, str]) -> Membership:
+        """Where the log starts: kept on disk, static, or asked of the bootstrap servers."""
+        directory = disk.directory
+        found = await asyncio.to_thread(
+            starting_membership, directory.partition_dir, directory.latest_snapshot, static
+        )
+        if found is not None:
+            return found
+        discovered = await discover_membership(
+            self.settings.bootstrap_servers,
+            directory.cluster_id,
+            self.settings.raft.fetch_timeout_ms * 20 / 1000,
+        )
+        log.info(
+            "node %d: learned the voters from the bootstrap servers: %s",
+            self.node_id,
+            ", ".join(str(voter.key) for voter in discovered.voters),
+        )
+        return discovered
+
+    @property
+    def membership(self) -> Membership:
+        """This node's kraft.version and voter set (the latest in its log, committed or not)."""
+        core = self.core
+        return Membership(core.kraft_version, core.voter_set)
+
+    def _voters_progressed(self, core: RaftCore) -> None:
+        """After each Ready: finish voter changes that committed, and dial new voters."""
+        self._voter_changes.progressed(core)
+        addresses = voter_addresses(core.voter_set, self._voter_addresses)
+        if addresses == self._voter_addresses or self._disk is None:
+            return
+        log.info(
+            "node %d: dialling the voters at %s",
+            self.node_id,
+            ", ".join(f"{node}@{address}" for node, address in sorted(addresses.items())),
+        )
+        if self._channel is not None:
+            self._retired_channels.append(self._channel)
+        self._voter_addresses = addresses
+        self._channel = self._connect(
+            self.node_id,
+            self._disk.directory.cluster_id,
+            addresses,
+            self.settings.raft.request_timeout_ms,
+        )
+
+    async def add_voter(self, voter: Voter, timeout_ms: int) -> VoterChangeResult:
+        """AddRaftVoter: answered once the new VotersRecord commits (see ``RaftCore``)."""
+        return await self._change_voters(lambda core, now: core.add_voter(voter, now), timeout_ms)
+
+    async def remove_voter(self, key: ReplicaKey, timeout_ms: int) -> VoterChangeResult:
+        return await self._change_voters(lambda core, now: core.remove_voter(key, now), timeout_ms)
+
+    async def update_voter(self, voter: Voter, timeout_ms: int) -> VoterChangeResult:
+        return await self._change_voters(
+            lambda core, now: core.update_voter(voter, now), timeout_ms
+        )
+
+    async def upgrade_to_dynamic(
+        self, timeout_ms: int, *, validate_only: bool = False
+    ) -> VoterChangeResult:
+        """kraft.version 0 -> 1: the static voters, dialled where this node dials them, become
+        the first VotersRecord (see ``RaftCore.upgrade_to_dynamic``)."""
+        endpoints = {}
+        for node_id, address in self._voter_addresses.items():
+            try:
+                endpoints[node_id] = (controller_endpoint(address),)
+            except ValueError:
+                continue
+        return await self._change_voters(
+            lambda core, now: core.upgrade_to_dynamic(endpoints, now, validate_only=validate_only),
+            timeout_ms,
+        )
+
+    async def _change_voters(
+        self, change: Callable[[RaftCore, int], VoterChangeResult], timeout_ms: int
+    ) -> VoterChangeResult:
+        if not self.running:
+            raise NodeStoppedError(f"node {self.node_id} is not running")
+        result = change(self.core, monotonic_ms())
+        if result.error is not ErrorCode.NONE or result.offset is None:
+            return result
+        appended_ms = monotonic_ms()
+        waiter = self._voter_changes.wait_for(result)
+        self.wake()
+        try:
+            done = await asyncio.wait_for(asyncio.shield(waiter), timeout_ms / 1000)
+        except TimeoutError:
+            return timed_out(timeout_ms)
+        if done.error is ErrorCode.NONE:
+            log.info(
+                "node %d: voters now %s (kraft.version %d), committed %d ms after the "
+                "change was appended",
+                self.node_id,
+                ", ".join(str(voter.key) for voter in self.core.voter_set),
+                self.core.kraft_version,
+                monotonic_ms() - appended_ms,
+            )
+        return done

@@ -41,7 +41,10 @@ from raftmeta.quorum import wire
 from raftmeta.quorum.edge import NoAnswer, RaftEdge
 from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.transport import RaftEndpoint
+from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.core import NotLeaderError
+from raftmeta.raft.voter_change import VoterChangeResult
+from raftmeta.raft.voters import ReplicaKey
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 
@@ -138,8 +141,108 @@ class RaftService(pb_grpc.RaftServicer):
         except NotLeaderError as error:
             leader = error.leader_id
             endpoint = "" if leader is None else node.voter_addresses.get(leader, "")
-            return wire.describe_quorum_not_leader(leader, error.epoch, endpoint)
-        return wire.describe_quorum_to_pb(description, node.cluster_id)
+            answer = wire.describe_quorum_not_leader(leader, error.epoch, endpoint)
+            # Any controller names the voters it knows, so a node that knows only bootstrap
+            # servers finds them without first finding the leader.
+            membership = node.membership
+            answer.kraft_version = membership.kraft_version
+            answer.voter_endpoints.extend(wire.voter_to_pb(v) for v in membership.voters)
+            return answer
+        return wire.describe_quorum_to_pb(description, node.cluster_id, node.membership)
+
+    # ------------------------------------------------------------------ voter changes
+
+    def _voter_change_answer(self, result: VoterChangeResult) -> pb.VoterChangeResponse:
+        node = self._node
+        core_leader = None
+        epoch = wire.UNKNOWN
+        try:
+            node.describe_quorum()
+            core_leader = node.node_id
+        except NotLeaderError as error:
+            core_leader, epoch = error.leader_id, error.epoch
+        endpoint = ""
+        if result.error is ErrorCode.NOT_LEADER_OR_FOLLOWER and core_leader is not None:
+            endpoint = node.voter_addresses.get(core_leader, "")
+        return pb.VoterChangeResponse(
+            error_code=result.error,
+            error_message=result.message,
+            current_leader=pb.LeaderIdAndEpoch(
+                leader_id=wire.UNKNOWN if core_leader is None else core_leader,
+                leader_epoch=epoch,
+            ),
+            leader_endpoint=endpoint,
+        )
+
+    def _foreign(self, cluster_id: str) -> pb.VoterChangeResponse | None:
+        if cluster_id == self._node.cluster_id:
+            return None
+        return pb.VoterChangeResponse(
+            error_code=ErrorCode.INCONSISTENT_CLUSTER_ID,
+            error_message=f"this node belongs to cluster {self._node.cluster_id}",
+        )
+
+    async def AddRaftVoter(
+        self, request: pb.AddRaftVoterRequest, context: Any
+    ) -> pb.VoterChangeResponse:
+        foreign = self._foreign(request.cluster_id)
+        if foreign is not None:
+            return foreign
+        try:
+            voter = wire.voter_from_pb(request.voter)
+        except (TypeError, ValueError) as error:
+            return pb.VoterChangeResponse(
+                error_code=ErrorCode.INVALID_REQUEST, error_message=_one_line(str(error))
+            )
+        if not voter.endpoints:
+            return pb.VoterChangeResponse(
+                error_code=ErrorCode.INVALID_REQUEST,
+                error_message="a new voter must name the endpoint it serves on",
+            )
+        result = await self._node.add_voter(voter, _timeout_ms(request.timeout_ms))
+        return self._voter_change_answer(result)
+
+    async def RemoveRaftVoter(
+        self, request: pb.RemoveRaftVoterRequest, context: Any
+    ) -> pb.VoterChangeResponse:
+        foreign = self._foreign(request.cluster_id)
+        if foreign is not None:
+            return foreign
+        key = ReplicaKey(request.voter_id, wire.directory_from_pb(request.voter_directory_id))
+        result = await self._node.remove_voter(key, _timeout_ms(0))
+        return self._voter_change_answer(result)
+
+    async def UpdateRaftVoter(
+        self, request: pb.UpdateRaftVoterRequest, context: Any
+    ) -> pb.VoterChangeResponse:
+        foreign = self._foreign(request.cluster_id)
+        if foreign is not None:
+            return foreign
+        voter = wire.voter_from_pb(request.voter)
+        result = await self._node.update_voter(voter, _timeout_ms(0))
+        return self._voter_change_answer(result)
+
+    async def UpdateKRaftVersion(
+        self, request: pb.UpdateKRaftVersionRequest, context: Any
+    ) -> pb.VoterChangeResponse:
+        foreign = self._foreign(request.cluster_id)
+        if foreign is not None:
+            return foreign
+        current = self._node.membership.kraft_version
+        if request.kraft_version > KRAFT_VERSION_DYNAMIC:
+            result = VoterChangeResult(
+                ErrorCode.UNSUPPORTED_VERSION,
+                f"kraft.version {request.kraft_version} is not supported (0 or 1)",
+            )
+        elif request.kraft_version < current:
+            result = VoterChangeResult(
+                ErrorCode.INVALID_UPDATE_VERSION, "kraft.version cannot be downgraded"
+            )
+        else:
+            result = await self._node.upgrade_to_dynamic(
+                _timeout_ms(request.timeout_ms), validate_only=request.validate_only
+            )
+        return self._voter_change_answer(result)
 
     async def DescribeEndpoints(
         self, request: pb.DescribeEndpointsRequest, context: Any
@@ -163,6 +266,17 @@ class RaftService(pb_grpc.RaftServicer):
         return pb.DescribeEndpointsResponse(
             error_code=ErrorCode.NONE, raft_stream_host=host, raft_stream_port=port
         )
+
+
+DEFAULT_VOTER_CHANGE_TIMEOUT_MS = 30_000
+MAX_VOTER_CHANGE_TIMEOUT_MS = 300_000
+
+
+def _timeout_ms(asked: int) -> int:
+    """How long a voter change may wait to commit: what the caller asked, within bounds."""
+    if asked <= 0:
+        return DEFAULT_VOTER_CHANGE_TIMEOUT_MS
+    return min(asked, MAX_VOTER_CHANGE_TIMEOUT_MS)
 
 
 async def _abort(context: Any, code: grpc.StatusCode, reason: str) -> NoReturn:
@@ -234,6 +348,22 @@ def add_raft_service(service: RaftService, server: Any) -> None:
             pb.DescribeEndpointsRequest,
             pb.DescribeEndpointsResponse,
             service.DescribeEndpoints,
+        ),
+        "AddRaftVoter": (pb.AddRaftVoterRequest, pb.VoterChangeResponse, service.AddRaftVoter),
+        "RemoveRaftVoter": (
+            pb.RemoveRaftVoterRequest,
+            pb.VoterChangeResponse,
+            service.RemoveRaftVoter,
+        ),
+        "UpdateRaftVoter": (
+            pb.UpdateRaftVoterRequest,
+            pb.VoterChangeResponse,
+            service.UpdateRaftVoter,
+        ),
+        "UpdateKRaftVersion": (
+            pb.UpdateKRaftVersionRequest,
+            pb.VoterChangeResponse,
+            service.UpdateKRaftVersion,
         ),
     }
     handlers = {

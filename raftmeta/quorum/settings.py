@@ -69,6 +69,9 @@ class NodeSettings:
     """The address ``DescribeEndpoints`` gives peers for the Raft stream instead of where it
     listens (``advertised.listeners``: a proxy, a NAT); None gives the listener's own."""
     retention: LogRetention = TRIM_AT_ONCE
+    bootstrap_servers: tuple[str, ...] = ()
+    """``controller.quorum.bootstrap.servers``: asked for the voters by a node whose
+    directory does not know them (a dynamic quorum's controller formatted to join later)."""
     """``metadata.max.retention.bytes`` / ``.ms``: the log kept below the latest snapshot, as
     history for audits (a server keeps Kafka's defaults; the default here keeps none)."""
 
@@ -98,6 +101,7 @@ class NodeSettings:
                 max_bytes=config.metadata_max_retention_bytes,
                 max_age_ms=config.metadata_max_retention_ms,
             ),
+            bootstrap_servers=config.controller_quorum_bootstrap_servers,
         )
 
 

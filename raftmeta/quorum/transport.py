@@ -20,7 +20,10 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from raftmeta.raft.core import QuorumDescription
+from raftmeta.raft.membership import Membership
 from raftmeta.raft.messages import Request, Response
+from raftmeta.raft.voter_change import VoterChangeResult
+from raftmeta.raft.voters import ReplicaKey, Voter
 
 
 class RaftChannel(Protocol):
@@ -86,4 +89,30 @@ class RaftEndpoint(Protocol):
         """The leader's view of the voters' and observers' progress, its times in wall-clock
         milliseconds. Raises ``NotLeaderError`` on a node that does not lead and
         ``ConnectionError`` on one that is not running."""
+        ...
+
+    @property
+    def membership(self) -> Membership:
+        """The node's kraft.version and voter set, endpoints included (KIP-853). Raises
+        ``ConnectionError`` on a node that is not running."""
+        ...
+
+    async def add_voter(self, voter: Voter, timeout_ms: int) -> VoterChangeResult:
+        """AddRaftVoter on this node (it must lead); answered once the change commits or
+        ``timeout_ms`` passes (REQUEST_TIMED_OUT)."""
+        ...
+
+    async def remove_voter(self, key: ReplicaKey, timeout_ms: int) -> VoterChangeResult:
+        """RemoveRaftVoter, as ``add_voter``."""
+        ...
+
+    async def update_voter(self, voter: Voter, timeout_ms: int) -> VoterChangeResult:
+        """UpdateRaftVoter (a voter's new endpoints), as ``add_voter``."""
+        ...
+
+    async def upgrade_to_dynamic(
+        self, timeout_ms: int, *, validate_only: bool = False
+    ) -> VoterChangeResult:
+        """kraft.version 0 -> 1 (the static voters become the first VotersRecord), as
+        ``add_voter``; ``validate_only`` checks without writing."""
         ...

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from raftmeta.errors import ErrorCode
 from raftmeta.raft.batch import OffsetAndEpoch, SnapshotId
 from raftmeta.raft.core import QuorumDescription, ReplicaState
+from raftmeta.raft.membership import Membership
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -27,6 +28,7 @@ from raftmeta.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
+from raftmeta.raft.voters import Endpoint, ReplicaKey, Voter, VoterSet
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.storage.codec import decode_batches, encode_batches
 
@@ -65,6 +67,45 @@ def _id(value: int | None) -> int:
     return UNKNOWN if value is None else value
 
 
+def directory_to_pb(directory_id: str | None) -> str:
+    """A directory id on the wire: empty for none (a static voter, or one not known)."""
+    return directory_id or ""
+
+
+def directory_from_pb(value: str) -> str | None:
+    return value or None
+
+
+def voter_to_pb(voter: Voter) -> pb.Voter:
+    return pb.Voter(
+        voter_id=voter.node_id,
+        directory_id=directory_to_pb(voter.key.directory_id),
+        endpoints=[pb.Endpoint(name=e.name, host=e.host, port=e.port) for e in voter.endpoints],
+    )
+
+
+def voter_from_pb(message: pb.Voter) -> Voter:
+    return Voter(
+        ReplicaKey(message.voter_id, directory_from_pb(message.directory_id)),
+        tuple(Endpoint(e.name, e.host, e.port) for e in message.endpoints),
+    )
+
+
+def membership_to_pb(membership: Membership) -> pb.Membership:
+    return pb.Membership(
+        kraft_version=membership.kraft_version,
+        voters=[voter_to_pb(voter) for voter in membership.voters],
+    )
+
+
+def membership_from_pb(message: pb.Membership) -> Membership:
+    """``ValueError`` for a set naming a node twice or holding no voter."""
+    voters = VoterSet(voter_from_pb(voter) for voter in message.voters)
+    if not voters:
+        raise ValueError("a voter set needs at least one voter")
+    return Membership(message.kraft_version, voters)
+
+
 def _snapshot_to_pb(snapshot_id: SnapshotId) -> pb.SnapshotId:
     return pb.SnapshotId(end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch)
 
@@ -85,10 +126,15 @@ def request_to_pb(request: Request, cluster_id: str, local_id: int) -> PbRequest
             last_offset_epoch=request.last_offset_epoch,
             last_offset=request.last_offset,
             pre_vote=request.pre_vote,
+            candidate_directory_id=directory_to_pb(request.candidate_directory_id),
+            voter_directory_id=directory_to_pb(request.voter_directory_id),
         )
     if isinstance(request, BeginQuorumEpochRequest):
         return pb.BeginQuorumEpochRequest(
-            cluster_id=cluster_id, leader_id=request.leader_id, leader_epoch=request.leader_epoch
+            cluster_id=cluster_id,
+            leader_id=request.leader_id,
+            leader_epoch=request.leader_epoch,
+            voter_directory_id=directory_to_pb(request.voter_directory_id),
         )
     if isinstance(request, EndQuorumEpochRequest):
         return pb.EndQuorumEpochRequest(
@@ -107,6 +153,7 @@ def request_to_pb(request: Request, cluster_id: str, local_id: int) -> PbRequest
             max_wait_ms=request.max_wait_ms,
             max_bytes=request.max_bytes,
             high_watermark=request.high_watermark,
+            replica_directory_id=directory_to_pb(request.replica_directory_id),
         )
     return pb.FetchSnapshotRequest(
         cluster_id=cluster_id,
@@ -115,6 +162,7 @@ def request_to_pb(request: Request, cluster_id: str, local_id: int) -> PbRequest
         snapshot_id=_snapshot_to_pb(request.snapshot_id),
         position=request.position,
         max_bytes=request.max_bytes,
+        replica_directory_id=directory_to_pb(request.replica_directory_id),
     )
 
 
@@ -125,6 +173,8 @@ def vote_request_from_pb(message: pb.VoteRequest) -> tuple[int, VoteRequest]:
         message.last_offset_epoch,
         message.last_offset,
         message.pre_vote,
+        directory_from_pb(message.candidate_directory_id),
+        directory_from_pb(message.voter_directory_id),
     )
     return message.candidate_id, request
 
@@ -132,7 +182,10 @@ def vote_request_from_pb(message: pb.VoteRequest) -> tuple[int, VoteRequest]:
 def begin_epoch_request_from_pb(
     message: pb.BeginQuorumEpochRequest,
 ) -> tuple[int, BeginQuorumEpochRequest]:
-    return message.leader_id, BeginQuorumEpochRequest(message.leader_id, message.leader_epoch)
+    request = BeginQuorumEpochRequest(
+        message.leader_id, message.leader_epoch, directory_from_pb(message.voter_directory_id)
+    )
+    return message.leader_id, request
 
 
 def end_epoch_request_from_pb(
@@ -152,6 +205,7 @@ def fetch_request_from_pb(message: pb.FetchRequest) -> tuple[int, FetchRequest]:
         message.max_wait_ms,
         message.max_bytes,
         message.high_watermark if message.HasField("high_watermark") else None,
+        directory_from_pb(message.replica_directory_id),
     )
     return message.replica_id, request
 
@@ -164,6 +218,7 @@ def fetch_snapshot_request_from_pb(
         _snapshot_from_pb(message.snapshot_id),
         message.position,
         message.max_bytes,
+        directory_from_pb(message.replica_directory_id),
     )
     return message.replica_id, request
 
@@ -225,7 +280,7 @@ def response_to_pb(response: Response) -> PbResponse:
         return fetch
     if response.chunk_length != len(response.data):
         raise ValueError("a snapshot chunk must be read from the file before it is sent")
-    return pb.FetchSnapshotResponse(
+    answer = pb.FetchSnapshotResponse(
         error_code=response.error,
         current_leader=leader,
         snapshot_id=_snapshot_to_pb(response.snapshot_id),
@@ -233,6 +288,11 @@ def response_to_pb(response: Response) -> PbResponse:
         position=response.position,
         unaligned_records=response.data,
     )
+    if response.voters is not None and response.kraft_version is not None:
+        answer.membership.CopyFrom(
+            membership_to_pb(Membership(response.kraft_version, response.voters))
+        )
+    return answer
 
 
 def response_from_pb(message: PbResponse, request: Request) -> Response:
@@ -279,6 +339,7 @@ def response_from_pb(message: PbResponse, request: Request) -> Response:
         )
     assert isinstance(request, FetchSnapshotRequest)
     data = bytes(message.unaligned_records)
+    membership = membership_from_pb(message.membership) if message.HasField("membership") else None
     return FetchSnapshotResponse(
         error_code(message.error_code),
         leader.leader_epoch,
@@ -288,6 +349,8 @@ def response_from_pb(message: PbResponse, request: Request) -> Response:
         message.size,
         len(data),
         data,
+        None if membership is None else membership.voters,
+        None if membership is None else membership.kraft_version,
     )
 
 
@@ -311,9 +374,10 @@ def error_response(
 
 
 def describe_quorum_to_pb(
-    description: QuorumDescription, cluster_id: str
+    description: QuorumDescription, cluster_id: str, membership: Membership | None = None
 ) -> pb.DescribeQuorumResponse:
-    """The leader's answer; ``description``'s times must already be wall-clock milliseconds."""
+    """The leader's answer; ``description``'s times must already be wall-clock milliseconds.
+    ``membership`` adds the kraft.version and the voters' endpoints."""
 
     def replicas(states: Sequence[ReplicaState]) -> list[pb.ReplicaState]:
         return [
@@ -322,6 +386,7 @@ def describe_quorum_to_pb(
                 log_end_offset=_id(state.log_end_offset),
                 last_fetch_timestamp=_id(state.last_fetch_ms),
                 last_caught_up_timestamp=_id(state.last_caught_up_ms),
+                replica_directory_id=directory_to_pb(state.directory_id),
             )
             for state in states
         ]
@@ -334,6 +399,8 @@ def describe_quorum_to_pb(
         voters=replicas(description.voters),
         observers=replicas(description.observers),
         cluster_id=cluster_id,
+        kraft_version=0 if membership is None else membership.kraft_version,
+        voter_endpoints=[] if membership is None else [voter_to_pb(v) for v in membership.voters],
     )
 
 

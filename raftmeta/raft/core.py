@@ -20,7 +20,7 @@ messages of their own epoch.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from raftmeta.errors import ErrorCode
@@ -84,7 +84,7 @@ from raftmeta.raft.voter_change import (
     remove_problem,
     update_problem,
 )
-from raftmeta.raft.voters import ReplicaKey, Voter, VoterSet
+from raftmeta.raft.voters import Endpoint, ReplicaKey, Voter, VoterSet
 
 NO_DEADLINE = 1 << 62
 
@@ -473,6 +473,67 @@ class RaftCore:
             return view
         problem = update_problem(view, voter)
         return problem or self._append_voters(self.voter_set.with_voter(voter), now_ms)
+
+    def upgrade_to_dynamic(
+        self,
+        endpoints: Mapping[int, tuple[Endpoint, ...]],
+        now_ms: int,
+        *,
+        validate_only: bool = False,
+    ) -> VoterChangeResult:
+        """kraft.version 0 -> 1 on the leader: the static voters become the first VotersRecord,
+        each under the directory id its recent fetches carry and with its ``endpoints``. The
+        majorities do not change (the same node ids), so this is safe at any time the leader
+        has committed in its epoch; every voter must be fetching, or its directory is unknown.
+        Done when the returned offset commits; no offset if the quorum is dynamic already."""
+        self._now_ms = now_ms
+        state = self.state
+        if not isinstance(state, Leader):
+            return VoterChangeResult(
+                ErrorCode.NOT_LEADER_OR_FOLLOWER, f"not the leader (leader {self.leader_id})"
+            )
+        if self.kraft_version >= KRAFT_VERSION_DYNAMIC:
+            return VoterChangeResult(ErrorCode.NONE, "the quorum is dynamic already")
+        if self.high_watermark <= state.epoch_start_offset:
+            return VoterChangeResult(
+                ErrorCode.REQUEST_TIMED_OUT,
+                "the leader has not yet committed a record of its epoch; retry shortly",
+            )
+        voters: list[Voter] = []
+        for node_id in sorted(self.voters):
+            directory = self.directory_id
+            if node_id != self.node_id:
+                progress = state.progress[node_id]
+                directory = progress.directory_id
+                caught_up = progress.last_caught_up_ms
+                if caught_up is None or now_ms - caught_up > self.config.fetch_timeout_ms:
+                    return VoterChangeResult(
+                        ErrorCode.REQUEST_TIMED_OUT,
+                        f"voter {node_id} has not fetched recently; every voter must be up",
+                    )
+            if directory is None:
+                return VoterChangeResult(
+                    ErrorCode.INVALID_REQUEST,
+                    f"voter {node_id}'s directory has no directory.id (formatted before they "
+                    "existed); it cannot be a dynamic voter",
+                )
+            if not endpoints.get(node_id):
+                return VoterChangeResult(
+                    ErrorCode.INVALID_REQUEST, f"no endpoint known for voter {node_id}"
+                )
+            voters.append(Voter(ReplicaKey(node_id, directory), endpoints[node_id]))
+        if validate_only:
+            listed = ", ".join(str(voter.key) for voter in voters)
+            return VoterChangeResult(ErrorCode.NONE, f"the first VotersRecord would be {listed}")
+        batch = membership_batch(
+            self.log.end_offset,
+            self.epoch,
+            VoterSet(voters),
+            kraft_version=KRAFT_VERSION_DYNAMIC,
+        )
+        self._append_local(batch)
+        self._complete_parked_fetches(state, now_ms)
+        return VoterChangeResult(ErrorCode.NONE, "", batch.base_offset, batch.epoch)
 
     def _leader_view(self) -> LeaderView | VoterChangeResult:
         state = self.state
@@ -973,8 +1034,29 @@ class RaftCore:
                 self.log.end_offset, self.epoch, self.node_id, self.voters, granting
             )
         )
+        self._copy_bootstrap_voters()
         self._leader_tick(leader, now_ms)
         self._maybe_advance_high_watermark(leader, now_ms)
+
+    def _copy_bootstrap_voters(self) -> None:
+        """The first leader of a dynamic quorum writes the bootstrap voter set into the log
+        (as Kafka's leader does with its bootstrap checkpoint): until then it exists only in
+        the voters' bootstrap files, and a node that joins later learns its voters by
+        fetching the log from the start."""
+        if (
+            self.kraft_version >= KRAFT_VERSION_DYNAMIC
+            and self._membership.last_change_offset is None
+            and self.log.start_offset == 0
+            and self._latest_snapshot is None
+        ):
+            self._append_local(
+                membership_batch(
+                    self.log.end_offset,
+                    self.epoch,
+                    self.voter_set,
+                    kraft_version=self.kraft_version,
+                )
+            )
 
     def _become_resigned_after_lost_quorum(self, state: Leader, now_ms: int) -> None:
         self._leave_leadership(state, now_ms)

@@ -28,6 +28,9 @@ class ReplicaProgress:
     last_caught_up_ms: int | None = None
     last_contact_ms: int = 0
     """Fetch or FetchSnapshot seen; check-quorum counts this, not replication progress."""
+    directory_id: str | None = None
+    """The directory the replica's latest fetch came from (a static voter's is not in the
+    voter set; the upgrade to a dynamic quorum records it)."""
     answered_leader: bool = False
     """The replica answered this leader's BeginQuorumEpoch: the leader's own link to it works.
     Fetches prove only the replica's link to the leader; a voter restarted after the epoch
@@ -92,6 +95,8 @@ class ProgressTracker:
         """A Fetch or FetchSnapshot arrived from ``replica`` in this epoch."""
         progress = self._entry(replica)
         progress.last_contact_ms = now_ms
+        if isinstance(replica, ReplicaKey):
+            progress.directory_id = replica.directory_id
         return progress
 
     def answered(self, replica_id: int) -> None:

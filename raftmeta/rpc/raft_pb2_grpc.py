@@ -70,6 +70,26 @@ class RaftStub:
                 request_serializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsRequest.SerializeToString,
                 response_deserializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsResponse.FromString,
                 _registered_method=True)
+        self.AddRaftVoter = channel.unary_unary(
+                '/raftmeta.raft.v1.Raft/AddRaftVoter',
+                request_serializer=raftmeta_dot_rpc_dot_raft__pb2.AddRaftVoterRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
+                _registered_method=True)
+        self.RemoveRaftVoter = channel.unary_unary(
+                '/raftmeta.raft.v1.Raft/RemoveRaftVoter',
+                request_serializer=raftmeta_dot_rpc_dot_raft__pb2.RemoveRaftVoterRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
+                _registered_method=True)
+        self.UpdateRaftVoter = channel.unary_unary(
+                '/raftmeta.raft.v1.Raft/UpdateRaftVoter',
+                request_serializer=raftmeta_dot_rpc_dot_raft__pb2.UpdateRaftVoterRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
+                _registered_method=True)
+        self.UpdateKRaftVersion = channel.unary_unary(
+                '/raftmeta.raft.v1.Raft/UpdateKRaftVersion',
+                request_serializer=raftmeta_dot_rpc_dot_raft__pb2.UpdateKRaftVersionRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
+                _registered_method=True)
 
 
 class RaftServicer:
@@ -129,6 +149,34 @@ class RaftServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AddRaftVoter(self, request, context):
+        """KIP-853: the leader adds a caught-up observer as a voter, removes a voter, or records a
+        voter's new endpoints, one change at a time; answered once the VotersRecord commits.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveRaftVoter(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateRaftVoter(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateKRaftVersion(self, request, context):
+        """The leader raises kraft.version from 0 (static voters) to 1 (dynamic): the static voters,
+        with the directory ids their fetches carry, become the first VotersRecord.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RaftServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -166,6 +214,26 @@ def add_RaftServicer_to_server(servicer, server):
                     servicer.DescribeEndpoints,
                     request_deserializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsRequest.FromString,
                     response_serializer=raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsResponse.SerializeToString,
+            ),
+            'AddRaftVoter': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddRaftVoter,
+                    request_deserializer=raftmeta_dot_rpc_dot_raft__pb2.AddRaftVoterRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.SerializeToString,
+            ),
+            'RemoveRaftVoter': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveRaftVoter,
+                    request_deserializer=raftmeta_dot_rpc_dot_raft__pb2.RemoveRaftVoterRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.SerializeToString,
+            ),
+            'UpdateRaftVoter': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateRaftVoter,
+                    request_deserializer=raftmeta_dot_rpc_dot_raft__pb2.UpdateRaftVoterRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.SerializeToString,
+            ),
+            'UpdateKRaftVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateKRaftVersion,
+                    request_deserializer=raftmeta_dot_rpc_dot_raft__pb2.UpdateKRaftVersionRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -358,6 +426,114 @@ class Raft:
             '/raftmeta.raft.v1.Raft/DescribeEndpoints',
             raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsRequest.SerializeToString,
             raftmeta_dot_rpc_dot_raft__pb2.DescribeEndpointsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddRaftVoter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.raft.v1.Raft/AddRaftVoter',
+            raftmeta_dot_rpc_dot_raft__pb2.AddRaftVoterRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveRaftVoter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.raft.v1.Raft/RemoveRaftVoter',
+            raftmeta_dot_rpc_dot_raft__pb2.RemoveRaftVoterRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateRaftVoter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.raft.v1.Raft/UpdateRaftVoter',
+            raftmeta_dot_rpc_dot_raft__pb2.UpdateRaftVoterRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateKRaftVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.raft.v1.Raft/UpdateKRaftVersion',
+            raftmeta_dot_rpc_dot_raft__pb2.UpdateKRaftVersionRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_raft__pb2.VoterChangeResponse.FromString,
             options,
             channel_credentials,
             insecure,

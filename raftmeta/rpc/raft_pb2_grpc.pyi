@@ -51,6 +51,16 @@ class RaftStub:
     long-lived TCP connection per peer). A peer asks once per connection; a node without
     one answers an empty host and port 0, and the peer keeps using this service.
     """
+    AddRaftVoter: _UnaryUnary[raft_pb2.AddRaftVoterRequest, raft_pb2.VoterChangeResponse]
+    """KIP-853: the leader adds a caught-up observer as a voter, removes a voter, or records a
+    voter's new endpoints, one change at a time; answered once the VotersRecord commits.
+    """
+    RemoveRaftVoter: _UnaryUnary[raft_pb2.RemoveRaftVoterRequest, raft_pb2.VoterChangeResponse]
+    UpdateRaftVoter: _UnaryUnary[raft_pb2.UpdateRaftVoterRequest, raft_pb2.VoterChangeResponse]
+    UpdateKRaftVersion: _UnaryUnary[raft_pb2.UpdateKRaftVersionRequest, raft_pb2.VoterChangeResponse]
+    """The leader raises kraft.version from 0 (static voters) to 1 (dynamic): the static voters,
+    with the directory ids their fetches carry, become the first VotersRecord.
+    """
 
 class RaftServicer:
     """Served by every controller; brokers only call it (Fetch, FetchSnapshot) as observers."""
@@ -114,6 +124,42 @@ class RaftServicer:
         """Where else this node serves Raft: its RAFT listener (framed Raft messages over one
         long-lived TCP connection per peer). A peer asks once per connection; a node without
         one answers an empty host and port 0, and the peer keeps using this service.
+        """
+        ...
+
+    def AddRaftVoter(
+        self,
+        request: raft_pb2.AddRaftVoterRequest,
+        context: Any,
+    ) -> raft_pb2.VoterChangeResponse | Awaitable[raft_pb2.VoterChangeResponse]:
+        """KIP-853: the leader adds a caught-up observer as a voter, removes a voter, or records a
+        voter's new endpoints, one change at a time; answered once the VotersRecord commits.
+        """
+        ...
+
+    def RemoveRaftVoter(
+        self,
+        request: raft_pb2.RemoveRaftVoterRequest,
+        context: Any,
+    ) -> raft_pb2.VoterChangeResponse | Awaitable[raft_pb2.VoterChangeResponse]:
+        """Not implemented unless overridden."""
+        ...
+
+    def UpdateRaftVoter(
+        self,
+        request: raft_pb2.UpdateRaftVoterRequest,
+        context: Any,
+    ) -> raft_pb2.VoterChangeResponse | Awaitable[raft_pb2.VoterChangeResponse]:
+        """Not implemented unless overridden."""
+        ...
+
+    def UpdateKRaftVersion(
+        self,
+        request: raft_pb2.UpdateKRaftVersionRequest,
+        context: Any,
+    ) -> raft_pb2.VoterChangeResponse | Awaitable[raft_pb2.VoterChangeResponse]:
+        """The leader raises kraft.version from 0 (static voters) to 1 (dynamic): the static voters,
+        with the directory ids their fetches carry, become the first VotersRecord.
         """
         ...
 

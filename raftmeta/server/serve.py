@@ -134,7 +134,7 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
         node.cluster_id,
         address,
         "PLAINTEXT" if member.tls is None else "SSL",
-        ",".join(f"{n}@{a}" for n, a in sorted(settings.voters.items())),
+        ",".join(f"{n}@{a}" for n, a in sorted(node.voter_addresses.items())),
     )
     if member.stream_port is not None:
         log.info(

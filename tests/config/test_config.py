@@ -368,7 +368,6 @@ def test_voters_parse_to_id_and_address() -> None:
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
-        ("", "no voters listed"),
         (" , ", "no voters listed"),
         ("1@h", "'h' is not host:port"),
         ("1h:1", "entry '1h:1' is not id@host:port with a non-negative id"),
@@ -389,6 +388,34 @@ def test_voters_rejected(value: str, problem: str) -> None:
     message = error_for("controller.quorum.voters", value)
     assert "for configuration controller.quorum.voters: " in message
     assert problem in message, message
+
+
+def test_no_voters_and_no_bootstrap_servers_is_refused() -> None:
+    message = error_for("controller.quorum.voters", "")
+    assert "Missing required configuration controller.quorum.voters" in message
+    assert "controller.quorum.bootstrap.servers" in message
+
+
+def test_a_dynamic_quorum_needs_no_static_voters() -> None:
+    config = parse_config(
+        BASE,
+        {
+            "controller.quorum.voters": "",
+            "controller.quorum.bootstrap.servers": "127.0.0.1:9093,h2:9094",
+            "listeners": "CONTROLLER://127.0.0.1:9095",
+        },
+    )
+    assert dict(config.controller_quorum_voters) == {}
+    assert config.controller_quorum_bootstrap_servers == ("127.0.0.1:9093", "h2:9094")
+
+
+def test_a_bootstrap_server_must_be_host_and_port() -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_config(
+            BASE,
+            {"controller.quorum.voters": "", "controller.quorum.bootstrap.servers": "nohost"},
+        )
+    assert "controller.quorum.bootstrap.servers: not host:port" in str(raised.value)
 
 
 @pytest.mark.parametrize(

@@ -22,9 +22,16 @@ from raftmeta.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
+from raftmeta.raft.voters import Endpoint, ReplicaKey, Voter, VoterSet
 from raftmeta.rpc import raft_pb2 as pb
 
 SNAPSHOT = SnapshotId(40, 3)
+DYNAMIC_VOTERS = VoterSet(
+    [
+        Voter(ReplicaKey(1, "dirA"), (Endpoint("CONTROLLER", "10.0.0.1", 9093),)),
+        Voter(ReplicaKey(2, "dirB"), (Endpoint("CONTROLLER", "h2", 9094),)),
+    ]
+)
 BATCHES = (make_batch(7, 2, [b"a", b"bc"]), make_batch(9, 3, [b"\x00" * 100], is_control=True))
 
 REQUEST_DECODERS = {
@@ -70,6 +77,29 @@ PAIRS: list[tuple[int, Request, Response]] = [
         3,
         FetchSnapshotRequest(6, SNAPSHOT, 10, 4),
         FetchSnapshotResponse(ErrorCode.NONE, 6, 1, SNAPSHOT, 10, 99, 4, b"\x01\x02\x03\x04"),
+    ),
+    # KIP-853's directory ids and a snapshot's voter set cross the wire too.
+    (
+        2,
+        VoteRequest(5, 2, 4, 17, candidate_directory_id="dirB", voter_directory_id="dirA"),
+        VoteResponse(ErrorCode.INVALID_VOTER_KEY, 4, None, False, 5),
+    ),
+    (
+        1,
+        BeginQuorumEpochRequest(1, 6, voter_directory_id="dirC"),
+        BeginQuorumEpochResponse(ErrorCode.NONE, 6, 1),
+    ),
+    (
+        3,
+        FetchRequest(6, 7, 2, 250, 1024, high_watermark=5, replica_directory_id="dirC"),
+        FetchResponse(ErrorCode.NONE, 6, 1, 7, 9, 0, BATCHES),
+    ),
+    (
+        3,
+        FetchSnapshotRequest(6, SNAPSHOT, 0, 4, replica_directory_id="dirC"),
+        FetchSnapshotResponse(
+            ErrorCode.NONE, 6, 1, SNAPSHOT, 0, 99, 1, b"\x01", DYNAMIC_VOTERS, kraft_version=1
+        ),
     ),
 ]
 

@@ -1,0 +1,152 @@
+"""``raftmeta quorum add-controller`` and ``remove-controller``: change a dynamic quorum's
+voters (KIP-853), as ``kafka-metadata-quorum add-controller`` / ``remove-controller`` do.
+
+``add-controller`` is run with the joining controller's own configuration: its node id, the
+directory id its ``metadata.log.dir`` was formatted with and its CONTROLLER endpoint are what
+the leader records, and ``controller.quorum.bootstrap.servers`` says where to find the quorum.
+The controller must already be running as an observer: the leader adds it only once it has
+caught up, so a REQUEST_TIMED_OUT for that reason (or for a change still committing) is
+retried until ``--timeout``.
+
+The leader is found by asking the servers given, following the leader any of them names.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from raftmeta.errors import ErrorCode
+from raftmeta.rpc import raft_pb2 as pb
+from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+
+RETRY_PAUSE_S = 0.2
+
+
+class VoterChangeError(Exception):
+    """The change was refused or could not be made; the message is one line for stderr."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeOutcome:
+    leader_endpoint: str
+    attempts: int
+    message: str = ""
+
+
+VoterChangeRequest = (
+    pb.AddRaftVoterRequest | pb.RemoveRaftVoterRequest | pb.UpdateKRaftVersionRequest
+)
+
+
+def _call(
+    server: str, cluster_id: str, request: VoterChangeRequest, timeout_s: float
+) -> pb.VoterChangeResponse:
+    with grpc.insecure_channel(server) as channel:
+        stub = pb_grpc.RaftStub(channel)
+        method: Any
+        if isinstance(request, pb.AddRaftVoterRequest):
+            method = stub.AddRaftVoter
+        elif isinstance(request, pb.RemoveRaftVoterRequest):
+            method = stub.RemoveRaftVoter
+        else:
+            method = stub.UpdateKRaftVersion
+        answer = method(request, timeout=timeout_s)
+        assert isinstance(answer, pb.VoterChangeResponse)
+        return answer
+
+
+def find_cluster_id(servers: list[str], timeout_s: float) -> str:
+    """The cluster id the servers answer DescribeQuorum with (any controller names it)."""
+    problems = []
+    for server in servers:
+        try:
+            with grpc.insecure_channel(server) as channel:
+                answer = pb_grpc.RaftStub(channel).DescribeQuorum(
+                    pb.DescribeQuorumRequest(), timeout=timeout_s
+                )
+        except grpc.RpcError as error:
+            code = error.code() if isinstance(error, grpc.Call) else None
+            problems.append(f"cannot reach {server} ({code.name if code else 'no answer'})")
+            continue
+        assert isinstance(answer, pb.DescribeQuorumResponse)
+        if answer.cluster_id:
+            return answer.cluster_id
+        leader = answer.leader_endpoint
+        if leader and leader not in servers:
+            servers.append(leader)
+        problems.append(f"{server} did not name its cluster")
+    raise VoterChangeError("; ".join(problems) or "no server to ask")
+
+
+def change_voters(
+    servers: list[str],
+    cluster_id: str,
+    request: VoterChangeRequest,
+    deadline_s: float,
+) -> ChangeOutcome:
+    """Send ``request`` to the leader (following NOT_LEADER_OR_FOLLOWER answers) and retry
+    REQUEST_TIMED_OUT until ``deadline_s`` seconds pass; raise ``VoterChangeError`` with the
+    leader's code and message otherwise."""
+    deadline = time.monotonic() + deadline_s
+    candidates = list(servers)
+    attempts = 0
+    last_problem = "no server answered"
+    index = 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise VoterChangeError(f"gave up after {deadline_s:g} s: {last_problem}")
+        server = candidates[index % len(candidates)]
+        attempts += 1
+        try:
+            answer = _call(server, cluster_id, request, max(0.5, remaining))
+        except grpc.RpcError as error:
+            code = error.code() if isinstance(error, grpc.Call) else None
+            last_problem = f"cannot reach {server} ({code.name if code else 'no answer'})"
+            index += 1
+            time.sleep(min(RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
+            continue
+        error_code = _code(answer.error_code)
+        if error_code is ErrorCode.NONE:
+            return ChangeOutcome(server, attempts, answer.error_message)
+        message = f"{error_code.name}: {answer.error_message}".rstrip(": ")
+        if error_code is ErrorCode.NOT_LEADER_OR_FOLLOWER:
+            last_problem = f"{server} does not lead"
+            endpoint = answer.leader_endpoint
+            if endpoint and endpoint != server:
+                if endpoint not in candidates:
+                    candidates.append(endpoint)
+                index = candidates.index(endpoint)
+                continue
+            index += 1
+        elif error_code is ErrorCode.REQUEST_TIMED_OUT:
+            last_problem = message
+        else:
+            raise VoterChangeError(message)
+        time.sleep(min(RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
+
+
+def _code(value: int) -> ErrorCode:
+    try:
+        return ErrorCode(value)
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def upgrade_kraft_version(
+    servers: list[str], level: int, *, validate_only: bool, timeout_s: float
+) -> str:
+    """kraft.version ``level`` through the leader (``features upgrade --feature
+    kraft.version=1``); returns the leader's one-line account."""
+    cluster_id = find_cluster_id(list(servers), min(timeout_s, 5.0))
+    request = pb.UpdateKRaftVersionRequest(
+        cluster_id=cluster_id,
+        kraft_version=level,
+        timeout_ms=int(min(timeout_s, 60.0) * 1000),
+        validate_only=validate_only,
+    )
+    return change_voters(servers, cluster_id, request, timeout_s).message
