@@ -29,7 +29,7 @@ from raftmeta.quorum.disk import NodeDisk
 from raftmeta.quorum.fetch_latency import FetchRoundTrips
 from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.settings import NodeSettings
-from raftmeta.quorum.transport import Connect, RaftChannel
+from raftmeta.quorum.transport import Connect, PeerDownError, RaftChannel
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.raft.core import NotLeaderError, QuorumDescription, RaftCore, ReplicaState
 from raftmeta.raft.messages import (
@@ -597,7 +597,11 @@ class RaftNode:
 
     async def _call(self, channel: RaftChannel, destination: int, request: Request) -> None:
         sent_ms = monotonic_ms()
-        response = await channel.call(destination, request)
+        peer_down = False
+        try:
+            response = await channel.call(destination, request)
+        except PeerDownError:
+            response, peer_down = None, True
         if isinstance(request, FetchRequest) and isinstance(response, FetchResponse):
             self.fetch_round_trips.observe(monotonic_ms() - sent_ms, request, response)
         if response is not None:
@@ -606,7 +610,7 @@ class RaftNode:
             # Told at once, the core resends a failed fetch after its short retry backoff
             # instead of waiting out the whole fetch resend time.
             try:
-                self.core.unreachable(destination, request, monotonic_ms())
+                self.core.unreachable(destination, request, monotonic_ms(), peer_down=peer_down)
             except NodeStoppedError:
                 return
             self._after_input()

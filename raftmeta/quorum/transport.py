@@ -23,12 +23,21 @@ from raftmeta.raft.core import QuorumDescription
 from raftmeta.raft.messages import Request, Response
 
 
+class PeerDownError(ConnectionError):
+    """Raised by :meth:`RaftChannel.call` instead of returning ``None`` when the peer's end
+    closed or refused the connection, as its OS does once its process died: the node tells
+    the core, and a follower whose leader this is campaigns without waiting out the fetch
+    timeout. A timeout says nothing of the kind (the peer may be slow or cut off)."""
+
+
 class RaftChannel(Protocol):
     """A node's outbound calls to the other voters."""
 
     async def call(self, destination: int, request: Request) -> Response | None:
         """Send ``request`` to node ``destination`` and return its answer, or ``None`` when
-        none came (unreachable, timed out, damaged, or from another cluster).
+        none came (unreachable, timed out, damaged, or from another cluster); a channel
+        that can tell a closed or refused connection from the rest raises
+        :class:`PeerDownError` for it.
 
         A failed call is not retried here: the core already resends on its own timers, and
         a second retry policy would only fight it."""

@@ -23,6 +23,7 @@ from raftmeta.quorum import peers as grpc_peers
 from raftmeta.quorum.settings import STREAM
 from raftmeta.quorum.stream import peers as stream_peers
 from raftmeta.quorum.stream.peers import StreamPeers
+from raftmeta.quorum.transport import PeerDownError
 from raftmeta.quorum.transport_choice import node_connect
 from raftmeta.raft.messages import FetchRequest, FetchResponse
 from raftmeta.storage import MetadataDir
@@ -52,7 +53,8 @@ def test_a_call_from_a_restarted_peer_ends_the_backoff_of_the_link_to_it(tmp_pat
         try:
             # Node 2 is down: the attempt fails and the link (and the gRPC channel that
             # asks for the stream port) back off far longer than this test runs.
-            assert await links.call(2, fetch) is None
+            with pytest.raises(PeerDownError):
+                await links.call(2, fetch)
             MetadataDir.format(tmp_path, 2, CLUSTER_ID)
             settings = NodeSettings(
                 node_id=2,
@@ -68,7 +70,8 @@ def test_a_call_from_a_restarted_peer_ends_the_backoff_of_the_link_to_it(tmp_pat
             await node.start(addresses)
             try:
                 # Back, but nothing told the link yet: still backing off.
-                assert await links.call(2, fetch) is None
+                with pytest.raises(PeerDownError):
+                    await links.call(2, fetch)
                 links.heard_from(2)
                 answer = await asyncio.wait_for(links.call(2, fetch), DEADLINE_S)
                 assert isinstance(answer, FetchResponse)
