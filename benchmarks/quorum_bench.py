@@ -187,6 +187,8 @@ class Quorum:
         self.root = root
         self.ports = free_ports(3)
         self.nodes: dict[int, NodeProcess] = {}
+        self.signalled_at = 0.0
+        """Wall-clock time of the last failover's signal, to find it in the node logs."""
 
     def argv(self, index: int) -> list[str]:
         python = sys.executable
@@ -258,6 +260,7 @@ class Quorum:
             node.call("arm")
         old = self.nodes.pop(leader)
         began = time.monotonic()
+        self.signalled_at = time.time()
         old.signal(signal.SIGKILL if kind == "kill" else signal.SIGTERM)
         elapsed: float | None = None
         deadline = began + FAILOVER_TIMEOUT_S
@@ -375,9 +378,14 @@ def run_failovers(
     log: Callable[[str], None],
     extra_args: Sequence[str],
     label: str,
+    keep_logs: Path | None,
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="quorum-bench-failover-") as tmp:
-        quorum = Quorum("raftmeta", Path(tmp), extra_args=extra_args, source_root=root)
+        logs = Path(tmp)
+        if keep_logs is not None:
+            logs = Path(tempfile.mkdtemp(prefix=f"{label}-", dir=keep_logs))
+            log(f"  {label}: node logs in {logs}")
+        quorum = Quorum("raftmeta", logs, extra_args=extra_args, source_root=root)
         try:
             quorum.start_all()
             leader = quorum.wait_caught_up()
@@ -389,7 +397,9 @@ def run_failovers(
                         elapsed = FAILOVER_TIMEOUT_S * 1000
                         log(f"  {label}: {name}: no commit in {FAILOVER_TIMEOUT_S:.0f} s")
                     else:
-                        log(f"  {label}: {name}: {elapsed:.0f} ms")
+                        at = time.strftime("%H:%M:%S", time.localtime(quorum.signalled_at))
+                        millis = int(quorum.signalled_at * 1000) % 1000
+                        log(f"  {label}: {name}: {elapsed:.0f} ms (signal at {at},{millis:03d})")
                     if kind == "kill":
                         figures.kill_ms.append(elapsed)
                     else:
@@ -418,11 +428,16 @@ def failovers(args: argparse.Namespace) -> int:
     for side, root in sides.items():
         out(f"{side}: node script from {root}")
     results = {side: FailoverFigures() for side in sides}
+    keep = None if args.keep_logs is None else Path(args.keep_logs)
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     progress: list[str] = []
     for run in range(args.runs):
         print(f"run {run + 1}/{args.runs}", flush=True)
         for side, root in sides.items():
-            run_failovers(root, args.samples, results[side], progress.append, args.node_args, side)
+            run_failovers(
+                root, args.samples, results[side], progress.append, args.node_args, side, keep
+            )
             for line in progress:
                 print(line, flush=True)
             progress.clear()
@@ -707,6 +722,11 @@ def main() -> int:
         metavar="DIR",
         help="--failover: also run the node script of this source tree (older code), "
         "interleaved per run, and print the ratios",
+    )
+    parser.add_argument(
+        "--keep-logs",
+        metavar="DIR",
+        help="--failover: keep each quorum's node logs and data under DIR",
     )
     args = parser.parse_args()
     if args.runs < 1:

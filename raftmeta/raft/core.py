@@ -784,6 +784,16 @@ class RaftCore:
                 self._refuse(sender, message, contradiction)
                 return False
             state = self.state
+            if (
+                isinstance(state, Prospective)
+                and state.leader_resigned
+                and state.retained_leader_id == leader
+            ):
+                # Old news of the leader that resigned (a fetch answer it sent before its
+                # EndQuorumEpoch, overtaken on another connection, or a voter that has not
+                # heard of the resignation yet): following it again would drop the handover
+                # and leave the quorum leaderless until a fetch timeout.
+                return is_request or epoch >= self.epoch
             if isinstance(state, Prospective) and isinstance(message, VoteResponse):
                 self._pre_vote_refused_ms = now_ms  # a voter still follows that leader
             if not (isinstance(state, Follower) and state.leader_id == leader):
@@ -1364,7 +1374,10 @@ class RaftCore:
             if problem is not None:
                 self._refuse(sender, response, problem)
                 return
-        state.fetch_deadline_ms = self._fetch_deadline(now_ms)
+        if not state.leader_resigned:
+            # An answer the leader sent before its EndQuorumEpoch may arrive after it (they
+            # travel on different connections): it must not push back the handover's deadline.
+            state.fetch_deadline_ms = self._fetch_deadline(now_ms)
         state.last_heard_ms = now_ms
         state.leader_unreachable = False
         self._fetch_in_flight = None
