@@ -47,6 +47,9 @@ FALLBACK_RECHECK_S = 10.0
 again (it may have been restarted with one)."""
 MIN_BACKOFF_S = 0.05
 MAX_BACKOFF_S = 0.5
+KEEP_OPEN_CHECK_S = 0.1
+"""How often a link looks whether its connection needs opening again (each attempt is still
+paced by the reconnect backoff)."""
 
 
 class _Route(Enum):
@@ -71,6 +74,29 @@ class _PeerLink:
         self.down = False
         """The last connection broke from the peer's end, or opening one failed: the peer
         is likely not running (cleared when a connection opens)."""
+        self._keeper: asyncio.Task[None] | None = None
+
+    def keep_open(self) -> None:
+        """Open the connection now and again whenever it breaks, ahead of any call.
+
+        Followers call nobody but their leader, so without this a voter restarted a while ago
+        is first dialled by the others when an election or a new leader needs it, and the
+        ``DescribeEndpoints`` call and TCP connect then sit on the critical path of the
+        handover or failover (tens of milliseconds on a busy host).
+        """
+        if self._keeper is None:
+            self._keeper = asyncio.create_task(
+                self._keep_open(), name=f"raft-stream-keep-{self.peer_id}"
+            )
+
+    async def _keep_open(self) -> None:
+        timeout_s = self._owner.request_timeout_s
+        while True:
+            connection = self.connection
+            if (connection is None or connection.closed) and time.monotonic() >= self._grpc_until:
+                # Not waiting for ready: an attempt the backoff does not allow yet is skipped.
+                await self.route(timeout_s, wait_for_ready=False)
+            await asyncio.sleep(KEEP_OPEN_CHECK_S)
 
     def heard_from(self) -> None:
         """The peer called this node: it is up, so the backoff is over."""
@@ -191,6 +217,10 @@ class _PeerLink:
         await connection.close()
 
     async def close(self) -> None:
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            keeper.cancel()
+            await asyncio.wait({keeper})
         opening = self._opening
         if opening is not None:
             opening.cancel()
@@ -225,6 +255,13 @@ class StreamPeers:
         self._links = {
             peer_id: _PeerLink(self, peer_id) for peer_id in addresses if peer_id != local_id
         }
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # built outside a loop (a test): links open on their first call
+        else:
+            for link in self._links.values():
+                link.keep_open()
 
     @classmethod
     def connector(
