@@ -524,7 +524,8 @@ class RaftCore:
         ``peer_down`` says more: the connection to ``destination`` was closed by its end or
         refused, which is what the OS does for a process that died. When that is the leader a
         voter follows, waiting out the whole fetch timeout only delays the election, so the
-        voter campaigns after a short random delay instead (see :meth:`_leader_unreachable`).
+        voter campaigns after a short random delay instead, and an observer looks for the
+        new leader at once (see :meth:`_leader_unreachable`).
         """
         if peer_down:
             self._leader_unreachable(destination, now_ms)
@@ -551,7 +552,12 @@ class RaftCore:
         milliseconds.
         """
         state = self.state
-        if not (isinstance(state, Follower) and state.leader_id == destination and self.may_vote):
+        if not (isinstance(state, Follower) and state.leader_id == destination):
+            return
+        if not self.may_vote:
+            # An observer (a broker) has no election to wait for: it asks the voters who
+            # leads now, so it finds the successor as soon as one is elected.
+            self._become_unattached(self.epoch, now_ms)
             return
         if now_ms - self._pre_vote_refused_ms < self.config.fetch_timeout_ms:
             return

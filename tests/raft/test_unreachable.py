@@ -174,3 +174,24 @@ def test_a_hint_about_a_peer_that_does_not_lead_changes_no_deadline() -> None:
     follower.unreachable(other_id, VoteRequest(9, other_id, 0, 0), cluster.now_ms, peer_down=True)
 
     assert follower.next_deadline_ms() == before
+
+
+def test_an_observer_told_its_leaders_connection_closed_finds_the_successor_at_once() -> None:
+    """A broker's observer has no election to wait for: it asks the voters who leads now
+    instead of fetching from a dead leader until the fetch timeout."""
+    cluster = CoreCluster(voters=3, observers=1, seed=5)
+    cluster.refuse_when_down = True
+    old = cluster.elect()
+    observer = cluster.cores[4]
+    assert observer.role is Role.FOLLOWER and observer.leader_id == old.node_id
+    cluster.down.add(old.node_id)
+    killed_at = cluster.now_ms
+    for node_id in _followers_fetch_from(cluster, old.node_id):
+        fetch = FetchRequest(old.epoch, 0, 0)
+        cluster.cores[node_id].unreachable(old.node_id, fetch, killed_at, peer_down=True)
+
+    assert observer.role is Role.UNATTACHED
+    cluster.advance_time(killed_at + CONFIG.election_timeout_ms // 2 + 40)
+
+    new = cluster.leader()
+    assert observer.role is Role.FOLLOWER and observer.leader_id == new.node_id
