@@ -403,6 +403,11 @@ class RaftNode:
 
     # ------------------------------------------------------------------------ inbound
 
+    def heard_from(self, peer_id: int) -> None:
+        """A peer just showed it is up: the link to it may stop backing off and reconnect."""
+        if self._channel is not None and self.running:
+            self._channel.heard_from(peer_id)
+
     async def handle_request(self, sender: int, request: Request) -> Response:
         """Step an inbound request and wait for the core's answer to it.
 

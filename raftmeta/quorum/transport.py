@@ -83,6 +83,11 @@ class RaftEndpoint(Protocol):
         leader is."""
         ...
 
+    def heard_from(self, peer_id: int) -> None:
+        """Node ``peer_id`` contacted this node outside a Raft request (it asked where the
+        node serves the Raft stream, as a node does when it starts): it is up."""
+        ...
+
     async def handle_request(self, sender: int, request: Request) -> Response:
         """The core's answer to ``request`` from node ``sender``.
 

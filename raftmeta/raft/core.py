@@ -1040,11 +1040,19 @@ class RaftCore:
             answer(False, ErrorCode.INCONSISTENT_VOTER_SET)
             return
         if request.pre_vote:
-            answer(
+            granted = (
                 request.candidate_epoch > self.epoch
                 and not self._has_live_leader(request.candidate_id, now_ms)
                 and self._candidate_log_is_current(request)
             )
+            state = self.state
+            if granted and isinstance(state, Follower):
+                # Give the voter just backed time to persist its vote and ask for ours: its
+                # followers lost the leader together, and campaigning now would split the vote.
+                state.fetch_deadline_ms = max(
+                    state.fetch_deadline_ms, now_ms + self.config.election_timeout_ms // 2
+                )
+            answer(granted)
             return
         if request.candidate_epoch < self.epoch:
             answer(False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from raftmeta.raft.messages import FetchRequest, Message, VoteRequest
+from raftmeta.raft.messages import FetchRequest, Message, VoteRequest, VoteResponse
 from raftmeta.raft.roles import Follower, Role
 from raftmeta.raft.state import ElectionState
 from tests.raft.builder import CONFIG, CoreCluster, drain, new_core
@@ -195,3 +195,20 @@ def test_an_observer_told_its_leaders_connection_closed_finds_the_successor_at_o
 
     new = cluster.leader()
     assert observer.role is Role.FOLLOWER and observer.leader_id == new.node_id
+
+
+def test_a_follower_that_backs_anothers_pre_vote_stands_by_for_its_vote() -> None:
+    """Both followers of a killed leader are told at once; the one that grants the other's
+    pre-vote waits for its real vote instead of campaigning too and splitting the vote."""
+    core = new_core(2, election=ElectionState(3, None, 1), now_ms=0)
+    drain(core, 0)
+    core.unreachable(1, FetchRequest(3, 0, 0), 10, peer_down=True)
+    assert core.next_deadline_ms() <= 10 + CONFIG.election_timeout_ms // 2
+
+    core.step(3, VoteRequest(4, 3, 0, 0, pre_vote=True), 11)
+
+    [answer] = [m for m in drain(core, 11).sent_to(3) if isinstance(m, VoteResponse)]
+    assert answer.vote_granted
+    state = core.state
+    assert isinstance(state, Follower)
+    assert state.fetch_deadline_ms >= 11 + CONFIG.election_timeout_ms // 2
