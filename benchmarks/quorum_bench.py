@@ -28,6 +28,13 @@ per commit of all three voters) into ``results/transport_bench.txt``. ``--transp
 ``--write-path`` runs raftmeta alone in its two batching modes in one run, interleaved per run:
 the fixed 1 ms linger (``--fixed-linger`` on the node) against adaptive batching, and prints the
 ratios; results go to ``results/write_path_bench.txt``.
+
+``--failover`` runs raftmeta alone and times leader changes only, each printed: per run, a
+cycle of kill -9 of the leader, a graceful stop (SIGTERM) of the next leader (so it follows a
+crash and restart), and a graceful stop of a settled quorum's leader, repeated ``--samples``
+times; the stopped node is restarted after each. ``--baseline DIR`` runs the same against the
+node script of another source tree (an older commit's ``git archive``), interleaved per run,
+and prints both with the ratios; results go to ``results/failover_bench.txt``.
 """
 
 from __future__ import annotations
@@ -169,13 +176,19 @@ class Quorum:
         root: Path,
         linger_ms: int | None = None,
         extra_args: Sequence[str] = (),
+        source_root: Path = ROOT,
     ) -> None:
+        """``source_root``: the source tree whose raftmeta node script runs (another tree
+        for an A/B comparison against older code)."""
         self.system = system
+        self.source_root = source_root
         self.linger_ms = linger_ms
         self.extra_args = list(extra_args)
         self.root = root
         self.ports = free_ports(3)
         self.nodes: dict[int, NodeProcess] = {}
+        self.signalled_at = 0.0
+        """Wall-clock time of the last failover's signal, to find it in the node logs."""
 
     def argv(self, index: int) -> list[str]:
         python = sys.executable
@@ -185,7 +198,7 @@ class Quorum:
             linger = [] if self.linger_ms is None else ["--linger-ms", str(self.linger_ms)]
             return [
                 python,
-                str(NODES_DIR / "raftmeta_node.py"),
+                str(self.source_root / "benchmarks" / "quorum_nodes" / "raftmeta_node.py"),
                 "--node-id",
                 str(index + 1),
                 "--data-dir",
@@ -247,6 +260,7 @@ class Quorum:
             node.call("arm")
         old = self.nodes.pop(leader)
         began = time.monotonic()
+        self.signalled_at = time.time()
         old.signal(signal.SIGKILL if kind == "kill" else signal.SIGTERM)
         elapsed: float | None = None
         deadline = began + FAILOVER_TIMEOUT_S
@@ -340,6 +354,118 @@ def run_system(
                         log(f"  {label}: {kind} failover {elapsed:.0f} ms")
         finally:
             quorum.close()
+
+
+FAILOVER_CYCLE = (
+    ("kill", "kill -9"),
+    ("graceful", "graceful, after a crash and restart"),
+    ("graceful", "graceful, settled quorum"),
+)
+"""One cycle of ``--failover``: each stopped leader is restarted before the next step."""
+
+
+@dataclass
+class FailoverFigures:
+    kill_ms: list[float] = field(default_factory=list)
+    graceful_ms: list[tuple[str, float]] = field(default_factory=list)
+    """(which handover, ms) in the order taken."""
+
+
+def run_failovers(
+    root: Path,
+    samples: int,
+    figures: FailoverFigures,
+    log: Callable[[str], None],
+    extra_args: Sequence[str],
+    label: str,
+    keep_logs: Path | None,
+) -> None:
+    with tempfile.TemporaryDirectory(prefix="quorum-bench-failover-") as tmp:
+        logs = Path(tmp)
+        if keep_logs is not None:
+            logs = Path(tempfile.mkdtemp(prefix=f"{label}-", dir=keep_logs))
+            log(f"  {label}: node logs in {logs}")
+        quorum = Quorum("raftmeta", logs, extra_args=extra_args, source_root=root)
+        try:
+            quorum.start_all()
+            leader = quorum.wait_caught_up()
+            quorum.nodes[leader].call("serial", count=20)  # warm up connections
+            for _ in range(samples):
+                for kind, name in FAILOVER_CYCLE:
+                    elapsed = quorum.failover(kind)
+                    if elapsed is None:
+                        elapsed = FAILOVER_TIMEOUT_S * 1000
+                        log(f"  {label}: {name}: no commit in {FAILOVER_TIMEOUT_S:.0f} s")
+                    else:
+                        at = time.strftime("%H:%M:%S", time.localtime(quorum.signalled_at))
+                        millis = int(quorum.signalled_at * 1000) % 1000
+                        log(f"  {label}: {name}: {elapsed:.0f} ms (signal at {at},{millis:03d})")
+                    if kind == "kill":
+                        figures.kill_ms.append(elapsed)
+                    else:
+                        figures.graceful_ms.append((name, elapsed))
+        finally:
+            quorum.close()
+
+
+def failovers(args: argparse.Namespace) -> int:
+    """``--failover``: leader changes only, every sample printed, optionally A/B."""
+    report = Report(RESULTS.with_name("failover_bench.txt"))
+    out = report.out
+    report.start()
+    sides: dict[str, Path] = {}
+    if args.baseline is not None:
+        sides["before"] = Path(args.baseline).resolve()
+    sides["after" if args.baseline is not None else "raftmeta"] = ROOT
+    transport = args.transport or "stream"
+    out(
+        f"three raftmeta voter processes on 127.0.0.1, transport {transport}, shipped timeouts; "
+        f"per run {args.samples} cycles of: kill -9 of the leader, graceful stop (SIGTERM) of "
+        "the next leader, graceful stop of the settled quorum's leader; each stopped node is "
+        "restarted at once. Time: from just before the signal to the commit of one record "
+        "the next leader appends as soon as it leads (taken in that process)"
+    )
+    for side, root in sides.items():
+        out(f"{side}: node script from {root}")
+    results = {side: FailoverFigures() for side in sides}
+    keep = None if args.keep_logs is None else Path(args.keep_logs)
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+    progress: list[str] = []
+    for run in range(args.runs):
+        print(f"run {run + 1}/{args.runs}", flush=True)
+        for side, root in sides.items():
+            run_failovers(
+                root, args.samples, results[side], progress.append, args.node_args, side, keep
+            )
+            for line in progress:
+                print(line, flush=True)
+            progress.clear()
+    out("")
+    for side, figures in results.items():
+        kills = figures.kill_ms
+        out(
+            f"{side}: kill -9 -> first new commit: median {statistics.median(kills):.0f} ms over "
+            f"{len(kills)} samples, max {max(kills):.0f}: " + ", ".join(f"{k:.0f}" for k in kills)
+        )
+        for name in dict.fromkeys(name for name, _ in figures.graceful_ms):
+            taken = [ms for n, ms in figures.graceful_ms if n == name]
+            over = sum(1 for ms in taken if ms > 60)
+            out(
+                f"{side}: {name} -> first new commit: {len(taken)} samples, median "
+                f"{statistics.median(taken):.0f} ms, max {max(taken):.0f}, {over} over 60 ms: "
+                + ", ".join(f"{ms:.0f}" for ms in taken)
+            )
+    if "before" in results:
+        before, after = results["before"], results["after"]
+        ratio = statistics.median(after.kill_ms) / statistics.median(before.kill_ms)
+        out(f"kill -9 median after/before: {ratio:.2f}x")
+        worst_before = max(ms for _, ms in before.graceful_ms)
+        worst_after = max(ms for _, ms in after.graceful_ms)
+        out(f"worst graceful handover: before {worst_before:.0f} ms, after {worst_after:.0f} ms")
+    out(f"sides interleaved per run; {args.runs} runs")
+    report.save()
+    return 0
 
 
 def ensure_pysyncobj() -> None:
@@ -583,12 +709,44 @@ def main() -> int:
         help="raftmeta's Raft transport (default: the shipped one, stream); both: raftmeta "
         "alone, gRPC against the stream side by side in one run",
     )
+    parser.add_argument(
+        "--failover",
+        action="store_true",
+        help="raftmeta only: time kill -9 failovers and graceful handovers, every sample printed",
+    )
+    parser.add_argument(
+        "--samples", type=int, default=4, help="--failover: cycles per run (default 4)"
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="--failover: also run the node script of this source tree (older code), "
+        "interleaved per run, and print the ratios",
+    )
+    parser.add_argument(
+        "--keep-logs",
+        metavar="DIR",
+        help="--failover: keep each quorum's node logs and data under DIR",
+    )
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.samples < 1:
+        parser.error("--samples must be at least 1")
+    if args.baseline is not None and not args.failover:
+        parser.error("--baseline goes with --failover")
+    if (
+        args.baseline is not None
+        and not (Path(args.baseline) / "benchmarks" / "quorum_nodes" / "raftmeta_node.py").is_file()
+    ):
+        parser.error(f"--baseline {args.baseline}: no benchmarks/quorum_nodes/raftmeta_node.py")
     load = QUICK if args.quick else FULL
     single = args.transport not in (None, "both")
     args.node_args = ["--transport", args.transport] if single else []
+    if args.failover:
+        if args.transport == "both":
+            parser.error("--failover times one transport; give it one --transport")
+        return failovers(args)
     if args.transport == "both":
         if args.write_path:
             parser.error("--write-path compares batching; give it one --transport")

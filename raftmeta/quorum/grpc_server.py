@@ -75,6 +75,9 @@ class _HomeEndpoint:
     def voter_addresses(self) -> Mapping[int, str]:
         return self._endpoint.voter_addresses
 
+    def heard_from(self, peer_id: int) -> None:
+        self._home.call_soon_threadsafe(self._endpoint.heard_from, peer_id)
+
     async def handle_request(self, sender: int, request: Request) -> Response:
         return await self._at_home(self._endpoint.handle_request(sender, request))
 

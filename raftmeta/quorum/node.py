@@ -37,7 +37,7 @@ from raftmeta.quorum.membership import (
 )
 from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.settings import NodeSettings
-from raftmeta.quorum.transport import Connect, RaftChannel
+from raftmeta.quorum.transport import Connect, PeerDownError, RaftChannel
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.core import NotLeaderError, QuorumDescription, RaftCore, ReplicaState
@@ -151,7 +151,7 @@ class _LeadershipLog:
     that had resigned (EndQuorumEpoch) makes the next leader a handover.
     """
 
-    __slots__ = ("_handing_over", "_known", "_last", "_node_id")
+    __slots__ = ("_handing_over", "_known", "_last", "_node_id", "_resumed")
 
     def __init__(self, node_id: int) -> None:
         self._node_id = node_id
@@ -159,6 +159,9 @@ class _LeadershipLog:
         self._handing_over = False
         self._known: tuple[int, int] | None = None
         """The last (leader, epoch) this node knew of."""
+        self._resumed = False
+        """The last line was the one for resuming from disk: a leader of that same epoch was
+        elected before the restart, not under this node's eyes."""
 
     def observe(self, core: RaftCore) -> None:
         state = core.state
@@ -185,12 +188,13 @@ class _LeadershipLog:
             reason = "no leader known: election under way" if electing else "no leader known"
         elif (leader, epoch) == self._known:
             reason = "unchanged after a pre-vote round that did not win"
-        elif epoch == last[1] and last[0] is None and not self._handing_over:
+        elif epoch == last[1] and last[0] is None and self._resumed and not self._handing_over:
             reason = "learned of the leader of this epoch"
         elif self._handing_over:
             reason = "handover"
         else:
             reason = "elected"
+        self._resumed = last is None
         if leader is not None:
             self._handing_over = False
             self._known = (leader, epoch)
@@ -227,6 +231,8 @@ class RaftNode:
         self._driver: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
+        self._progress = asyncio.Event()
+        """Set whenever the core took input or a Ready was done: its state may have moved."""
         self._stopping = False
         self._waiters: dict[tuple[int, type[Request]], _Waiter] = {}
         self._calls: set[asyncio.Task[None]] = set()
@@ -338,14 +344,19 @@ class RaftNode:
 
     async def stop(self, *, graceful: bool = True) -> None:
         """Leave the quorum. A graceful stop of the leader first resigns and asks the other
-        voters to elect a successor now, so failover takes round trips rather than a timeout."""
+        voters to elect a successor now, so failover takes round trips rather than a timeout;
+        it then stays to vote and fetch until the successor commits (see :meth:`_linger`)."""
         core = self._core
         if graceful and self.running and core is not None and core.role is Role.LEADER:
+            successor_reachable = self._successor_reachable(core)
+            epoch, committed = core.epoch, core.high_watermark
             self._idle.clear()
             core.resign(monotonic_ms())
             self._after_input()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._idle.wait(), 2.0)
+            if successor_reachable:
+                await self._linger(epoch, committed)
             if self._calls:
                 await asyncio.wait(set(self._calls), timeout=1.0)
         self._stopping = True
@@ -375,7 +386,54 @@ class RaftNode:
         self._core = None
         self._app.state_changed()
 
+    def _successor_reachable(self, core: RaftCore) -> bool:
+        """Whether enough voters fetched lately for a successor to be elected at all; if not,
+        lingering for one would only hold the stop up for nothing."""
+        now = monotonic_ms()
+        recent = sum(
+            1
+            for voter in core.describe().voters
+            if voter.replica_id != self.node_id
+            and voter.last_fetch_ms is not None
+            and now - voter.last_fetch_ms < self.settings.raft.fetch_timeout_ms
+        )
+        return recent + 1 >= core.majority
+
+    async def _linger(self, epoch: int, committed: int) -> None:
+        """Keep answering after resigning until a successor leads and has committed.
+
+        The successor needs votes and then fetches from a majority. With only the other
+        follower to give them, a handover waits on that follower, which may have been
+        restarted a moment ago and still be reconnecting; this node is caught up and
+        connected, so staying a few round trips longer keeps the handover at a few
+        milliseconds. The high watermark passing ``committed`` in a newer epoch means the
+        successor's epoch start is committed. Bounded by twice the fetch timeout, the time the
+        core holds back from campaigning after resigning to shut down.
+        """
+        deadline = time.monotonic() + 2 * self.settings.raft.fetch_timeout_ms / 1000
+        while self.running:
+            core = self.core
+            if (
+                core.epoch > epoch
+                and core.leader_id not in (None, self.node_id)
+                and core.high_watermark > committed
+            ):
+                log.info("node %d handed over to node %s", self.node_id, core.leader_id)
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                log.warning("node %d: no successor committed in time; stopping", self.node_id)
+                return
+            self._progress.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._progress.wait(), remaining)
+
     # ------------------------------------------------------------------------ inbound
+
+    def heard_from(self, peer_id: int) -> None:
+        """A peer just showed it is up: the link to it may stop backing off and reconnect."""
+        if self._channel is not None and self.running:
+            self._channel.heard_from(peer_id)
 
     async def handle_request(self, sender: int, request: Request) -> Response:
         """Step an inbound request and wait for the core's answer to it.
@@ -461,12 +519,14 @@ class RaftNode:
         self._wakeup.set()
         self._fail_waiters()
         self._app.state_changed()
+        self._progress.set()
 
     def _after_input(self) -> None:
         core = self._core
         if core is not None:
             self._leadership.observe(core)
         self._app.state_changed()
+        self._progress.set()
         self._wakeup.set()
 
     def wake(self) -> None:
@@ -521,6 +581,7 @@ class RaftNode:
                     core.tick(now)
                     self._leadership.observe(core)
                     self._app.state_changed()
+                    self._progress.set()
                 ready = core.ready()
                 if ready is None:
                     self._idle.set()
@@ -555,6 +616,7 @@ class RaftNode:
         core.advance(ready, monotonic_ms())
         self._app.state_changed()
         self._voters_progressed(core)
+        self._progress.set()
         self._maybe_snapshot(core, disk)
 
     def _log_rejected(self, ready: Ready) -> None:
@@ -633,7 +695,11 @@ class RaftNode:
 
     async def _call(self, channel: RaftChannel, destination: int, request: Request) -> None:
         sent_ms = monotonic_ms()
-        response = await channel.call(destination, request)
+        peer_down = False
+        try:
+            response = await channel.call(destination, request)
+        except PeerDownError:
+            response, peer_down = None, True
         if isinstance(request, FetchRequest) and isinstance(response, FetchResponse):
             self.fetch_round_trips.observe(monotonic_ms() - sent_ms, request, response)
         if response is not None:
@@ -642,7 +708,7 @@ class RaftNode:
             # Told at once, the core resends a failed fetch after its short retry backoff
             # instead of waiting out the whole fetch resend time.
             try:
-                self.core.unreachable(destination, request, monotonic_ms())
+                self.core.unreachable(destination, request, monotonic_ms(), peer_down=peer_down)
             except NodeStoppedError:
                 return
             self._after_input()

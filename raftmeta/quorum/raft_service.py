@@ -259,6 +259,9 @@ class RaftService(pb_grpc.RaftServicer):
         if refusal is not None:
             _tell(context, refusal)
             return pb.DescribeEndpointsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        # A peer asks this when it opens a connection, typically just after it started: the
+        # link to it may be backing off from its last failure, and should open again now.
+        node.heard_from(request.replica_id)
         endpoint = None if self._stream_endpoint is None else self._stream_endpoint()
         if endpoint is None:
             return pb.DescribeEndpointsResponse(error_code=ErrorCode.NONE)

@@ -26,12 +26,21 @@ from raftmeta.raft.voter_change import VoterChangeResult
 from raftmeta.raft.voters import ReplicaKey, Voter
 
 
+class PeerDownError(ConnectionError):
+    """Raised by :meth:`RaftChannel.call` instead of returning ``None`` when the peer's end
+    closed or refused the connection, as its OS does once its process died: the node tells
+    the core, and a follower whose leader this is campaigns without waiting out the fetch
+    timeout. A timeout says nothing of the kind (the peer may be slow or cut off)."""
+
+
 class RaftChannel(Protocol):
     """A node's outbound calls to the other voters."""
 
     async def call(self, destination: int, request: Request) -> Response | None:
         """Send ``request`` to node ``destination`` and return its answer, or ``None`` when
-        none came (unreachable, timed out, damaged, or from another cluster).
+        none came (unreachable, timed out, damaged, or from another cluster); a channel
+        that can tell a closed or refused connection from the rest raises
+        :class:`PeerDownError` for it.
 
         A failed call is not retried here: the core already resends on its own timers, and
         a second retry policy would only fight it."""
@@ -75,6 +84,11 @@ class RaftEndpoint(Protocol):
     def voter_addresses(self) -> Mapping[int, str]:
         """Every voter's ``host:port`` as the node dials it, to tell callers where the
         leader is."""
+        ...
+
+    def heard_from(self, peer_id: int) -> None:
+        """Node ``peer_id`` contacted this node outside a Raft request (it asked where the
+        node serves the Raft stream, as a node does when it starts): it is up."""
         ...
 
     async def handle_request(self, sender: int, request: Request) -> Response:

@@ -2,8 +2,8 @@
 
 Everything the core learns arrives through ``step`` (a message from a peer), ``tick`` (the
 monotonic clock moved), ``propose`` (the application wants records appended), ``resign``,
-``unreachable`` (a request got no answer), ``snapshot_taken`` and ``advance`` (the runtime
-made a Ready durable). Everything it wants
+``unreachable`` (a request got no answer, or the peer's connection was closed or refused),
+``snapshot_taken`` and ``advance`` (the runtime made a Ready durable). Everything it wants
 done leaves through ``ready()``. It does no I/O, reads no clock and draws randomness only
 from the ``random.Random`` it is handed, so a simulator can replay any run from its seed.
 
@@ -189,6 +189,8 @@ class RaftCore:
         (Raft assumes a voter never forgets an acknowledged record). Cleared once it holds a
         leader's log up to the leader's high watermark; the time bound is the way out when
         every voter lost its tail at once (a power cut), where waiting would never end."""
+        self._pre_vote_refused_ms = -NO_DEADLINE
+        """When a majority last refused this node's pre-vote while it followed a leader."""
 
         self._log_ops: list[LogOp] = []
         self._messages: list[Outbound] = []
@@ -579,7 +581,9 @@ class RaftCore:
         for voter in ranked:
             self._send_end_quorum_epoch(voter, resigned, now_ms)
 
-    def unreachable(self, destination: int, request: Request, now_ms: int) -> None:
+    def unreachable(
+        self, destination: int, request: Request, now_ms: int, *, peer_down: bool = False
+    ) -> None:
         """The runtime could not get ``request`` to ``destination`` or no answer came back
         (the connection was refused, reset or is still reconnecting).
 
@@ -588,7 +592,15 @@ class RaftCore:
         the first one to a leader that has just been restarted, costs as much as the fetch
         timeout, which then fires first and starts an election against a live leader. Any
         other request is left to its own timer, as before.
+
+        ``peer_down`` says more: the connection to ``destination`` was closed by its end or
+        refused, which is what the OS does for a process that died. When that is the leader a
+        voter follows, waiting out the whole fetch timeout only delays the election, so the
+        voter campaigns after a short random delay instead, and an observer looks for the
+        new leader at once (see :meth:`_leader_unreachable`).
         """
+        if peer_down:
+            self._leader_unreachable(destination, now_ms)
         if not isinstance(request, FetchRequest | FetchSnapshotRequest):
             return
         in_flight = self._fetch_in_flight
@@ -598,6 +610,34 @@ class RaftCore:
         if in_flight[1] != position:
             return
         self._retry_fetch_later(now_ms)
+
+    def _leader_unreachable(self, destination: int, now_ms: int) -> None:
+        """The leader this voter follows looks dead: campaign soon, through a pre-vote.
+
+        Only a hint, so it moves nothing but timing: the voter still starts with a pre-vote,
+        which the other voters refuse while they hear from the leader, so a link that flaps
+        between this voter and a live leader cannot unseat it. The delay is random within
+        half an election timeout because the other voters saw the same connection close at
+        the same moment; campaigning together they would split the vote. Once a pre-vote
+        round was refused (the others still hear from the leader), the hint is ignored for a
+        fetch timeout, so a broken link to a live leader does not start a round every few
+        milliseconds.
+        """
+        state = self.state
+        if not (isinstance(state, Follower) and state.leader_id == destination):
+            return
+        if not self.may_vote:
+            # An observer (a broker) has no election to wait for: it asks the voters who
+            # leads now, so it finds the successor as soon as one is elected.
+            self._become_unattached(self.epoch, now_ms)
+            return
+        if now_ms - self._pre_vote_refused_ms < self.config.fetch_timeout_ms:
+            return
+        state.leader_unreachable = True
+        if state.leader_resigned:
+            return  # EndQuorumEpoch already set the handover's own, better ordered, deadline
+        delay = 1 + self.rng.randrange(max(1, self.config.election_timeout_ms // 2))
+        state.fetch_deadline_ms = min(state.fetch_deadline_ms, now_ms + delay)
 
     def snapshot_taken(
         self, snapshot_id: SnapshotId, size: int, *, advance_log_start: bool = True
@@ -822,6 +862,18 @@ class RaftCore:
                 self._refuse(sender, message, contradiction)
                 return False
             state = self.state
+            if (
+                isinstance(state, Prospective)
+                and state.leader_resigned
+                and state.retained_leader_id == leader
+            ):
+                # Old news of the leader that resigned (a fetch answer it sent before its
+                # EndQuorumEpoch, overtaken on another connection, or a voter that has not
+                # heard of the resignation yet): following it again would drop the handover
+                # and leave the quorum leaderless until a fetch timeout.
+                return is_request or epoch >= self.epoch
+            if isinstance(state, Prospective) and isinstance(message, VoteResponse):
+                self._pre_vote_refused_ms = now_ms  # a voter still follows that leader
             if not (isinstance(state, Follower) and state.leader_id == leader):
                 self._become_follower(epoch, leader, now_ms, heard_from_leader=sender == leader)
         # Requests are always answered (with our epoch, so a stale sender learns of it);
@@ -1080,6 +1132,7 @@ class RaftCore:
         return (
             isinstance(state, Follower)
             and not state.leader_resigned
+            and not state.leader_unreachable
             and state.leader_id != candidate_id
             and now_ms - state.last_heard_ms < self.config.fetch_timeout_ms
         )
@@ -1103,11 +1156,19 @@ class RaftCore:
             answer(False)
             return
         if request.pre_vote:
-            answer(
+            granted = (
                 request.candidate_epoch > self.epoch
                 and not self._has_live_leader(request.candidate_id, now_ms)
                 and self._candidate_log_is_current(request)
             )
+            state = self.state
+            if granted and isinstance(state, Follower):
+                # Give the voter just backed time to persist its vote and ask for ours: its
+                # followers lost the leader together, and campaigning now would split the vote.
+                state.fetch_deadline_ms = max(
+                    state.fetch_deadline_ms, now_ms + self.config.election_timeout_ms // 2
+                )
+            answer(granted)
             return
         if request.candidate_epoch < self.epoch:
             answer(False)
@@ -1141,6 +1202,7 @@ class RaftCore:
                 self._become_candidate(now_ms)
             elif len(state.rejected) >= self.majority:
                 if state.retained_leader_id is not None:
+                    self._pre_vote_refused_ms = now_ms
                     self._become_follower(
                         self.epoch, state.retained_leader_id, now_ms, heard_from_leader=False
                     )
@@ -1442,8 +1504,12 @@ class RaftCore:
             if problem is not None:
                 self._refuse(sender, response, problem)
                 return
-        state.fetch_deadline_ms = self._fetch_deadline(now_ms)
+        if not state.leader_resigned:
+            # An answer the leader sent before its EndQuorumEpoch may arrive after it (they
+            # travel on different connections): it must not push back the handover's deadline.
+            state.fetch_deadline_ms = self._fetch_deadline(now_ms)
         state.last_heard_ms = now_ms
+        state.leader_unreachable = False
         self._fetch_in_flight = None
         if response.diverging is not None:
             self._truncate_after_divergence(response)
@@ -1526,6 +1592,7 @@ class RaftCore:
             return
         state.fetch_deadline_ms = self._fetch_deadline(now_ms)
         state.last_heard_ms = now_ms
+        state.leader_unreachable = False
         if len(response.data) != response.chunk_length:
             raise AssertionError("the runtime must fill a snapshot chunk before delivery")
         download.size = response.size

@@ -81,6 +81,9 @@ class Follower:
     this is within the fetch timeout (KIP-996), so a lone node cannot unseat a live leader."""
     leader_resigned: bool = False
     """Set by EndQuorumEpoch or a not-leader answer: pre-votes may now be granted."""
+    leader_unreachable: bool = False
+    """The transport saw the leader's connection closed or refused (its process is likely
+    gone): pre-votes may now be granted, until the leader is heard from again."""
     role: Role = Role.FOLLOWER
 
 

@@ -25,7 +25,7 @@ from raftmeta.raft.core import NotLeaderError, RaftCore
 from raftmeta.raft.log import RaftLog
 from raftmeta.raft.majority import majority_size
 from raftmeta.raft.membership import Membership
-from raftmeta.raft.messages import FetchSnapshotResponse, Message
+from raftmeta.raft.messages import FetchRequest, FetchSnapshotResponse, Message, Request
 from raftmeta.raft.ready import Outbound, Ready
 from raftmeta.raft.roles import Role
 from raftmeta.raft.snapshot_policy import snapshot_id_for
@@ -38,6 +38,7 @@ from raftmeta.sim.faults import (
     Fault,
     FaultPlan,
     Flap,
+    FlapLeaderLink,
     FullRestart,
     GracefulStop,
     Heal,
@@ -80,7 +81,8 @@ NEVER = 1 << 62
     _HOSTILE,
     _RECONFIGURE,
     _REPAIR,
-) = range(13)
+    _PEER_DOWN,
+) = range(14)
 RECONFIGURE_ATTEMPTS = 150
 """How often the operator retries a refused voter change (every 5-30 ms) before giving up."""
 REPAIR_EVERY_US = 100_000
@@ -364,6 +366,8 @@ class Simulation:
                 self._reconfigure(*waiting)
         elif kind == _REPAIR:
             self._repair()
+        elif kind == _PEER_DOWN:
+            self._peer_down(a, b, c)
 
     @property
     def now_ms(self) -> int:
@@ -451,6 +455,16 @@ class Simulation:
         if node.core is None:
             return
         self.trace.append((self.now_us, "crash", node.node_id))
+        # The OS closes a dead process's connections: every peer sees its end close.
+        for peer in self.nodes.values():
+            if peer.core is not None and peer is not node:
+                self._push(
+                    self.now_us + self.rng.randint(100, 600),
+                    _PEER_DOWN,
+                    (peer.node_id, peer.generation),
+                    node.node_id,
+                    None,
+                )
         node.core = None
         node.disk.crash(self.rng)
         node.generation += 1
@@ -656,6 +670,16 @@ class Simulation:
         self.checker.sent(node.node_id, destination, message, node.disk.durable.election)
         if destination not in self.nodes:
             return  # an answer to a forged message, addressed to a node that does not exist
+        if isinstance(message, Request) and self.nodes[destination].core is None:
+            # Nothing listens on a stopped node's port: its OS refuses the connection at once.
+            self._push(
+                self.now_us + self.rng.randint(100, 600),
+                _PEER_DOWN,
+                (node.node_id, node.generation),
+                destination,
+                message,
+            )
+            return
         links = self.links
         if links.blocked(node.node_id, destination):
             return
@@ -745,6 +769,18 @@ class Simulation:
                 fault.period_ms,
                 self.now_us + fault.duration_ms * 1000,
             )
+        elif isinstance(fault, FlapLeaderLink):
+            leaders = [
+                n for n in self.nodes.values() if n.core is not None and n.core.role is Role.LEADER
+            ]
+            if leaders:
+                leader = leaders[0].node_id
+                follower = min(v for v in self.voter_ids if v != leader)
+                self._flap(
+                    frozenset((leader, follower)),
+                    fault.period_ms,
+                    self.now_us + fault.duration_ms * 1000,
+                )
         elif isinstance(fault, NetworkQuality):
             links.loss = fault.loss
             links.duplication = fault.duplication
@@ -923,8 +959,36 @@ class Simulation:
             down.discard(link)
         else:
             down.add(link)
+            # The connection between the two resets: each end is told the other is down,
+            # though both run (the hint a transport gives is only a hint).
+            for end in sorted(link):
+                node = self.nodes[end]
+                for other in link - {end}:
+                    self._push(
+                        self.now_us + self.rng.randint(100, 600),
+                        _PEER_DOWN,
+                        (end, node.generation),
+                        other,
+                        None,
+                    )
         if self.now_us < until_us:
             self._push(self.now_us + period_ms * 1000, _FLAP, link, period_ms, until_us)
+
+    def _peer_down(
+        self, sender: tuple[int, int], destination: int, request: Request | None
+    ) -> None:
+        """Tell a node's core that its connection to ``destination`` was refused or reset;
+        with no particular request, the fetch it has in flight is the one that failed."""
+        node_id, generation = sender
+        node = self.nodes[node_id]
+        core = node.core
+        if core is None or node.generation != generation or self._paused(node):
+            return
+        if request is None:
+            request = FetchRequest(core.epoch, core.log.end_offset, core.log.last_epoch)
+        self.trace.append((self.now_us, f"down {node_id}->{destination}", type(request).__name__))
+        core.unreachable(destination, request, self.now_ms, peer_down=True)
+        self._after_input(node)
 
     def _heal_links(self) -> None:
         links = self.links

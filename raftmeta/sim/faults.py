@@ -38,6 +38,16 @@ class Flap:
 
 
 @dataclass(frozen=True, slots=True)
+class FlapLeaderLink:
+    """Flap the link between whoever leads at that moment and its lowest-numbered follower:
+    each time it goes down both ends see the connection reset (a ``peer_down`` hint) while
+    the leader is alive. Pre-vote must keep such a leader in office."""
+
+    period_ms: int
+    duration_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class NetworkQuality:
     loss: float
     duplication: float
@@ -105,6 +115,7 @@ Fault = (
     | OneWayCut
     | IsolateLeader
     | Flap
+    | FlapLeaderLink
     | NetworkQuality
     | Heal
     | Crash

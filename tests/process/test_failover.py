@@ -15,6 +15,10 @@ from tests.process.helpers import DEADLINE_S, ProcessQuorum, running
 from tests.support.waiting import wait_until
 
 LOAD_RATE = 200.0
+KILL_LOAD_RATE = 500.0
+"""Appends per second while the leader is killed: one every 2 ms, against a commit that takes
+longer (an fsync on two voters, a round trip, and the acknowledgement's own fsync), so the
+kill always lands with appends in flight on the Raft stream."""
 
 
 def converge_and_stop(quorum: ProcessQuorum) -> dict[int, list[str]]:
@@ -38,12 +42,13 @@ def test_leader_kill_9_under_load_then_full_cluster_kill_9_loses_nothing_acknowl
     tmp_path: Path, tls: bool
 ) -> None:
     """The main crash scenario, also over mutual TLS: the peers' Fetch, Vote and
-    BeginQuorumEpoch calls then go through the identity rule on every hop."""
+    BeginQuorumEpoch calls then go through the identity rule on every hop. The voters speak
+    the shipped transport, the Raft stream, and the leader dies mid-stream."""
     with running(ProcessQuorum(tmp_path, tls=tls)) as quorum:
         if tls:
             config = quorum.cluster.nodes[3000].config.read_text()
             assert "listener.security.protocol.map=CONTROLLER\\:SSL" in config, config
-        quorum.start_all(load_rate=LOAD_RATE)
+        quorum.start_all(load_rate=KILL_LOAD_RATE)
         first = quorum.wait_for_leader()
         if tls:
             with pytest.raises(DescribeError):  # the listener speaks nothing but TLS
@@ -54,8 +59,16 @@ def test_leader_kill_9_under_load_then_full_cluster_kill_9_loses_nothing_acknowl
             DEADLINE_S,
         )
 
+        # Kill while acknowledgements are coming in: the stream is busy at that moment.
+        streaming = quorum.acked_by(first.leader_id)
+        wait_until(
+            lambda: quorum.acked_by(first.leader_id) >= streaming + 10,
+            "the leader to be acknowledging appends right now",
+            DEADLINE_S,
+        )
         killed_at = time.monotonic()
         quorum.nodes[first.leader_id].kill()
+        acked_before_kill = set(quorum.acked())
         second = quorum.wait_for_leader(newer_than=first.leader_epoch)
         failover_s = time.monotonic() - killed_at
         assert second.leader_id != first.leader_id
@@ -87,12 +100,19 @@ def test_leader_kill_9_under_load_then_full_cluster_kill_9_loses_nothing_acknowl
 
     for node in quorum.nodes.values():
         # The start-up warning names a plaintext listener, and only a plaintext one.
-        warned = "plaintext and unauthenticated" in node.log_path.read_text()
+        text = node.log_path.read_text()
+        assert "Raft stream (controller.quorum.transport=stream)" in text, node.node_id
+        warned = "plaintext and unauthenticated" in text
         assert warned is not tls, f"node {node.node_id}: plaintext warning {warned} with tls={tls}"
     transport = "mTLS" if tls else "plaintext"
+    killed_epoch = f"{first.leader_id}-{first.leader_epoch}-"
+    unacked_survivors = [
+        v for v in next(iter(logs.values())) if v.startswith(killed_epoch) and v not in acked
+    ]
     print(
         f"\nkill -9 failover ({transport}): {failover_s * 1000:.0f} ms, "
-        f"{len(acked)} appends acknowledged"
+        f"{len(acked)} appends acknowledged ({len(acked_before_kill)} before the kill); "
+        f"{len(unacked_survivors)} appends in flight at the kill were committed by the successor"
     )
     assert len(acked) >= 80
     assert len(set(acked)) == len(acked), "a value was acknowledged twice"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,12 +24,18 @@ from raftmeta.quorum import peers as grpc_peers
 from raftmeta.quorum.settings import STREAM
 from raftmeta.quorum.stream import peers as stream_peers
 from raftmeta.quorum.stream.peers import StreamPeers
+from raftmeta.quorum.transport import PeerDownError
 from raftmeta.quorum.transport_choice import node_connect
+from raftmeta.raft.config import RaftConfig
 from raftmeta.raft.messages import FetchRequest, FetchResponse
 from raftmeta.storage import MetadataDir
 from tests.quorum.harness import CLUSTER_ID, DEADLINE_S
+from tests.support.waiting import wait_until_async
 
 LONG_BACKOFF_S = 600.0
+QUIET = RaftConfig(election_timeout_ms=600_000, fetch_timeout_ms=1_200_000)
+"""Timeouts that keep the nodes from campaigning during a test, so no Raft call between them
+can end a backoff for it."""
 
 
 @pytest.fixture(autouse=True)
@@ -52,7 +59,8 @@ def test_a_call_from_a_restarted_peer_ends_the_backoff_of_the_link_to_it(tmp_pat
         try:
             # Node 2 is down: the attempt fails and the link (and the gRPC channel that
             # asks for the stream port) back off far longer than this test runs.
-            assert await links.call(2, fetch) is None
+            with pytest.raises(PeerDownError):
+                await links.call(2, fetch)
             MetadataDir.format(tmp_path, 2, CLUSTER_ID)
             settings = NodeSettings(
                 node_id=2,
@@ -68,7 +76,8 @@ def test_a_call_from_a_restarted_peer_ends_the_backoff_of_the_link_to_it(tmp_pat
             await node.start(addresses)
             try:
                 # Back, but nothing told the link yet: still backing off.
-                assert await links.call(2, fetch) is None
+                with pytest.raises(PeerDownError):
+                    await links.call(2, fetch)
                 links.heard_from(2)
                 answer = await asyncio.wait_for(links.call(2, fetch), DEADLINE_S)
                 assert isinstance(answer, FetchResponse)
@@ -77,5 +86,61 @@ def test_a_call_from_a_restarted_peer_ends_the_backoff_of_the_link_to_it(tmp_pat
                 await server.stop()
         finally:
             await links.close()
+
+    asyncio.run(main())
+
+
+def test_a_peer_that_starts_and_asks_for_the_stream_ends_the_backoff_of_the_link_to_it(
+    tmp_path: Path,
+) -> None:
+    """A voter that starts asks every peer where its stream is (DescribeEndpoints), ahead of
+    any Raft call: that alone tells them it is up, so their links to it reconnect at once
+    rather than after a backoff started while it was down."""
+
+    async def start(node_id: int, addresses: dict[int, str]) -> tuple[RaftNode, Any]:
+        data_dir = tmp_path / f"node-{node_id}"
+        MetadataDir.format(data_dir, node_id, CLUSTER_ID)
+        settings = NodeSettings(
+            node_id=node_id,
+            voters={},
+            data_dir=data_dir,
+            cluster_id=CLUSTER_ID,
+            listen_port=int(addresses[node_id].rsplit(":", 1)[1]),
+            transport=STREAM,
+            stream_listen=("127.0.0.1", 0),
+            raft=QUIET,
+        )
+        node = RaftNode(settings, node_connect(STREAM, None))
+        server = await serve_raft(node)
+        await node.start(addresses)
+        return node, server
+
+    async def main() -> None:
+        first_port, second_port = free_ports(2)
+        addresses = {1: f"127.0.0.1:{first_port}", 2: f"127.0.0.1:{second_port}"}
+        second, second_server = await start(2, addresses)
+        channel = second._channel  # the node's own links are what is tested
+        assert channel is not None
+        fetch = FetchRequest(0, 0, 0)
+        try:
+            # Node 1 is down: node 2's link to it fails and backs off far past this test.
+            with pytest.raises(PeerDownError):
+                await channel.call(1, fetch)
+            first, first_server = await start(1, addresses)
+            try:
+
+                async def reached() -> bool:
+                    try:
+                        return isinstance(await channel.call(1, fetch), FetchResponse)
+                    except PeerDownError:
+                        return False
+
+                await wait_until_async(reached, "node 2's link to the started node 1", DEADLINE_S)
+            finally:
+                await first.stop(graceful=False)
+                await first_server.stop()
+        finally:
+            await second.stop(graceful=False)
+            await second_server.stop()
 
     asyncio.run(main())

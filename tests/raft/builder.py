@@ -110,6 +110,9 @@ class CoreCluster:
         self.lost_requests: set[tuple[int, int]] = set()
         """(sender, destination) pairs whose requests are lost while answers still flow: the
         destination's connection to the sender works, the sender's to it does not (yet)."""
+        self.refuse_when_down = False
+        """Report a request to a down node back to its sender as ``unreachable`` with
+        ``peer_down``, as the stream transport does when the node's port refuses it."""
 
     def pump(self, rounds: int = 10_000) -> None:
         """Deliver messages until every core is quiet."""
@@ -124,6 +127,15 @@ class CoreCluster:
                 moved = True
                 core.advance(ready, self.now_ms)
                 for outbound in (*ready.messages, *ready.messages_after_persist):
+                    if (
+                        self.refuse_when_down
+                        and outbound.destination in self.down
+                        and isinstance(outbound.message, Request)
+                    ):
+                        core.unreachable(
+                            outbound.destination, outbound.message, self.now_ms, peer_down=True
+                        )
+                        continue
                     if outbound.destination in self.down or node_id in self.down:
                         continue
                     if isinstance(outbound.message, Request) and (

@@ -109,6 +109,55 @@ def test_follower_grants_pre_vote_once_its_leader_resigned() -> None:
     assert isinstance(response, VoteResponse) and response.vote_granted
 
 
+def test_a_first_successor_is_not_pulled_back_by_a_late_answer_from_the_resigned_leader() -> None:
+    """A fetch answer the leader sent before its EndQuorumEpoch travels on another connection
+    and may arrive after it: the first successor must go on campaigning, not follow the
+    resigned leader again until a fetch timeout (which made handovers take seconds)."""
+    core = new_core(election=ElectionState(3, None, 2))
+    drain(core)
+    core.step(2, EndQuorumEpochRequest(2, 3, (1, 3)), 10)
+    core.tick(10)
+    drain(core, 10)
+    assert core.role is Role.PROSPECTIVE
+
+    core.step(2, FetchResponse(ErrorCode.NONE, 3, 2, 0, high_watermark=0), 11)
+    assert core.role is Role.PROSPECTIVE
+    # A voter that had not heard of the resignation refuses, naming the old leader; the
+    # round is lost, but the handover's short backoff is kept.
+    core.step(3, VoteResponse(ErrorCode.NONE, 3, 2, False, 4, pre_vote=True), 12)
+    core.step(2, VoteResponse(ErrorCode.NONE, 3, None, False, 4, pre_vote=True), 12)
+    drain(core, 12)
+    assert core.next_deadline_ms() <= 12 + CONFIG.election_backoff_max_ms
+    assert core.role is Role.FOLLOWER
+
+
+def test_a_late_fetch_answer_from_the_resigned_leader_keeps_the_handover_deadline() -> None:
+    core = new_core(node_id=3, election=ElectionState(3, None, 2))
+    drain(core)
+    core.step(2, EndQuorumEpochRequest(2, 3, (1, 3)), 10)
+    deadline = core.next_deadline_ms()
+    assert deadline <= 10 + CONFIG.election_backoff_max_ms
+
+    core.step(2, FetchResponse(ErrorCode.NONE, 3, 2, 0, high_watermark=0), 11)
+    drain(core, 11)
+
+    assert core.role is Role.FOLLOWER
+    assert core.next_deadline_ms() <= deadline
+
+
+def test_a_later_successor_is_not_pulled_back_by_a_voter_still_following_the_old_leader() -> None:
+    core = new_core(node_id=3, election=ElectionState(3, None, 2))
+    drain(core)
+    core.step(2, EndQuorumEpochRequest(2, 3, (1, 3)), 10)
+    tick_until_role_changes(core)
+    assert core.role is Role.PROSPECTIVE
+    now = core.next_deadline_ms() - 1
+    core.step(1, VoteResponse(ErrorCode.NONE, 3, 2, False, 4, pre_vote=True), now)
+    assert core.role is Role.PROSPECTIVE
+    core.step(2, VoteResponse(ErrorCode.NONE, 3, None, True, 4, pre_vote=True), now)
+    assert core.role is Role.CANDIDATE and core.epoch == 4
+
+
 # ---------------------------------------------------------------- votes
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from raftmeta.raft.messages import FetchRequest, Message, VoteRequest
-from raftmeta.raft.roles import Role
+from raftmeta.raft.messages import FetchRequest, Message, VoteRequest, VoteResponse
+from raftmeta.raft.roles import Follower, Role
 from raftmeta.raft.state import ElectionState
 from tests.raft.builder import CONFIG, CoreCluster, drain, new_core
 
@@ -96,3 +96,119 @@ def test_handover_whose_first_fetch_is_lost_commits_without_an_election() -> Non
     assert new.high_watermark == new.log.end_offset, "the new epoch's start is committed"
     assert follower.role is Role.FOLLOWER and follower.epoch == epoch + 1
     assert len(votes) == votes_before
+
+
+# ----------------------------------------------------------------- the leader's connection closed
+
+
+def _followers_fetch_from(cluster: CoreCluster, leader_id: int) -> list[int]:
+    return [i for i, c in cluster.cores.items() if i != leader_id and i not in cluster.down]
+
+
+def test_followers_told_their_leaders_connection_closed_elect_another_within_half_a_timeout() -> (
+    None
+):
+    cluster = CoreCluster(seed=5)
+    old = cluster.elect()
+    epoch = old.epoch
+    cluster.down.add(old.node_id)
+    killed_at = cluster.now_ms
+    for follower_id in _followers_fetch_from(cluster, old.node_id):
+        fetch = FetchRequest(epoch, 0, 0)
+        cluster.cores[follower_id].unreachable(old.node_id, fetch, killed_at, peer_down=True)
+
+    cluster.advance_time(killed_at + CONFIG.election_timeout_ms // 2 + 20)
+
+    new = cluster.leader()
+    assert new.node_id != old.node_id and new.epoch == epoch + 1
+    assert killed_at + CONFIG.election_timeout_ms // 2 + 20 < killed_at + CONFIG.fetch_timeout_ms
+
+
+def test_without_the_hint_followers_wait_out_the_fetch_timeout() -> None:
+    cluster = CoreCluster(seed=5)
+    old = cluster.elect()
+    epoch = old.epoch
+    cluster.down.add(old.node_id)
+    killed_at = cluster.now_ms
+    for follower_id in _followers_fetch_from(cluster, old.node_id):
+        fetch = FetchRequest(epoch, 0, 0)
+        cluster.cores[follower_id].unreachable(old.node_id, fetch, killed_at)
+
+    cluster.advance_time(killed_at + CONFIG.election_timeout_ms // 2 + 20)
+
+    assert all(
+        cluster.cores[i].role is Role.FOLLOWER and cluster.cores[i].epoch == epoch
+        for i in _followers_fetch_from(cluster, old.node_id)
+    )
+
+
+def test_a_closed_connection_to_a_live_leader_does_not_unseat_it() -> None:
+    """The hint only starts a pre-vote, which the voter that still hears from the leader
+    refuses; a second hint right after is ignored for a fetch timeout."""
+    cluster = CoreCluster(seed=5)
+    leader = cluster.elect()
+    epoch = leader.epoch
+    flapping = cluster.cores[_followers_fetch_from(cluster, leader.node_id)[0]]
+    fetch = FetchRequest(epoch, 0, 0)
+    flapping.unreachable(leader.node_id, fetch, cluster.now_ms, peer_down=True)
+    cluster.advance_time(cluster.now_ms + CONFIG.election_timeout_ms // 2 + 20)
+
+    assert cluster.leader() is leader and leader.epoch == epoch
+    assert flapping.role is Role.FOLLOWER and flapping.leader_id == leader.node_id
+
+    before = flapping.state
+    assert isinstance(before, Follower)
+    deadline = before.fetch_deadline_ms
+    flapping.unreachable(leader.node_id, fetch, cluster.now_ms, peer_down=True)
+    assert flapping.state is before and before.fetch_deadline_ms == deadline
+    assert not before.leader_unreachable
+
+
+def test_a_hint_about_a_peer_that_does_not_lead_changes_no_deadline() -> None:
+    cluster = CoreCluster(seed=5)
+    leader = cluster.elect()
+    follower_id, other_id = _followers_fetch_from(cluster, leader.node_id)
+    follower = cluster.cores[follower_id]
+    before = follower.next_deadline_ms()
+
+    follower.unreachable(other_id, VoteRequest(9, other_id, 0, 0), cluster.now_ms, peer_down=True)
+
+    assert follower.next_deadline_ms() == before
+
+
+def test_an_observer_told_its_leaders_connection_closed_finds_the_successor_at_once() -> None:
+    """A broker's observer has no election to wait for: it asks the voters who leads now
+    instead of fetching from a dead leader until the fetch timeout."""
+    cluster = CoreCluster(voters=3, observers=1, seed=5)
+    cluster.refuse_when_down = True
+    old = cluster.elect()
+    observer = cluster.cores[4]
+    assert observer.role is Role.FOLLOWER and observer.leader_id == old.node_id
+    cluster.down.add(old.node_id)
+    killed_at = cluster.now_ms
+    for node_id in _followers_fetch_from(cluster, old.node_id):
+        fetch = FetchRequest(old.epoch, 0, 0)
+        cluster.cores[node_id].unreachable(old.node_id, fetch, killed_at, peer_down=True)
+
+    assert observer.role is Role.UNATTACHED
+    cluster.advance_time(killed_at + CONFIG.election_timeout_ms // 2 + 40)
+
+    new = cluster.leader()
+    assert observer.role is Role.FOLLOWER and observer.leader_id == new.node_id
+
+
+def test_a_follower_that_backs_anothers_pre_vote_stands_by_for_its_vote() -> None:
+    """Both followers of a killed leader are told at once; the one that grants the other's
+    pre-vote waits for its real vote instead of campaigning too and splitting the vote."""
+    core = new_core(2, election=ElectionState(3, None, 1), now_ms=0)
+    drain(core, 0)
+    core.unreachable(1, FetchRequest(3, 0, 0), 10, peer_down=True)
+    assert core.next_deadline_ms() <= 10 + CONFIG.election_timeout_ms // 2
+
+    core.step(3, VoteRequest(4, 3, 0, 0, pre_vote=True), 11)
+
+    [answer] = [m for m in drain(core, 11).sent_to(3) if isinstance(m, VoteResponse)]
+    assert answer.vote_granted
+    state = core.state
+    assert isinstance(state, Follower)
+    assert state.fetch_deadline_ms >= 11 + CONFIG.election_timeout_ms // 2

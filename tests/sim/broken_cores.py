@@ -176,3 +176,16 @@ class UnabstainingCore(RaftCore):
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs["log_repaired"] = False
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class PreVoteSkippingCore(RaftCore):
+    """Takes the transport's word that its leader is down and starts a real election at once,
+    skipping the pre-vote: a link that resets between it and a live leader unseats the leader
+    (not a safety invariant; ``test_leader_unreachable`` checks the leader keeps its epoch)."""
+
+    def _leader_unreachable(self, destination: int, now_ms: int) -> None:
+        from raftmeta.raft.roles import Follower
+
+        state = self.state
+        if isinstance(state, Follower) and state.leader_id == destination and self.may_vote:
+            self._become_candidate(now_ms)
