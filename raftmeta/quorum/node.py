@@ -1,7 +1,8 @@
 """``RaftNode``: one consensus core on a real disk, talking through a transport, driven by asyncio.
 
 A single driver task owns the order of work the Ready contract demands: send what may go early,
-persist (off the event loop), send what waited for the disk, hand commits to the application,
+persist (a small append inline while the disk is fast, anything else off the event loop: see
+``write_placement``), send what waited for the disk, hand commits to the application,
 then ``advance``. Inbound calls and answers to our own calls are stepped into the core as they
 arrive, even while a Ready is being persisted; the core allows that, and it keeps a slow fsync
 from stalling elections and fetches.
@@ -30,6 +31,7 @@ from raftmeta.quorum.fetch_latency import FetchRoundTrips
 from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.quorum.transport import Connect, RaftChannel
+from raftmeta.quorum.write_placement import WritePlacement
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.raft.core import NotLeaderError, QuorumDescription, RaftCore, ReplicaState
 from raftmeta.raft.messages import (
@@ -215,6 +217,13 @@ class _LeadershipLog:
         )
 
 
+def _timed_persist(disk: NodeDisk, ready: Ready) -> float:
+    """Make ``ready`` durable; returns the milliseconds the disk work took."""
+    started = time.perf_counter()
+    disk.persist(ready)
+    return (time.perf_counter() - started) * 1000
+
+
 class _Wakeup:
     """What the driver sleeps on between Readys: set by any input, or its deadline passing.
 
@@ -297,6 +306,7 @@ class RaftNode:
         """Why the driver stopped on its own, if it did; the node is unusable after it."""
         self._refusals = RefusalLog(log, self.node_id)
         self._leadership = _LeadershipLog(self.node_id)
+        self._write_placement = WritePlacement(inline=settings.inline_small_writes)
 
     # ------------------------------------------------------------------------ life cycle
 
@@ -619,7 +629,16 @@ class RaftNode:
         self._log_rejected(ready)
         self._send(ready.messages)
         if ready.needs_persist():
-            await asyncio.to_thread(disk.persist, ready)
+            placement = self._write_placement
+            if placement.inline(ready):
+                if ready.messages:
+                    # One turn for whatever the sends woke (a gRPC handler's answer) to go
+                    # out before the loop blocks on the disk.
+                    await asyncio.sleep(0)
+                elapsed_ms = _timed_persist(disk, ready)
+            else:
+                elapsed_ms = await asyncio.to_thread(_timed_persist, disk, ready)
+            placement.observe(elapsed_ms)
         self.written_offset = ready.log_end_offset
         self._send(ready.messages_after_persist)
         app = self._app

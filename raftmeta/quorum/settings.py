@@ -65,6 +65,10 @@ class NodeSettings:
     stream_listen: tuple[str, int] | None = None
     """Where to serve the Raft stream (host, port; 0 lets the OS choose), or None to serve
     none, so that peers reach this node over gRPC."""
+    inline_small_writes: bool = True
+    """Make a small append durable on the event loop while the disk is fast, rather than
+    hand it to a worker thread (see ``raftmeta.quorum.write_placement``); False always hands
+    it over."""
     retention: LogRetention = TRIM_AT_ONCE
     """``metadata.max.retention.bytes`` / ``.ms``: the log kept below the latest snapshot, as
     history for audits (a server keeps Kafka's defaults; the default here keeps none)."""
