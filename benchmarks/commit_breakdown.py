@@ -6,12 +6,14 @@ every process's events and lays them on one time line (``CLOCK_MONOTONIC`` is sh
 processes of a machine). For each commit, the window runs from its ``append`` to its ``commit``
 on the leader; in each process the first event of each stage within the window is taken, as ms
 after the append. The table prints the median (and p90) of each stage over all commits, in
-the order they happen, for the leader and the follower whose acknowledgement came first.
+the order they happen, for the leader and the follower whose acknowledgement came first, then
+the slowest 1 % of commits with the step that took longest in each (what makes the p99).
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import statistics
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -99,12 +101,22 @@ def breakdown(leader_id: int, events: dict[int, list[Event]]) -> Iterator[str]:
     times = {node: [at for at, _, _ in found] for node, found in sorted_events.items()}
     followers = [node for node in sorted_events if node != leader_id]
     offsets: dict[str, list[float]] = defaultdict(list)
+    slowest: list[tuple[float, str, float]] = []
     for begin, end in windows:
         chains = [_chain(leader_id, node, sorted_events, times, begin, end) for node in followers]
         # The follower whose acknowledgement reached the leader first committed the record.
         chosen = min(chains, key=lambda chain: chain.get("leader step FetchRequest", end + 1))
         for name, at in chosen.items():
             offsets[name].append((at - begin) / 1e6)
+        steps = sorted(chosen.items(), key=lambda item: item[1])
+        gap, step = max(
+            (
+                (later[1] - earlier[1], f"{earlier[0]} -> {later[0]}")
+                for earlier, later in itertools.pairwise(steps)
+            ),
+            default=(0, "-"),
+        )
+        slowest.append(((end - begin) / 1e6, step, gap / 1e6))
     total = sorted((end - begin) / 1e6 for begin, end in windows)
     medians = {name: statistics.median(values) for name, values in offsets.items()}
     yield f"{len(windows)} traced serial commits; ms after append (median, p90, share of commits)"
@@ -113,6 +125,11 @@ def breakdown(leader_id: int, events: dict[int, list[Event]]) -> Iterator[str]:
         p90 = values[min(len(values) - 1, int(0.9 * len(values)))]
         share = len(values) / len(windows)
         yield f"  {name:<36} {medians[name]:7.3f} {p90:7.3f}   {share:4.0%}"
+    slowest.sort(reverse=True)
+    tail = slowest[: max(1, len(slowest) // 100)]
+    yield f"the slowest {len(tail)} commits (1 %), each with its longest step:"
+    for total_ms, step, gap_ms in tail:
+        yield f"  {total_ms:7.3f} ms, of which {gap_ms:7.3f} ms in {step}"
     yield (
         f"  commit (append -> future resolved): median {statistics.median(total):.3f}, "
         f"p90 {total[int(0.9 * len(total))]:.3f}, max {total[-1]:.3f}"
