@@ -234,6 +234,8 @@ async def serve(args: argparse.Namespace) -> None:
         transport=args.transport,
         stream_listen=("127.0.0.1", 0) if args.transport == STREAM else None,
     )
+    if args.thread_writes:
+        settings = dataclasses.replace(settings, inline_small_writes=False)
     if args.linger_ms is not None:
         settings = dataclasses.replace(settings, append_linger_ms=args.linger_ms)
     trace: StageTrace | None = None
@@ -293,6 +295,11 @@ def main() -> int:
         choices=TRANSPORTS,
         default=STREAM,
         help="how the voters carry Raft messages (controller.quorum.transport)",
+    )
+    parser.add_argument(
+        "--thread-writes",
+        action="store_true",
+        help="make every write durable on a worker thread, small appends too (for comparison)",
     )
     parser.add_argument(
         "--trace",
