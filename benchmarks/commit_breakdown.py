@@ -91,6 +91,28 @@ def _chain(
     return found
 
 
+def _gc_intervals(events: dict[int, list[Event]]) -> list[tuple[int, int]]:
+    """(start, stop) of every garbage collection in any process, by start."""
+    intervals = []
+    for found in events.values():
+        started: int | None = None
+        for at, stage, _ in found:
+            if stage == "gc_start":
+                started = at
+            elif stage == "gc_stop" and started is not None:
+                intervals.append((started, at))
+                started = None
+    return sorted(intervals)
+
+
+def _gc_ms(intervals: Sequence[tuple[int, int]], begin: int, end: int) -> float:
+    """Milliseconds of garbage collection (any process) within [begin, end]."""
+    total = 0
+    for started, stopped in intervals[: bisect.bisect_right(intervals, (end, end))]:
+        total += max(0, min(stopped, end) - max(started, begin))
+    return total / 1e6
+
+
 def breakdown(leader_id: int, events: dict[int, list[Event]]) -> Iterator[str]:
     """The table's lines: per process and stage, median and p90 ms after the append."""
     sorted_events = {node: sorted(found) for node, found in events.items()}
@@ -101,7 +123,8 @@ def breakdown(leader_id: int, events: dict[int, list[Event]]) -> Iterator[str]:
     times = {node: [at for at, _, _ in found] for node, found in sorted_events.items()}
     followers = [node for node in sorted_events if node != leader_id]
     offsets: dict[str, list[float]] = defaultdict(list)
-    slowest: list[tuple[float, str, float]] = []
+    collections = _gc_intervals(sorted_events)
+    slowest: list[tuple[float, str, float, float]] = []
     for begin, end in windows:
         chains = [_chain(leader_id, node, sorted_events, times, begin, end) for node in followers]
         # The follower whose acknowledgement reached the leader first committed the record.
@@ -116,7 +139,7 @@ def breakdown(leader_id: int, events: dict[int, list[Event]]) -> Iterator[str]:
             ),
             default=(0, "-"),
         )
-        slowest.append(((end - begin) / 1e6, step, gap / 1e6))
+        slowest.append(((end - begin) / 1e6, step, gap / 1e6, _gc_ms(collections, begin, end)))
     total = sorted((end - begin) / 1e6 for begin, end in windows)
     medians = {name: statistics.median(values) for name, values in offsets.items()}
     yield f"{len(windows)} traced serial commits; ms after append (median, p90, share of commits)"
@@ -128,8 +151,14 @@ def breakdown(leader_id: int, events: dict[int, list[Event]]) -> Iterator[str]:
     slowest.sort(reverse=True)
     tail = slowest[: max(1, len(slowest) // 100)]
     yield f"the slowest {len(tail)} commits (1 %), each with its longest step:"
-    for total_ms, step, gap_ms in tail:
-        yield f"  {total_ms:7.3f} ms, of which {gap_ms:7.3f} ms in {step}"
+    for total_ms, step, gap_ms, gc_ms in tail:
+        collecting = f"; garbage collection {gc_ms:.3f} ms" if gc_ms else ""
+        yield f"  {total_ms:7.3f} ms, of which {gap_ms:7.3f} ms in {step}{collecting}"
+    collected = [gc_ms for _, _, _, gc_ms in slowest if gc_ms]
+    yield (
+        f"garbage collection ran during {len(collected)} of {len(slowest)} commits"
+        + (f", at most {max(collected):.3f} ms" if collected else "")
+    )
     yield (
         f"  commit (append -> future resolved): median {statistics.median(total):.3f}, "
         f"p90 {total[int(0.9 * len(total))]:.3f}, max {total[-1]:.3f}"

@@ -15,12 +15,15 @@ Stages recorded (the name, and where):
 * ``persist_start`` / ``persist_end``: the disk work of a Ready, on the worker thread;
 * ``frame_in`` / ``frame_out``: a stream frame read off a connection / encoded to be written,
   with the frame's kind (``FETCH`` ...) and whether it is a request or an answer;
-* ``step``: a peer's message is stepped into the core, with its type.
+* ``step``: a peer's message is stepped into the core, with its type;
+* ``gc_start`` / ``gc_stop``: a collection of Python's cyclic garbage collector, with its
+  generation (a pause of the whole process, a suspect for the tail).
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import time
 from collections.abc import Callable
 from typing import Any
@@ -109,3 +112,8 @@ def install(trace: StageTrace) -> None:
     for module in (connection, server):
         module.read_frame = read_frame  # type: ignore[attr-defined]
         module.encode_frame = encode_frame  # type: ignore[attr-defined]
+
+    def collected(phase: str, info: dict[str, int]) -> None:
+        trace.mark(f"gc_{phase}", str(info["generation"]))
+
+    gc.callbacks.append(collected)
