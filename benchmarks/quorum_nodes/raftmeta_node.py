@@ -234,6 +234,11 @@ async def serve(args: argparse.Namespace) -> None:
         transport=args.transport,
         stream_listen=("127.0.0.1", 0) if args.transport == STREAM else None,
     )
+    if args.high_watermark_delay_ms is not None:
+        raft = dataclasses.replace(
+            settings.raft, high_watermark_delay_ms=args.high_watermark_delay_ms
+        )
+        settings = dataclasses.replace(settings, raft=raft)
     if args.thread_writes:
         settings = dataclasses.replace(settings, inline_small_writes=False)
     if args.linger_ms is not None:
@@ -295,6 +300,12 @@ def main() -> int:
         choices=TRANSPORTS,
         default=STREAM,
         help="how the voters carry Raft messages (controller.quorum.transport)",
+    )
+    parser.add_argument(
+        "--high-watermark-delay-ms",
+        type=int,
+        help="how long the leader may hold a fetch only high-watermark news would answer "
+        "(default: the core's, 2; 0 answers at once, as before), for comparison",
     )
     parser.add_argument(
         "--thread-writes",
