@@ -24,7 +24,8 @@ installs them (and kazoo) and runs this script. A peer that is not installed is 
 line saying so. Figures are medians over runs; the systems run in turn within each run, so
 every ratio is measured in one window on this machine.
 
-Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,zookeeper]``
+Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,zookeeper]``;
+``--serial`` runs the serial writes alone (a quick look at the commit path beside the peers).
 ``--variant NAME:KEY=VALUE`` adds a raftmeta column whose controllers run with other settings
 (``--variant grpc-thread:controller.grpc.thread.enable=true`` compares the two layouts of
 gRPC serving in the same run).
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import shutil
 import socket
 import statistics
@@ -66,6 +68,8 @@ class Load:
     single_client: int
     concurrent_clients: int
     per_concurrent_client: int
+    serial_only: bool = False
+    """Only the serial phase (``--serial``): the quick A/B of the commit path."""
 
 
 FULL = Load(serial=500, single_client=300, concurrent_clients=16, per_concurrent_client=100)
@@ -317,6 +321,8 @@ async def _etcd_phases(cluster: EtcdCluster, load: Load, figures: Figures, run: 
     figures.serial_cpu_ms.append(1000 * (cpu_seconds(cluster.pids) - cpu) / load.serial)
     figures.serial_p50.append(1000 * percentile(serial, 0.5))
     figures.serial_p99.append(1000 * percentile(serial, 0.99))
+    if load.serial_only:
+        return
     await record_phase(
         figures,
         cluster.pids,
@@ -451,6 +457,8 @@ def run_zookeeper(load: Load, figures: Figures, log: Callable[[str], None], run:
             figures.serial_cpu_ms.append(1000 * spent / load.serial)
             figures.serial_p50.append(1000 * percentile(serial, 0.5))
             figures.serial_p99.append(1000 * percentile(serial, 0.99))
+            if load.serial_only:
+                return
 
             async def phase(clients: int, count: int, prefix: str) -> list[float]:
                 return await asyncio.to_thread(
@@ -487,6 +495,9 @@ def run_raftmeta(
 
     if settings is None:
         run_raftmeta_serial(load, figures)
+    if load.serial_only:
+        log(summary(name, figures))
+        return
     with tempfile.TemporaryDirectory(prefix="peers-bench-raftmeta-admin-") as temp:
         controllers = ControllerProcesses(Path(temp), settings=settings)
         try:
@@ -569,15 +580,18 @@ async def record_phase(
 
 
 def summary(name: str, figures: Figures) -> str:
-    serial = (
-        f"serial p50/p99 {figures.serial_p50[-1]:.2f}/{figures.serial_p99[-1]:.2f} ms, "
+    line = (
+        f"  {name}: serial p50/p99 {figures.serial_p50[-1]:.2f}/{figures.serial_p99[-1]:.2f} ms, "
+        f"CPU {figures.serial_cpu_ms[-1]:.2f} ms per write"
         if figures.serial_p50
-        else ""
+        else f"  {name}:"
     )
-    return (
-        f"  {name}: {serial}1 client {figures.one_rate[-1]:,.0f}/s, "
-        f"16 clients {figures.many_rate[-1]:,.0f}/s (p99 {figures.many_p99[-1]:.1f} ms)"
-    )
+    if figures.one_rate and figures.many_rate:
+        line += f", 1 client {figures.one_rate[-1]:,.0f}/s"
+        line += f", 16 clients {figures.many_rate[-1]:,.0f}/s"
+        if figures.many_p99:
+            line += f" (p99 {figures.many_p99[-1]:.1f} ms)"
+    return line
 
 
 def median(values: Sequence[float]) -> float | None:
@@ -619,6 +633,8 @@ def table(
     lines = [header]
     for label, unit, pick in rows:
         values = {name: median(pick(results[name])) for name in names}
+        if all(value is None for value in values.values()):
+            continue  # a phase this run left out (--serial)
         cells = "".join(
             f"{'-' if values[name] is None else format_value(values[name], unit):>{widths[name]}}"
             for name in names
@@ -670,6 +686,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs per system (median is shown)")
     parser.add_argument("--quick", action="store_true", help="fewer writes per phase")
     parser.add_argument(
+        "--serial",
+        action="store_true",
+        help="only the serial writes (p50/p99, CPU per write), for a quick comparison of the "
+        "commit path; results go to results/peers_serial_bench.txt",
+    )
+    parser.add_argument(
         "--only",
         default=",".join(SYSTEMS),
         help="comma-separated systems to run (default: raftmeta,etcd,zookeeper)",
@@ -695,7 +717,9 @@ def main() -> int:
     if args.runs < 1 or unknown or not chosen:
         parser.error(f"--runs must be at least 1 and --only a subset of {','.join(SYSTEMS)}")
     load = QUICK if args.quick else FULL
-    report = Report(RESULTS)
+    if args.serial:
+        load = dataclasses.replace(load, serial_only=True)
+    report = Report(RESULTS.with_name("peers_serial_bench.txt") if args.serial else RESULTS)
     out = report.out
     report.start()
     systems = []
@@ -705,11 +729,15 @@ def main() -> int:
             systems.append(name)
         else:
             out(f"skipped {name}: {reason}")
+    phases = f"{load.serial} serial writes"
+    if not load.serial_only:
+        phases += (
+            f", 1 client x {load.single_client}, "
+            f"{load.concurrent_clients} clients x {load.per_concurrent_client}"
+        )
     out(
         f"three server processes per system on 127.0.0.1, fsync on, 100-byte values; "
-        f"{load.serial} serial writes, 1 client x {load.single_client}, "
-        f"{load.concurrent_clients} clients x {load.per_concurrent_client}; "
-        "clients in this Python process, sent to the leader"
+        f"{phases}; clients in this Python process, sent to the leader"
     )
     out(
         "a write is: etcd Put of one key; ZooKeeper create of one znode; raftmeta serial = one "

@@ -35,6 +35,10 @@ crash and restart), and a graceful stop of a settled quorum's leader, repeated `
 times; the stopped node is restarted after each. ``--baseline DIR`` runs the same against the
 node script of another source tree (an older commit's ``git archive``), interleaved per run,
 and prints both with the ratios; results go to ``results/failover_bench.txt``.
+
+``--breakdown`` runs raftmeta alone with every node tracing its write path, makes serial
+appends and prints where a commit's time goes, stage by stage across the three processes
+(``benchmarks/commit_breakdown.py``); results go to ``results/commit_breakdown.txt``.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.commit_breakdown import breakdown
 from benchmarks.machine import Report
 from raftmeta.ports import free_ports
 from raftmeta.quorum.event_loop import loop_name
@@ -691,6 +696,40 @@ def write_path(args: argparse.Namespace, load: Load) -> int:
     return 0
 
 
+def commit_breakdown(args: argparse.Namespace, load: Load) -> int:
+    """``--breakdown``: the stages of serial commits, timed in all three processes."""
+    report = Report(RESULTS.with_name("commit_breakdown.txt"))
+    out = report.out
+    report.start()
+    out(
+        "three raftmeta voter processes on 127.0.0.1 with --trace, 100-byte records, fsync on "
+        f"every flush, event loop {loop_name()}; {load.serial_count} serial appends per run "
+        "through the embedded append API"
+    )
+    for run in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="quorum-bench-breakdown-") as temp:
+            quorum = Quorum("raftmeta", Path(temp), extra_args=[*args.node_args, "--trace"])
+            try:
+                quorum.start_all()
+                leader = quorum.wait_caught_up()
+                quorum.nodes[leader].call("serial", count=50)
+                for node in quorum.nodes.values():
+                    node.call("trace", action="start")
+                quorum.nodes[leader].call("serial", count=load.serial_count)
+                events = {
+                    index: [tuple(event) for event in node.call("trace", action="take")["events"]]
+                    for index, node in quorum.nodes.items()
+                }
+            finally:
+                quorum.close()
+        out("")
+        out(f"run {run + 1}/{args.runs}")
+        for line in breakdown(leader, events):
+            out(line)
+    report.save()
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -728,6 +767,12 @@ def main() -> int:
         metavar="DIR",
         help="--failover: keep each quorum's node logs and data under DIR",
     )
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="raftmeta only: where a serial commit's time goes, stage by stage, timed in all "
+        "three processes",
+    )
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -753,6 +798,8 @@ def main() -> int:
         return transports(args, load)
     if args.write_path:
         return write_path(args, load)
+    if args.breakdown:
+        return commit_breakdown(args, load)
     ensure_pysyncobj()
 
     report = Report(RESULTS)

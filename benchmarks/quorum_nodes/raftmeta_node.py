@@ -8,7 +8,8 @@ SIGTERM stops the node gracefully: a leader resigns and sends EndQuorumEpoch fir
 Commands: ``status``, ``throughput`` (total, window), ``serial`` (count), ``rate`` (per_s,
 seconds), ``arm`` (the next time this node leads a newer epoch it appends one record and
 notes when it commits), ``failover`` (that commit time, if any), ``cpu`` (CPU seconds
-so far, all threads), ``profile`` (start/stop).
+so far, all threads), ``profile`` (start/stop), ``trace`` (start/take: with ``--trace``, the
+write path's stage timestamps, see ``stage_trace.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
+from benchmarks.quorum_nodes.stage_trace import StageTrace, install
 from raftmeta.quorum import (
     NodeSettings,
     NotLeaderError,
@@ -49,8 +51,11 @@ RECORD = b"r" * 100
 class Bench:
     """The listener, the load phases and the command loop of one node."""
 
-    def __init__(self, node: RaftNode, *, adaptive: bool = True) -> None:
+    def __init__(
+        self, node: RaftNode, *, adaptive: bool = True, trace: StageTrace | None = None
+    ) -> None:
         self.node = node
+        self.trace = trace
         self.client = RaftClient(node, self, adaptive=adaptive)
         self.committed_records = 0
         self.leader: tuple[int | None, int] = (None, -1)
@@ -196,6 +201,15 @@ class Bench:
                 self.profiler.dump_stats(request["path"])
                 self.profiler = None
             return {}
+        if name == "trace":
+            if self.trace is None:
+                raise ValueError("the node was started without --trace")
+            if request["action"] == "start":
+                self.trace.take()
+                self.trace.enabled = True
+                return {}
+            self.trace.enabled = False
+            return {"events": self.trace.take()}
         raise ValueError(f"unknown command {name!r}")
 
 
@@ -220,10 +234,21 @@ async def serve(args: argparse.Namespace) -> None:
         transport=args.transport,
         stream_listen=("127.0.0.1", 0) if args.transport == STREAM else None,
     )
+    if args.high_watermark_delay_ms is not None:
+        raft = dataclasses.replace(
+            settings.raft, high_watermark_delay_ms=args.high_watermark_delay_ms
+        )
+        settings = dataclasses.replace(settings, raft=raft)
+    if args.thread_writes:
+        settings = dataclasses.replace(settings, inline_small_writes=False)
     if args.linger_ms is not None:
         settings = dataclasses.replace(settings, append_linger_ms=args.linger_ms)
+    trace: StageTrace | None = None
+    if args.trace:
+        trace = StageTrace()
+        install(trace)
     node = RaftNode(settings, node_connect(args.transport, None))
-    bench = Bench(node, adaptive=not args.fixed_linger)
+    bench = Bench(node, adaptive=not args.fixed_linger, trace=trace)
     server = await serve_raft(node)
     await node.start()
 
@@ -275,6 +300,22 @@ def main() -> int:
         choices=TRANSPORTS,
         default=STREAM,
         help="how the voters carry Raft messages (controller.quorum.transport)",
+    )
+    parser.add_argument(
+        "--high-watermark-delay-ms",
+        type=int,
+        help="how long the leader may hold a fetch only high-watermark news would answer "
+        "(default: the core's, 2; 0 answers at once, as before), for comparison",
+    )
+    parser.add_argument(
+        "--thread-writes",
+        action="store_true",
+        help="make every write durable on a worker thread, small appends too (for comparison)",
+    )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="record the write path's stage timestamps (the trace command collects them)",
     )
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s"

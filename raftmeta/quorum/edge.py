@@ -21,6 +21,7 @@ did not answer in time) :class:`NoAnswer` is raised; callers resend on their own
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from raftmeta.errors import ErrorCode
@@ -29,7 +30,7 @@ from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.transport import RaftEndpoint
 from raftmeta.raft.limits import MAX_NODE_ID, node_id_in_range
-from raftmeta.raft.messages import Request
+from raftmeta.raft.messages import Request, Response
 from raftmeta.raft.validation import message_problem
 from raftmeta.security.principal import HasAuthContext
 
@@ -63,6 +64,51 @@ class RaftEdge:
 
     async def answer(self, message: wire.PbRequest, caller: HasAuthContext | None) -> EdgeAnswer:
         """The answer to ``message`` from ``caller``; raises :class:`NoAnswer`."""
+        checked = self._check(message, caller)
+        if isinstance(checked, EdgeAnswer):
+            return checked
+        sender, request = checked
+        try:
+            response = await self.node.handle_request(sender, request)
+        except (TimeoutError, ConnectionError) as error:
+            raise NoAnswer(f"no answer: {error}") from None
+        return EdgeAnswer(wire.response_to_pb(response))
+
+    def answer_soon(
+        self,
+        message: wire.PbRequest,
+        caller: HasAuthContext | None,
+        reply: Callable[[EdgeAnswer | NoAnswer], None],
+    ) -> None:
+        """Like :meth:`answer`, without a task: ``reply`` is called once, on the event loop,
+        with the answer or the :class:`NoAnswer`; for the core's answer, from the node's
+        driver as it sends it (see ``RaftNode.submit_request``). Not for FetchSnapshot,
+        whose chunk is read from disk after the core answers."""
+        try:
+            checked = self._check(message, caller)
+        except NoAnswer as error:
+            reply(error)
+            return
+        if isinstance(checked, EdgeAnswer):
+            reply(checked)
+            return
+        sender, request = checked
+
+        def answered(outcome: Response | BaseException) -> None:
+            if isinstance(outcome, BaseException):
+                reply(NoAnswer(f"no answer: {outcome}"))
+            else:
+                reply(EdgeAnswer(wire.response_to_pb(outcome)))
+
+        try:
+            self.node.submit_request(sender, request, answered)
+        except ConnectionError as error:
+            reply(NoAnswer(f"no answer: {error}"))
+
+    def _check(
+        self, message: wire.PbRequest, caller: HasAuthContext | None
+    ) -> tuple[int, Request] | EdgeAnswer:
+        """The sender and request to hand the node, or the refusal to answer with."""
         node = self.node
         sender, request = wire.request_from_pb(message)
         what = type(request).__name__
@@ -86,11 +132,7 @@ class RaftEdge:
         if reason is not None:
             self.refused(sender, what, reason)
             return EdgeAnswer(wire.error_response(type(request), ErrorCode.INVALID_REQUEST), reason)
-        try:
-            response = await node.handle_request(sender, request)
-        except (TimeoutError, ConnectionError) as error:
-            raise NoAnswer(f"no answer: {error}") from None
-        return EdgeAnswer(wire.response_to_pb(response))
+        return sender, request
 
 
 def range_problem(sender: int, request: Request) -> str | None:

@@ -78,6 +78,31 @@ class _HomeEndpoint:
     def heard_from(self, peer_id: int) -> None:
         self._home.call_soon_threadsafe(self._endpoint.heard_from, peer_id)
 
+    def submit_request(
+        self,
+        sender: int,
+        request: Request,
+        answer: Callable[[Response | BaseException], None],
+    ) -> Callable[[], None]:
+        # Stepped on the node's loop; the answer comes back to the caller's loop.
+        caller = asyncio.get_running_loop()
+        withdraws: list[Callable[[], None]] = []
+
+        def answer_here(outcome: Response | BaseException) -> None:
+            caller.call_soon_threadsafe(answer, outcome)
+
+        def submit_at_home() -> None:
+            try:
+                withdraws.append(self._endpoint.submit_request(sender, request, answer_here))
+            except Exception as error:  # the node is not running: tell the caller
+                answer_here(error)
+
+        def withdraw() -> None:
+            self._home.call_soon_threadsafe(lambda: [undo() for undo in withdraws])
+
+        self._home.call_soon_threadsafe(submit_at_home)
+        return withdraw
+
     async def handle_request(self, sender: int, request: Request) -> Response:
         return await self._at_home(self._endpoint.handle_request(sender, request))
 

@@ -1,7 +1,8 @@
 """``RaftNode``: one consensus core on a real disk, talking through a transport, driven by asyncio.
 
 A single driver task owns the order of work the Ready contract demands: send what may go early,
-persist (off the event loop), send what waited for the disk, hand commits to the application,
+persist (a small append inline while the disk is fast, anything else off the event loop: see
+``write_placement``), send what waited for the disk, hand commits to the application,
 then ``advance``. Inbound calls and answers to our own calls are stepped into the core as they
 arrive, even while a Ready is being persisted; the core allows that, and it keeps a slow fsync
 from stalling elections and fetches.
@@ -38,6 +39,7 @@ from raftmeta.quorum.membership import (
 from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.quorum.transport import Connect, PeerDownError, RaftChannel
+from raftmeta.quorum.write_placement import WritePlacement
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.core import NotLeaderError, QuorumDescription, RaftCore, ReplicaState
@@ -84,8 +86,32 @@ RESPONSE_TO_REQUEST: dict[type[Response], type[Request]] = {
 """Which request a response answers, to find the inbound call waiting for it."""
 
 
-_Waiter = tuple[Request, "asyncio.Future[Response]"]
-"""An inbound request waiting for the core's answer, with the future its caller awaits."""
+Answer = Callable[["Response | BaseException"], None]
+"""Called once with the core's answer to an inbound request, or with why none will come
+(``NodeStoppedError``: not running or superseded; ``TimeoutError``)."""
+
+
+class _Waiter:
+    """An inbound request waiting for the core's answer, and whom to tell."""
+
+    __slots__ = ("answer", "request", "timer")
+
+    def __init__(self, request: Request, answer: Answer) -> None:
+        self.request = request
+        self.answer: Answer | None = answer
+        self.timer: asyncio.TimerHandle | None = None
+
+    def finish(self, outcome: Response | BaseException) -> None:
+        answer, self.answer = self.answer, None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if answer is None:
+            return
+        try:
+            answer(outcome)
+        except Exception:  # one caller's failure must not stop the driver
+            log.exception("answering %s failed", type(self.request).__name__)
 
 
 def answers(request: Request, response: Response) -> bool:
@@ -207,6 +233,55 @@ class _LeadershipLog:
         )
 
 
+def _timed_persist(disk: NodeDisk, ready: Ready) -> float:
+    """Make ``ready`` durable; returns the milliseconds the disk work took."""
+    started = time.perf_counter()
+    disk.persist(ready)
+    return (time.perf_counter() - started) * 1000
+
+
+class _Wakeup:
+    """What the driver sleeps on between Readys: set by any input, or its deadline passing.
+
+    An ``asyncio.Event`` under ``wait_for`` costs a task and several turns of the loop per
+    wake, on the path of every commit; this is one future and one timer.
+    """
+
+    __slots__ = ("_is_set", "_sleeping")
+
+    def __init__(self) -> None:
+        self._is_set = False
+        self._sleeping: asyncio.Future[None] | None = None
+
+    def set(self) -> None:
+        self._is_set = True
+        sleeping = self._sleeping
+        if sleeping is not None and not sleeping.done():
+            sleeping.set_result(None)
+
+    def clear(self) -> None:
+        self._is_set = False
+
+    async def wait(self, timeout_s: float) -> None:
+        """Return once set (at once if it is), or after ``timeout_s``."""
+        if self._is_set:
+            return
+        loop = asyncio.get_running_loop()
+        sleeping: asyncio.Future[None] = loop.create_future()
+        self._sleeping = sleeping
+        timer = loop.call_later(timeout_s, _wake, sleeping)
+        try:
+            await sleeping
+        finally:
+            timer.cancel()
+            self._sleeping = None
+
+
+def _wake(sleeping: asyncio.Future[None]) -> None:
+    if not sleeping.done():
+        sleeping.set_result(None)
+
+
 class NodeStoppedError(ConnectionError):
     """The node is not running, so a call into it can get no answer."""
 
@@ -229,7 +304,7 @@ class RaftNode:
         self._channel: RaftChannel | None = None
         self._voter_addresses: dict[int, str] = {}
         self._driver: asyncio.Task[None] | None = None
-        self._wakeup = asyncio.Event()
+        self._wakeup = _Wakeup()
         self._idle = asyncio.Event()
         self._progress = asyncio.Event()
         """Set whenever the core took input or a Ready was done: its state may have moved."""
@@ -253,6 +328,7 @@ class RaftNode:
         self._retired_channels: list[RaftChannel] = []
         """Channels replaced when the voters' addresses changed; closed at stop, so calls
         already in flight on them still finish."""
+        self._write_placement = WritePlacement(inline=settings.inline_small_writes)
 
     # ------------------------------------------------------------------------ life cycle
 
@@ -436,11 +512,40 @@ class RaftNode:
             self._channel.heard_from(peer_id)
 
     async def handle_request(self, sender: int, request: Request) -> Response:
-        """Step an inbound request and wait for the core's answer to it.
+        """Step an inbound request and wait for the core's answer to it (see
+        :meth:`submit_request`, which this awaits)."""
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+
+        def answer(outcome: Response | BaseException) -> None:
+            if future.done():
+                return
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+        withdraw = self.submit_request(sender, request, answer)
+        try:
+            response = await future
+        except asyncio.CancelledError:
+            withdraw()
+            raise
+        if isinstance(response, FetchSnapshotResponse) and response.chunk_length:
+            response = await self._fill_snapshot_chunk(response)
+        return response
+
+    def submit_request(self, sender: int, request: Request, answer: Answer) -> Callable[[], None]:
+        """Step an inbound request; ``answer`` gets the core's response, or why none will
+        come. Returns a function that withdraws the request (its caller went away).
+
+        ``answer`` is called on the event loop from the driver as it sends the Ready holding
+        the response, before that Ready's disk work, so a transport that writes the answer
+        in it has it on the wire while the leader's fsync runs. A FetchSnapshot response's
+        chunk is not read yet (``chunk_length`` set, no data): :meth:`handle_request` reads it.
 
         One call per (peer, kind) waits at a time: a peer that asks again has given up on the
         earlier call, and the core answers only the latest (a re-sent Fetch replaces the one
-        it parked).
+        it parked). Raises ``NodeStoppedError`` when the node is not running.
         """
         if not self.running:
             raise NodeStoppedError(f"node {self.node_id} is not running")
@@ -448,22 +553,35 @@ class RaftNode:
             self._channel.heard_from(sender)
         key = (sender, type(request))
         previous = self._waiters.pop(key, None)
-        if previous is not None and not previous[1].done():
-            previous[1].set_exception(NodeStoppedError("superseded by a newer request"))
-        waiter: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
-        self._waiters[key] = (request, waiter)
-        self._step(sender, request)
+        if previous is not None:
+            previous.finish(NodeStoppedError("superseded by a newer request"))
+        waiter = _Waiter(request, answer)
         raft = self.settings.raft
-        timeout_ms = raft.request_timeout_ms + raft.fetch_max_wait_ms
-        try:
-            response = await asyncio.wait_for(waiter, timeout_ms / 1000)
-        finally:
-            current = self._waiters.get(key)
-            if current is not None and current[1] is waiter:
-                del self._waiters[key]
-        if isinstance(response, FetchSnapshotResponse) and response.chunk_length:
-            response = await self._fill_snapshot_chunk(response)
-        return response
+        timeout_s = (raft.request_timeout_ms + raft.fetch_max_wait_ms) / 1000
+        waiter.timer = asyncio.get_running_loop().call_later(
+            timeout_s, self._expire, key, waiter, timeout_s
+        )
+        self._waiters[key] = waiter
+
+        def withdraw() -> None:
+            self._drop_waiter(key, waiter)
+            waiter.answer = None
+            if waiter.timer is not None:
+                waiter.timer.cancel()
+
+        # A core that fails on this input fails every waiter, this one included.
+        with contextlib.suppress(NodeStoppedError):
+            self._step(sender, request)
+        return withdraw
+
+    def _drop_waiter(self, key: tuple[int, type[Request]], waiter: _Waiter) -> None:
+        if self._waiters.get(key) is waiter:
+            del self._waiters[key]
+
+    def _expire(self, key: tuple[int, type[Request]], waiter: _Waiter, timeout_s: float) -> None:
+        self._drop_waiter(key, waiter)
+        waiter.timer = None
+        waiter.finish(TimeoutError(f"no answer within {timeout_s:g} s"))
 
     async def _fill_snapshot_chunk(self, response: FetchSnapshotResponse) -> FetchSnapshotResponse:
         disk = self._disk
@@ -587,8 +705,7 @@ class RaftNode:
                     self._idle.set()
                     delay_ms = core.next_deadline_ms() - monotonic_ms()
                     if delay_ms > 0:
-                        with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(self._wakeup.wait(), delay_ms / 1000)
+                        await self._wakeup.wait(delay_ms / 1000)
                     continue
                 await self._execute(core, ready)
         except Exception as error:
@@ -600,7 +717,16 @@ class RaftNode:
         self._log_rejected(ready)
         self._send(ready.messages)
         if ready.needs_persist():
-            await asyncio.to_thread(disk.persist, ready)
+            placement = self._write_placement
+            if placement.inline(ready):
+                if ready.messages:
+                    # One turn for whatever the sends woke (a gRPC handler's answer) to go
+                    # out before the loop blocks on the disk.
+                    await asyncio.sleep(0)
+                elapsed_ms = _timed_persist(disk, ready)
+            else:
+                elapsed_ms = await asyncio.to_thread(_timed_persist, disk, ready)
+            placement.observe(elapsed_ms)
         self.written_offset = ready.log_end_offset
         self._send(ready.messages_after_persist)
         app = self._app
@@ -685,13 +811,12 @@ class RaftNode:
                 continue
             key = (item.destination, RESPONSE_TO_REQUEST[type(message)])
             pending = self._waiters.get(key)
-            if pending is None or not answers(pending[0], message):
+            if pending is None or not answers(pending.request, message):
                 # The answer to a superseded request (a pre-vote the candidate's real vote
                 # overtook before the answer went out): its caller was already told so.
                 continue
             del self._waiters[key]
-            if not pending[1].done():
-                pending[1].set_result(message)
+            pending.finish(message)
 
     async def _call(self, channel: RaftChannel, destination: int, request: Request) -> None:
         sent_ms = monotonic_ms()
@@ -715,9 +840,8 @@ class RaftNode:
 
     def _fail_waiters(self) -> None:
         waiters, self._waiters = self._waiters, {}
-        for _, waiter in waiters.values():
-            if not waiter.done():
-                waiter.set_exception(NodeStoppedError(f"node {self.node_id} stopped"))
+        for waiter in waiters.values():
+            waiter.finish(NodeStoppedError(f"node {self.node_id} stopped"))
 
     # ------------------------------------------------------------------------ membership
 

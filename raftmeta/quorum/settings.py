@@ -68,12 +68,16 @@ class NodeSettings:
     stream_advertised: tuple[str, int] | None = None
     """The address ``DescribeEndpoints`` gives peers for the Raft stream instead of where it
     listens (``advertised.listeners``: a proxy, a NAT); None gives the listener's own."""
+    inline_small_writes: bool = True
+    """Make a small append durable on the event loop while the disk is fast, rather than
+    hand it to a worker thread (see ``raftmeta.quorum.write_placement``); False always hands
+    it over."""
     retention: LogRetention = TRIM_AT_ONCE
+    """``metadata.max.retention.bytes`` / ``.ms``: the log kept below the latest snapshot, as
+    history for audits (a server keeps Kafka's defaults; the default here keeps none)."""
     bootstrap_servers: tuple[str, ...] = ()
     """``controller.quorum.bootstrap.servers``: asked for the voters by a node whose
     directory does not know them (a dynamic quorum's controller formatted to join later)."""
-    """``metadata.max.retention.bytes`` / ``.ms``: the log kept below the latest snapshot, as
-    history for audits (a server keeps Kafka's defaults; the default here keeps none)."""
 
     @classmethod
     def from_config(cls, config: RaftmetaConfig) -> NodeSettings:

@@ -16,7 +16,7 @@ the services all depend on this module, never on each other, so there is no impo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from raftmeta.raft.core import QuorumDescription
@@ -97,6 +97,19 @@ class RaftEndpoint(Protocol):
         Raises ``ConnectionError`` when no answer will come (the node is not running, or a
         newer request from the same peer superseded this one) and ``TimeoutError`` when
         the core did not answer in time."""
+        ...
+
+    def submit_request(
+        self,
+        sender: int,
+        request: Request,
+        answer: Callable[[Response | BaseException], None],
+    ) -> Callable[[], None]:
+        """Hand ``request`` in without awaiting: ``answer`` is called once, on the event loop,
+        with the core's answer or the exception :meth:`handle_request` would raise (raised
+        here at once when the node is not running). Returns a function that withdraws the
+        request. A FetchSnapshot answer's chunk is not filled in: use
+        :meth:`handle_request` for those."""
         ...
 
     def describe_quorum(self) -> QuorumDescription:

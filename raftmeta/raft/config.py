@@ -19,6 +19,12 @@ class RaftConfig:
     fetch_max_wait_ms: int = 250
     """How long a leader parks a fetch with nothing to return. Kept below the fetch timeout
     (Kafka parks 500 ms against its 2000 ms timeout), so an idle follower never times out."""
+    high_watermark_delay_ms: int = 2
+    """How long a leader may hold a parked fetch that only the high watermark's news would
+    answer, so that the next batch rides with that news. A serial writer appends again right
+    after its commit; answered at once, the follower's next fetch is still on its way back
+    when that append comes, and the new batch waits a round trip for it. 0 answers at once
+    (as Kafka does); the news reaches followers at most this much later."""
     fetch_max_bytes: int = 8 * 1024 * 1024
     snapshot_chunk_bytes: int = 1024 * 1024
     max_batch_bytes: int = 8 * 1024 * 1024
@@ -31,6 +37,8 @@ class RaftConfig:
             raise ValueError("election and fetch timeouts must be positive")
         if self.fetch_max_wait_ms >= self.fetch_timeout_ms:
             raise ValueError("fetch max wait must be shorter than the fetch timeout")
+        if self.high_watermark_delay_ms < 0:
+            raise ValueError("the high watermark delay must not be negative")
 
     @property
     def check_quorum_timeout_ms(self) -> int:

@@ -1304,8 +1304,19 @@ class RaftCore:
             if not state.announced:
                 state.announced = True
                 self._leader_change = LeaderAndEpoch(self.node_id, self.epoch)
-            self._complete_parked_fetches(state, now_ms)
+            self._tell_parked_fetches_soon(state, now_ms)
             self._resign_if_removed(now_ms)
+
+    def _tell_parked_fetches_soon(self, state: Leader, now_ms: int) -> None:
+        """The high watermark moved: answer parked fetches within the high watermark delay,
+        or at once with the next batch if one is proposed first (see ``RaftConfig``)."""
+        delay = self.config.high_watermark_delay_ms
+        if delay <= 0:
+            self._complete_parked_fetches(state, now_ms)
+            return
+        due = now_ms + delay
+        for parked in state.parked.values():
+            parked.deadline_ms = min(parked.deadline_ms, due)
 
     def _complete_parked_fetches(self, state: Leader, now_ms: int) -> None:
         for replica_id in sorted(state.parked):
@@ -1342,13 +1353,13 @@ class RaftCore:
         fetcher_knows_high_watermark = (
             request.high_watermark is None or request.high_watermark >= self.high_watermark
         )
-        if (
-            request.fetch_offset >= self.log.end_offset
-            and request.max_wait_ms > 0
-            and self.high_watermark == old_high_watermark
-            and fetcher_knows_high_watermark
-        ):
+        wait = 0
+        if request.fetch_offset >= self.log.end_offset:
             wait = min(request.max_wait_ms, self.config.fetch_max_wait_ms)
+            if self.high_watermark != old_high_watermark or not fetcher_knows_high_watermark:
+                # Only news of the high watermark to give: it may wait a little for a batch.
+                wait = min(wait, self.config.high_watermark_delay_ms)
+        if wait > 0:
             state.parked[sender] = ParkedFetch(request, now_ms + wait)
             return
         self._answer_fetch(sender, request)

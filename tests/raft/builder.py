@@ -87,7 +87,13 @@ class CoreCluster:
     """Cores wired together with instant delivery, for reaching a state quickly."""
 
     def __init__(
-        self, voters: int = 3, observers: int = 0, seed: int = 1, *, dynamic: bool = False
+        self,
+        voters: int = 3,
+        observers: int = 0,
+        seed: int = 1,
+        *,
+        dynamic: bool = False,
+        config: RaftConfig = CONFIG,
     ) -> None:
         """``dynamic``: voters keyed by directory ids (node i on directory "d<i>") in a
         kraft.version 1 quorum, as ``format --initial-controllers`` sets one up."""
@@ -103,6 +109,7 @@ class CoreCluster:
                 seed=seed * 100 + i,
                 directory_id=f"d{i}" if dynamic else None,
                 kraft_version=1 if dynamic else 0,
+                config=config,
             )
             for i in range(1, voters + observers + 1)
         }
@@ -181,8 +188,8 @@ class CoreCluster:
         raise AssertionError("no leader was elected")
 
 
-def with_elected_leader(seed: int = 1) -> CoreCluster:
-    cluster = CoreCluster(seed=seed)
+def with_elected_leader(seed: int = 1, config: RaftConfig = CONFIG) -> CoreCluster:
+    cluster = CoreCluster(seed=seed, config=config)
     cluster.elect()
     return cluster
 

@@ -90,13 +90,18 @@ class StreamConnection:
         if self._broken is not None:
             raise ConnectionError(self._broken)
         correlation = next(self._correlations)
-        waiter: asyncio.Future[Frame] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[Frame] = loop.create_future()
         self._waiting[correlation] = waiter
+        # A timer on the waiter rather than wait_for, which wraps it in another future and
+        # costs turns of the loop on every answer.
+        timer = loop.call_later(timeout_s, _time_out, waiter, timeout_s)
         try:
             self._writer.write(encode_frame(correlation, kind, Status.REQUEST, body))
             await self._writer.drain()
-            return await asyncio.wait_for(waiter, timeout_s)
+            return await waiter
         finally:
+            timer.cancel()
             self._waiting.pop(correlation, None)
 
     async def close(self) -> None:
@@ -135,3 +140,8 @@ class StreamConnection:
         for waiter in waiting.values():
             if not waiter.done():
                 waiter.set_exception(ConnectionError(reason))
+
+
+def _time_out(waiter: asyncio.Future[Frame], timeout_s: float) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError(f"no answer within {timeout_s:g} s"))

@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import ssl
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from raftmeta.quorum import wire
-from raftmeta.quorum.edge import NoAnswer, RaftEdge
+from raftmeta.quorum.edge import EdgeAnswer, NoAnswer, RaftEdge
 from raftmeta.quorum.stream.frames import (
     MAX_FRAME_BYTES,
     PB_REQUEST,
     Frame,
     FrameError,
+    Kind,
     Status,
     encode_frame,
     read_frame,
@@ -112,6 +114,12 @@ class StreamServer:
                 if frame is None:
                     break
                 message = _request_of(frame)
+                if frame.kind is not Kind.FETCH_SNAPSHOT:
+                    # Answered from the node's driver as it sends, without a task per call.
+                    self._edge.answer_soon(
+                        message, caller, functools.partial(self._reply, frame, writer)
+                    )
+                    continue
                 call = asyncio.create_task(self._answer(frame, message, caller, writer))
                 calls.add(call)
                 call.add_done_callback(calls.discard)
@@ -128,6 +136,21 @@ class StreamServer:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await writer.wait_closed()
             self._connections.discard(task)
+
+    def _reply(
+        self, frame: Frame, writer: asyncio.StreamWriter, outcome: EdgeAnswer | NoAnswer
+    ) -> None:
+        """Write the answer to ``frame`` now (the transport buffers what the socket does not
+        take at once; a parked fetch's answer is small)."""
+        if isinstance(outcome, NoAnswer):
+            data = encode_frame(frame.correlation, frame.kind, Status.NO_ANSWER, _line(outcome))
+        else:
+            body = outcome.response.SerializeToString()
+            data = encode_frame(frame.correlation, frame.kind, Status.ANSWER, body)
+        if writer.is_closing():
+            return
+        self.requests_answered += 1
+        writer.write(data)
 
     async def _answer(
         self, frame: Frame, message: Any, caller: TlsPeer, writer: asyncio.StreamWriter
