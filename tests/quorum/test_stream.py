@@ -146,11 +146,19 @@ def test_a_quorum_with_one_node_without_a_stream_listener_works(tmp_path: Path) 
         await cluster.wait_for_commit(offset + 1)
         without = cluster.members[3]
         assert without.server is not None and without.server.stream is None
-        # Hand leadership around until node 3 leads: its followers fetch from it over gRPC.
-        while (leader := await cluster.wait_for_leader()).node.node_id != 3:
+        # Make node 3 the only voter that can win: with one follower down, the leader commits
+        # a record with node 3 alone, then hands over; the follower comes back behind.
+        leader = await cluster.wait_for_leader()
+        if leader.node.node_id != 3:
+            behind = next(i for i in cluster.ids if i not in (3, leader.node.node_id))
+            await cluster.stop(behind, graceful=False)
+            ahead = [m for i, m in cluster.members.items() if i != behind]
+            offset = await cluster.append([b"while one follower is down"])
+            await cluster.wait_for_commit(offset + 1, ahead)
             epoch = leader.node.core.epoch
             await cluster.stop(leader.node.node_id, graceful=True)
-            await cluster.wait_for_leader(newer_than=epoch)
+            await cluster.restart(behind)
+            assert (await cluster.wait_for_leader(newer_than=epoch)).node.node_id == 3
             await cluster.restart(leader.node.node_id)
         offset = await cluster.append([b"led by the node without a stream"])
         await cluster.wait_for_commit(offset + 1)
