@@ -1510,6 +1510,23 @@ class RaftCore:
             return
         if not isinstance(state, Follower) or state.leader_id != sender:
             return
+        if response.diverging is not None:
+            target = self._divergence_target(response)
+            if target < self.high_watermark:
+                # A correct leader never diverges below what it committed, so this answers an
+                # earlier fetch at the same offset and came after a later answer moved the log
+                # on (answers can be reordered or repeated): drop it, logged, and wait for the
+                # answer to this fetch. Cutting committed records is never an option.
+                self._refuse(
+                    sender,
+                    response,
+                    Refusal(
+                        ErrorCode.INVALID_REQUEST,
+                        f"a divergence at {target} is below the high watermark "
+                        f"{self.high_watermark}: a stale answer, dropped",
+                    ),
+                )
+                return
         if response.diverging is None and response.snapshot_id is None:
             problem = self._fetched_batches_problem(response.batches)
             if problem is not None:
@@ -1556,7 +1573,8 @@ class RaftCore:
             self.high_watermark = new_high_watermark
             self._hw_changed = True
 
-    def _truncate_after_divergence(self, response: FetchResponse) -> None:
+    def _divergence_target(self, response: FetchResponse) -> int:
+        """Where the log must be cut to follow a leader that reported ``diverging``."""
         assert response.diverging is not None
         leader_end = response.diverging
         local_end = self.log.end_offset_for_epoch(leader_end.epoch)
@@ -1564,6 +1582,10 @@ class RaftCore:
         target = max(target, self.log.start_offset)
         while not self.log.is_batch_boundary(target):
             target -= 1
+        return target
+
+    def _truncate_after_divergence(self, response: FetchResponse) -> None:
+        target = self._divergence_target(response)
         if target < self.high_watermark:
             raise LogInvariantError(
                 f"node {self.node_id} asked to truncate to {target}, below its high watermark "

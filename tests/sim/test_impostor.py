@@ -30,9 +30,10 @@ CAUGHT: list[tuple[tuple[str, ...], int, str]] = [
     (("fetch",), 1, inv.HW_HELD_BY_MAJORITY),
     # A fetch answer in the leader's name: a forged record committed on one follower.
     (("fetch-answer",), 0, inv.COMMITTED_PREFIX_AGREES),
-    # Votes granted in members' names elect a leader without a majority's log; it later
-    # orders a follower to truncate below its high watermark (Kafka's fatal error).
-    (("vote-granted",), 4, inv.NO_NODE_STOPS),
+    # Votes granted in members' names elect a leader without a majority's log; it orders a
+    # follower to truncate below its high watermark, which the follower refuses (it never
+    # cuts committed records), so nothing commits again.
+    (("vote-granted",), 4, inv.LIVENESS),
 ]
 """(what the impostor forges, seed, the invariant that catches it without authentication)."""
 
