@@ -207,8 +207,12 @@ class KafkaListener:
         loop = asyncio.get_running_loop()
         while True:
             if any(c.stale_since is not None for c in self._connections.values()):
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow the
+                # stop's cancel when the change lands at the same moment, and this loop
+                # would then never end.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(changes(), RETIRE_AFTER_S / 2)
+                    async with asyncio.timeout(RETIRE_AFTER_S / 2):
+                        await changes()
             else:
                 await changes()
             _, named = cluster.controller_nodes(self._context)
@@ -239,22 +243,33 @@ class KafkaListener:
         return f"{self._context.endpoint.host}:{self._context.endpoint.port}"
 
     async def stop(self) -> None:
-        if self._server is None:
+        server, self._server = self._server, None
+        if server is None:
             return
         if self._watcher is not None:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
             self._watcher = None
-        self._server.close()
+        server.close()
         for connection in list(self._connections.values()):
             connection.writer.transport.abort()  # each connection's reader ends; its answers finish
         if self._connections:
             _, late = await asyncio.wait(list(self._connections), timeout=STOP_WAIT_S)
             for task in late:
                 task.cancel()
-        await self._server.wait_closed()
-        self._server = None
+        # A client that connected as the listener closed (librdkafka reconnects at once to a
+        # connection closed for naming an old controller) registers after the aborts above;
+        # its open transport would hold wait_closed forever.
+        for connection in list(self._connections.values()):
+            connection.writer.transport.abort()
+        try:
+            await asyncio.wait_for(server.wait_closed(), STOP_WAIT_S)
+        except TimeoutError:
+            log.warning(
+                "node %d: the Kafka listener closed with connections still open",
+                self.owner.node_id,
+            )
 
     # ------------------------------------------------------------------------ connections
 
