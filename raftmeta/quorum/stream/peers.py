@@ -42,6 +42,10 @@ from raftmeta.raft.messages import FetchRequest, FetchSnapshotRequest, Request, 
 
 log = logging.getLogger(__name__)
 
+CLOSE_WAIT_S = 2.0
+"""How long closing a link waits for its tasks to end after cancelling them; a stop must not
+hang on one that does not."""
+
 FALLBACK_RECHECK_S = 10.0
 """How long a peer without a usable RAFT listener is reached over gRPC before it is asked
 again (it may have been restarted with one)."""
@@ -132,7 +136,10 @@ class _PeerLink:
             if remaining <= 0:
                 return _Route.NONE
             try:
-                outcome = await asyncio.wait_for(asyncio.shield(self._opening), remaining)
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancel
+                # that lands as the opening completes, and the keeper's loop would never end.
+                async with asyncio.timeout(remaining):
+                    outcome = await asyncio.shield(self._opening)
             except TimeoutError:
                 return _Route.NONE
             if isinstance(outcome, StreamConnection) or outcome is _Route.GRPC:
@@ -146,7 +153,8 @@ class _PeerLink:
             if delay_s > 0:
                 self._peer_is_up.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._peer_is_up.wait(), delay_s)
+                    async with asyncio.timeout(delay_s):
+                        await self._peer_is_up.wait()
             try:
                 # One attempt, paced by this link's backoff: an election message waits for the
                 # peer by trying again (see route), not inside a gRPC channel's own backoff,
@@ -220,11 +228,11 @@ class _PeerLink:
         keeper, self._keeper = self._keeper, None
         if keeper is not None:
             keeper.cancel()
-            await asyncio.wait({keeper})
+            await asyncio.wait({keeper}, timeout=CLOSE_WAIT_S)
         opening = self._opening
         if opening is not None:
             opening.cancel()
-            await asyncio.wait({opening})
+            await asyncio.wait({opening}, timeout=CLOSE_WAIT_S)
         if self.connection is not None:
             await self.connection.close()
             self.connection = None
