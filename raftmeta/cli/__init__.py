@@ -20,3 +20,10 @@ config, sim) and ``analytics``; nothing in raftmeta imports it. Inside, only ``m
 the command modules as a set, so no module here imports the dispatcher; commands import their
 heavy dependencies when they run, so ``--help`` stays fast.
 """
+
+import os
+
+# gRPC's core logs connection chatter (GOAWAYs, reconnects, forks) at INFO through absl; a
+# command's user needs only its errors. gRPC reads this when it is first imported, and every
+# command imports it lazily, after this package's import, so setting it here covers them all.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,8 +118,6 @@ def run_admin(
     : ..."); the error's own message follows, then its code name. No answer within
     ``default.api.timeout.ms`` is REQUEST_TIMED_OUT, as a request's own deadline is.
     """
-    # gRPC's core logs connection chatter; a command's user needs only its own one line.
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     from raftmeta.errors import ErrorCode, KafkaError
 
     timeout_ms = connection.answer_timeout_ms

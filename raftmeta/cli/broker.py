@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import signal
 import sys
 from dataclasses import replace
@@ -63,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from raftmeta.config.node import parse_config, parse_override
     from raftmeta.config.properties import parse_properties
 
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
         properties: dict[str, str] = {}
         if args.config is not None:

@@ -46,12 +46,9 @@ def load_node_config(path: Path) -> RaftmetaConfig:
 
 def run(args: argparse.Namespace) -> int:
     import logging
-    import os
 
     end_with_parent()
 
-    # gRPC's core logs connection chatter at INFO; operators need only its errors.
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     from raftmeta.config.errors import ConfigError
     from raftmeta.quorum import collector, event_loop
     from raftmeta.server.serve import LoadGenerator, ServeError, serve

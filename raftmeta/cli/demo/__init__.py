@@ -53,11 +53,6 @@ def run_from_args(args: argparse.Namespace) -> int:
         from raftmeta.cli.demo.simulated import run_simulated_demo
 
         return run_simulated_demo(args.seed)
-    import os
-
-    # gRPC's core would log each process start (a fork) while the AdminClient's thread is busy;
-    # it reads this when first imported.
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     from raftmeta.cli.demo.runner import run_live_demo
 
     return run_live_demo(args.data_dir, tls=args.tls)
