@@ -708,6 +708,11 @@ class RaftNode:
                         await self._wakeup.wait(delay_ms / 1000)
                     continue
                 await self._execute(core, ready)
+                if ready.commit_backlog:
+                    # The state machine is catching up on a long run of committed records:
+                    # one turn for the transports' reads (fetches, votes) between slices, so
+                    # a node replaying its log still answers as leader or voter.
+                    await asyncio.sleep(0)
         except Exception as error:
             self._fail(error)
 

@@ -28,6 +28,13 @@ class RaftConfig:
     fetch_max_bytes: int = 8 * 1024 * 1024
     snapshot_chunk_bytes: int = 1024 * 1024
     max_batch_bytes: int = 8 * 1024 * 1024
+    commit_delivery_max_records: int = 4096
+    """Most committed records one Ready hands the state machine (a batch is never split, so
+    a larger batch goes alone). A node that restarts, or catches up after a long absence,
+    can learn of hundreds of thousands of committed records at once; replaying them in one
+    turn held its runtime for seconds (2.6 s for 373k records here), long enough for its
+    followers to give up on it as leader and elect another, which then stalled the same way.
+    In slices, the runtime answers fetches and votes between them."""
     repaired_voter_abstain_ms: int = 5000
     """Longest a voter whose start-up repair cut its log withholds its votes while no leader
     brings it up to date: the way out when every voter lost its tail at once."""
@@ -39,6 +46,8 @@ class RaftConfig:
             raise ValueError("fetch max wait must be shorter than the fetch timeout")
         if self.high_watermark_delay_ms < 0:
             raise ValueError("the high watermark delay must not be negative")
+        if self.commit_delivery_max_records <= 0:
+            raise ValueError("the commit delivery slice must be positive")
 
     @property
     def check_quorum_timeout_ms(self) -> int:

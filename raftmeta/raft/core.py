@@ -670,6 +670,7 @@ class RaftCore:
             or self._leader_change is not None
             or self._loaded_snapshot is not None
             or self._rejected
+            or self.high_watermark > self._delivered_offset
         )
 
     def ready(self) -> Ready | None:
@@ -677,9 +678,19 @@ class RaftCore:
         if not self.has_ready():
             return None
         committed: list[Batch] = []
+        backlog = False
         if self.high_watermark > self._delivered_offset:
-            committed = self.log.batches_between(self._delivered_offset, self.high_watermark)
-            self._delivered_offset = self.high_watermark
+            committed = self.log.batches_between(
+                self._delivered_offset,
+                self.high_watermark,
+                max_records=self.config.commit_delivery_max_records,
+            )
+            delivered_to = committed[-1].next_offset if committed else self.high_watermark
+            backlog = delivered_to < self.high_watermark
+            self._delivered_offset = delivered_to if backlog else self.high_watermark
+        # A leader change is told once every batch committed by then has been delivered: a
+        # new leader's state machine must not act on a state it has not finished reading.
+        leader_change = None if backlog else self._leader_change
         ready = Ready(
             election_state=self._election if self._election_dirty else None,
             log_ops=self._log_ops,
@@ -688,10 +699,11 @@ class RaftCore:
             loaded_snapshot=self._loaded_snapshot,
             committed=committed,
             high_watermark=self.high_watermark if self._hw_changed else None,
-            leader_change=self._leader_change,
+            leader_change=leader_change,
             log_end_offset=self.log.end_offset,
             next_deadline_ms=self.next_deadline_ms(),
             rejected=self._rejected,
+            commit_backlog=backlog,
         )
         self._election_dirty = False
         self._log_ops = []
@@ -699,7 +711,8 @@ class RaftCore:
         self._messages_after_persist = []
         self._loaded_snapshot = None
         self._hw_changed = False
-        self._leader_change = None
+        if not backlog:
+            self._leader_change = None
         self._rejected = []
         self._truncated_since_ready = None
         self._ready_in_flight = ready

@@ -104,18 +104,29 @@ class RaftLog:
             size += len(batch.payload)
         return tuple(out)
 
-    def batches_between(self, start: int, end: int) -> list[Batch]:
-        """Whole batches whose offsets fall in [start, end)."""
+    def batches_between(self, start: int, end: int, max_records: int | None = None) -> list[Batch]:
+        """Whole batches whose offsets fall in [start, end), stopping before the batch that
+        would take the count of records past ``max_records`` (the first batch always goes)."""
         if start >= end or start >= self.end_offset:
             return []
         index = max(self._index_of(max(start, self.start_offset)), 0)
         out: list[Batch] = []
+        records = 0
         for batch in self._batches[index:]:
             if batch.base_offset >= end:
                 break
             if batch.base_offset >= start:
+                if max_records is not None and out and records + batch.record_count > max_records:
+                    break
                 out.append(batch)
+                records += batch.record_count
         return out
+
+    def batch_holding(self, offset: int) -> Batch | None:
+        """The batch that holds ``offset``, if the log (not its snapshot) has it."""
+        if offset < self.start_offset or offset >= self.end_offset:
+            return None
+        return self._batches[self._index_of(offset)]
 
     def epoch_at(self, offset: int) -> int:
         """The epoch of the record at ``offset``, which must be in the log or end the snapshot."""

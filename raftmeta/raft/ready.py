@@ -2,7 +2,8 @@
 
 The runtime must, in this order: apply ``log_ops`` and persist ``election_state`` durably;
 send ``messages_after_persist``; deliver ``loaded_snapshot``, ``committed`` and
-``leader_change`` to the state machine; then call ``core.advance(ready)``. Messages in
+``leader_change`` to the state machine; then call ``core.advance(ready)``; and when
+``commit_backlog`` is set, let its other inputs in before asking for the next Ready. Messages in
 ``messages`` depend on nothing this Ready persists and may be sent at once, before the fsync.
 ``rejected`` lists the peer messages the core refused, for the runtime to log.
 """
@@ -92,7 +93,8 @@ class Ready:
     loaded_snapshot: SnapshotId | None = None
     committed: list[Batch] = field(default_factory=list)
     high_watermark: int | None = None
-    """Set when the high watermark moved; every batch below it is committed."""
+    """Set when the high watermark moved; every batch below it is committed (delivered with
+    this Ready, or with the next ones when ``commit_backlog`` is set)."""
     leader_change: LeaderAndEpoch | None = None
     log_end_offset: int = 0
     """The log end this Ready makes durable; the core counts it once ``advance`` is called."""
@@ -101,6 +103,11 @@ class Ready:
     rejected: list[RejectedInput] = field(default_factory=list)
     """Peer messages refused since the last Ready (out of range, from a non-voter, or
     contradicting what this node knows), for the runtime to log; nothing else to do."""
+    commit_backlog: bool = False
+    """More committed batches wait beyond ``committed`` (``RaftConfig.commit_delivery_max_records``
+    sliced them): the runtime should take its other inputs before asking for the next Ready.
+    A leader change waits for the last slice, so a state machine that hears of it has every
+    batch committed by then."""
 
     def needs_persist(self) -> bool:
         return self.election_state is not None or bool(self.log_ops)

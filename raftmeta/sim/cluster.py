@@ -84,6 +84,9 @@ NEVER = 1 << 62
     _PEER_DOWN,
 ) = range(14)
 RECONFIGURE_ATTEMPTS = 150
+COMMIT_DELIVERY_SLICES = (1, 2, RaftConfig().commit_delivery_max_records)
+"""Committed records per Ready the schedules draw from: one or two as a node far behind
+sees them (its state machine hears of many batches a slice at a time), or the default."""
 """How often the operator retries a refused voter change (every 5-30 ms) before giving up."""
 REPAIR_EVERY_US = 100_000
 
@@ -225,7 +228,12 @@ class Simulation:
         """Nodes that are or may become voters: in a plan that changes the voters, the
         observers are controllers not yet voting, as are the spares; otherwise brokers."""
         self.core_factory = core_factory
-        self.config = config or RaftConfig()
+        # A third of the schedules hand committed records over a few at a time, as a node
+        # catching up on a long log does, so a leader change told mid-backlog would show.
+        slice_rng = random.Random(seed ^ 0x511CE)
+        self.config = config or RaftConfig(
+            commit_delivery_max_records=slice_rng.choice(COMMIT_DELIVERY_SLICES)
+        )
         self.checker = InvariantChecker(self.controller_ids)
         self.nodes = {i: SimNode(i, i in self.voter_ids) for i in node_ids}
         self.initial_voters = VoterSet.of(self.nodes[i].key for i in self.voter_ids)
@@ -596,15 +604,27 @@ class Simulation:
         assert core is not None
         for batch in ready.committed:
             self.checker.committed(node.node_id, batch)
+        told = ready.leader_change
+        if told is not None and told.leader_id == node.node_id:
+            through = node.machine.applied_offset
+            if ready.loaded_snapshot is not None:
+                through = max(through, ready.loaded_snapshot.end_offset)
+            if ready.committed:
+                through = max(through, ready.committed[-1].next_offset)
+            self.checker.leader_told(node.node_id, told.epoch, through, core.high_watermark)
         if ready.high_watermark is not None and core.role is Role.LEADER:
             high_watermark = ready.high_watermark
-            holds = {key: self._durably_holds(key, high_watermark) for key in core.voter_set.keys}
+            holds = {
+                key: self._durably_holds(key, high_watermark, core) for key in core.voter_set.keys
+            }
             last_epoch = core.log.epoch_at(high_watermark - 1)
             self.checker.leader_committed(
                 node.node_id, core.epoch, high_watermark, last_epoch, holds
             )
 
-    def _durably_holds(self, voter: ReplicaKey, high_watermark: int) -> bool:
+    def _durably_holds(
+        self, voter: ReplicaKey, high_watermark: int, leader: RaftCore | None = None
+    ) -> bool:
         node = self.nodes.get(voter.node_id)
         if node is None or node.key != voter:
             return False  # wiped since: that directory is gone
@@ -614,6 +634,10 @@ class Simulation:
         if any(s.end_offset >= high_watermark for s in durable.snapshots):
             return True
         committed = self.checker.truth.batch_holding(high_watermark - 1)
+        if committed is None and leader is not None:
+            # Committed but not yet delivered (a node far behind receives its commits in
+            # slices): the leader's log holds what it committed.
+            committed = leader.log.batch_holding(high_watermark - 1)
         held = durable.batch_holding(high_watermark - 1)
         return committed is not None and held is not None and same_batch(committed, held)
 

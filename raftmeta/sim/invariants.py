@@ -38,6 +38,7 @@ NO_NODE_STOPS = "no exception escapes a core"
 PERSISTED_IN_RANGE = "a node persists only epochs in range and ids of voters"
 MAJORITIES_OVERLAP = "any two majorities that could commit in the same epoch overlap"
 CHANGE_AFTER_OWN_COMMIT = "a leader changes the voters only once its epoch has committed"
+LEADER_HOLDS_COMMITTED = "a state machine told it leads holds every record committed by then"
 
 
 class InvariantViolation(AssertionError):
@@ -232,6 +233,17 @@ class InvariantChecker:
             self.fail(
                 COMMITTED_PREFIX_AGREES,
                 f"node {node_id} loaded snapshot {snapshot_id} that disagrees with the log",
+            )
+
+    def leader_told(self, node_id: int, epoch: int, delivered: int, high_watermark: int) -> None:
+        """A node's state machine hears that it leads only once it holds every batch
+        committed by then: a controller that activated on a partial state would validate
+        requests against records it had not read yet."""
+        if delivered < high_watermark:
+            self.fail(
+                LEADER_HOLDS_COMMITTED,
+                f"node {node_id} was told it leads epoch {epoch} with committed records "
+                f"delivered up to {delivered} of {high_watermark}",
             )
 
     def committed(self, node_id: int, batch: Batch) -> None:

@@ -10,7 +10,7 @@ import dataclasses
 from raftmeta.raft.batch import SnapshotId, make_batch
 from raftmeta.raft.core import AppendResult, RaftCore
 from raftmeta.raft.messages import FetchRequest, FetchResponse, Message, VoteResponse
-from raftmeta.raft.ready import AdvanceLogStart, Outbound
+from raftmeta.raft.ready import AdvanceLogStart, Outbound, Ready
 from raftmeta.raft.roles import Leader
 from raftmeta.raft.state import ElectionState
 from raftmeta.raft.validation import Refusal
@@ -189,3 +189,14 @@ class PreVoteSkippingCore(RaftCore):
         state = self.state
         if isinstance(state, Follower) and state.leader_id == destination and self.may_vote:
             self._become_candidate(now_ms)
+
+
+class EagerAnnouncingCore(RaftCore):
+    """Tells the state machine of a leader change while committed batches still wait to be
+    delivered: a new leader's controller would activate on a state it has not read in full."""
+
+    def ready(self) -> Ready | None:
+        ready = super().ready()
+        if ready is not None and ready.commit_backlog and self._leader_change is not None:
+            ready.leader_change, self._leader_change = self._leader_change, None
+        return ready

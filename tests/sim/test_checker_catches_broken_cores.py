@@ -32,6 +32,7 @@ CASES: list[tuple[str, CoreFactory]] = [
     (inv.MAJORITIES_OVERLAP, broken.TwoChangesAtOnceCore),
     (inv.CHANGE_AFTER_OWN_COMMIT, broken.EarlyChangeCore),
     (inv.COMMITTED_PREFIX_AGREES, broken.UnabstainingCore),
+    (inv.LEADER_HOLDS_COMMITTED, broken.EagerAnnouncingCore),
 ]
 SEED_BUDGET = 60
 ISOLATED_LEADER_REJOINS = FaultPlan(
