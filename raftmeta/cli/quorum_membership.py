@@ -9,6 +9,9 @@ caught up, so a REQUEST_TIMED_OUT for that reason (or for a change still committ
 retried until ``--timeout``.
 
 The leader is found by asking the servers given, following the leader any of them names.
+Calls go over TLS with the credentials of ``--command-config`` (``security.protocol=SSL`` and
+the ``ssl.*`` keys) and carry its ``bearer.token``: the leader authorizes voter changes
+(ALTER on the CLUSTER) for the principal these name.
 """
 
 from __future__ import annotations
@@ -22,12 +25,34 @@ import grpc
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.security.listener import sync_channel
 
 RETRY_PAUSE_S = 0.2
 
 
 class VoterChangeError(Exception):
     """The change was refused or could not be made; the message is one line for stderr."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoterClient:
+    """How the tool reaches the controllers: over TLS with ``credentials`` (plaintext when
+    None), naming itself with ``bearer_token`` when one is given."""
+
+    credentials: grpc.ChannelCredentials | None = None
+    bearer_token: str | None = None
+
+    def channel(self, server: str) -> grpc.Channel:
+        return sync_channel(server, self.credentials)
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        if self.bearer_token is None:
+            return ()
+        return (("authorization", f"Bearer {self.bearer_token}"),)
+
+
+PLAINTEXT = VoterClient()
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +68,9 @@ VoterChangeRequest = (
 
 
 def _call(
-    server: str, cluster_id: str, request: VoterChangeRequest, timeout_s: float
+    client: VoterClient, server: str, request: VoterChangeRequest, timeout_s: float
 ) -> pb.VoterChangeResponse:
-    with grpc.insecure_channel(server) as channel:
+    with client.channel(server) as channel:
         stub = pb_grpc.RaftStub(channel)
         method: Any
         if isinstance(request, pb.AddRaftVoterRequest):
@@ -54,19 +79,19 @@ def _call(
             method = stub.RemoveRaftVoter
         else:
             method = stub.UpdateKRaftVersion
-        answer = method(request, timeout=timeout_s)
+        answer = method(request, timeout=timeout_s, metadata=client.metadata)
         assert isinstance(answer, pb.VoterChangeResponse)
         return answer
 
 
-def find_cluster_id(servers: list[str], timeout_s: float) -> str:
+def find_cluster_id(servers: list[str], timeout_s: float, client: VoterClient = PLAINTEXT) -> str:
     """The cluster id the servers answer DescribeQuorum with (any controller names it)."""
     problems = []
     for server in servers:
         try:
-            with grpc.insecure_channel(server) as channel:
+            with client.channel(server) as channel:
                 answer = pb_grpc.RaftStub(channel).DescribeQuorum(
-                    pb.DescribeQuorumRequest(), timeout=timeout_s
+                    pb.DescribeQuorumRequest(), timeout=timeout_s, metadata=client.metadata
                 )
         except grpc.RpcError as error:
             code = error.code() if isinstance(error, grpc.Call) else None
@@ -87,6 +112,7 @@ def change_voters(
     cluster_id: str,
     request: VoterChangeRequest,
     deadline_s: float,
+    client: VoterClient = PLAINTEXT,
 ) -> ChangeOutcome:
     """Send ``request`` to the leader (following NOT_LEADER_OR_FOLLOWER answers) and retry
     REQUEST_TIMED_OUT until ``deadline_s`` seconds pass; raise ``VoterChangeError`` with the
@@ -103,7 +129,7 @@ def change_voters(
         server = candidates[index % len(candidates)]
         attempts += 1
         try:
-            answer = _call(server, cluster_id, request, max(0.5, remaining))
+            answer = _call(client, server, request, max(0.5, remaining))
         except grpc.RpcError as error:
             code = error.code() if isinstance(error, grpc.Call) else None
             last_problem = f"cannot reach {server} ({code.name if code else 'no answer'})"
@@ -138,15 +164,20 @@ def _code(value: int) -> ErrorCode:
 
 
 def upgrade_kraft_version(
-    servers: list[str], level: int, *, validate_only: bool, timeout_s: float
+    servers: list[str],
+    level: int,
+    *,
+    validate_only: bool,
+    timeout_s: float,
+    client: VoterClient = PLAINTEXT,
 ) -> str:
     """kraft.version ``level`` through the leader (``features upgrade --feature
     kraft.version=1``); returns the leader's one-line account."""
-    cluster_id = find_cluster_id(list(servers), min(timeout_s, 5.0))
+    cluster_id = find_cluster_id(list(servers), min(timeout_s, 5.0), client)
     request = pb.UpdateKRaftVersionRequest(
         cluster_id=cluster_id,
         kraft_version=level,
         timeout_ms=int(min(timeout_s, 60.0) * 1000),
         validate_only=validate_only,
     )
-    return change_voters(servers, cluster_id, request, timeout_s).message
+    return change_voters(servers, cluster_id, request, timeout_s, client).message

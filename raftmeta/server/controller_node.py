@@ -227,6 +227,7 @@ class ControllerNode:
                     identity=self.identity,
                     stream_ssl=self._stream_ssl,
                     host=None if serving is None else serving.run,
+                    access=self.access,
                 )
             except BaseException:
                 if serving is not None:
