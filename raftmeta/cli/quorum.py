@@ -265,10 +265,13 @@ def run_add(args: argparse.Namespace) -> int:
         cluster_id=meta.cluster_id, timeout_ms=int(min(timeout_s, 60.0) * 1000), voter=voter
     )
     try:
-        qm.change_voters(servers, meta.cluster_id, request, timeout_s, client)
+        outcome = qm.change_voters(servers, meta.cluster_id, request, timeout_s, client)
     except qm.VoterChangeError as error:
         raise CommandLineError(f"add-controller: {error}") from None
-    print(f"Added {shown} to the voters")
+    if outcome.made_before:
+        print(f"Nothing to change: {shown} is already a voter (added before)")
+    else:
+        print(f"Added {shown} to the voters")
     return 0
 
 
@@ -296,8 +299,11 @@ def run_remove(args: argparse.Namespace) -> int:
             voter_id=args.controller_id,
             voter_directory_id=args.controller_directory_id,
         )
-        qm.change_voters(servers, cluster_id, request, timeout_s, client)
+        outcome = qm.change_voters(servers, cluster_id, request, timeout_s, client)
     except qm.VoterChangeError as error:
         raise CommandLineError(f"remove-controller: {error}") from None
-    print(f"Removed {shown} from the voters")
+    if outcome.made_before:
+        print(f"Nothing to change: {shown} is not a voter (removed before)")
+    else:
+        print(f"Removed {shown} from the voters")
     return 0

@@ -9,6 +9,13 @@ caught up, so a REQUEST_TIMED_OUT for that reason (or for a change still committ
 retried until ``--timeout``.
 
 The leader is found by asking the servers given, following the leader any of them names.
+
+Both changes are safe to retry. A change the leader timed out on may still commit later (as in
+Kafka), so a retried ``add-controller`` can meet DUPLICATE_VOTER and a retried
+``remove-controller`` VOTER_NOT_FOUND. The leader's codes stay Kafka's; the tool then reads the
+leader's voter set (DescribeQuorum) and, when it already is what was asked (the same id,
+directory id and endpoints among the voters; the id no longer among them), reports success,
+saying that the change had been made before.
 Calls go over TLS with the credentials of ``--command-config`` (``security.protocol=SSL`` and
 the ``ssl.*`` keys) and carry its ``bearer.token``: the leader authorizes voter changes
 (ALTER on the CLUSTER) for the principal these name.
@@ -60,6 +67,8 @@ class ChangeOutcome:
     leader_endpoint: str
     attempts: int
     message: str = ""
+    made_before: bool = False
+    """The voters already were as asked (an earlier attempt's change committed)."""
 
 
 VoterChangeRequest = (
@@ -151,9 +160,59 @@ def change_voters(
             index += 1
         elif error_code is ErrorCode.REQUEST_TIMED_OUT:
             last_problem = message
+        elif _already_as_asked(client, server, request, error_code, max(0.5, remaining)):
+            return ChangeOutcome(server, attempts, answer.error_message, made_before=True)
         else:
             raise VoterChangeError(message)
         time.sleep(min(RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
+
+
+def _already_as_asked(
+    client: VoterClient,
+    server: str,
+    request: VoterChangeRequest,
+    error_code: ErrorCode,
+    timeout_s: float,
+) -> bool:
+    """Whether a refusal only says the change was made before: DUPLICATE_VOTER for an add
+    whose voter (id, directory id and endpoints) is already in the leader's set, or
+    VOTER_NOT_FOUND for a remove whose voter id is no longer in it. The set is the leader's
+    committed one: it refuses every change with REQUEST_TIMED_OUT while one is pending."""
+    adding = isinstance(request, pb.AddRaftVoterRequest)
+    removing = isinstance(request, pb.RemoveRaftVoterRequest)
+    if not (
+        (adding and error_code is ErrorCode.DUPLICATE_VOTER)
+        or (removing and error_code is ErrorCode.VOTER_NOT_FOUND)
+    ):
+        return False
+    try:
+        with client.channel(server) as channel:
+            answer = pb_grpc.RaftStub(channel).DescribeQuorum(
+                pb.DescribeQuorumRequest(cluster_id=request.cluster_id),
+                timeout=timeout_s,
+                metadata=client.metadata,
+            )
+    except grpc.RpcError:
+        return False
+    assert isinstance(answer, pb.DescribeQuorumResponse)
+    if answer.error_code != ErrorCode.NONE:
+        return False
+    voters = list(answer.voter_endpoints)
+    if isinstance(request, pb.AddRaftVoterRequest):
+        return any(_same_voter(voter, request.voter) for voter in voters)
+    assert isinstance(request, pb.RemoveRaftVoterRequest)
+    return all(voter.voter_id != request.voter_id for voter in voters)
+
+
+def _same_voter(one: pb.Voter, other: pb.Voter) -> bool:
+    def endpoints(voter: pb.Voter) -> set[tuple[str, str, int]]:
+        return {(e.name, e.host, e.port) for e in voter.endpoints}
+
+    return (
+        one.voter_id == other.voter_id
+        and one.directory_id == other.directory_id
+        and endpoints(one) == endpoints(other)
+    )
 
 
 def _code(value: int) -> ErrorCode:
