@@ -242,6 +242,8 @@ class Broker:
             NodeSettings(
                 node_id=settings.broker_id,
                 voters=dict(self._voters),
+                # Without voters the quorum is dynamic: the node asks these for its voters.
+                bootstrap_servers=() if self._voters else settings.quorum_bootstrap_servers,
                 data_dir=settings.data_dir,
                 cluster_id=settings.cluster_id,
                 raft=settings.raft,
