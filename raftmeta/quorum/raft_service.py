@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
@@ -70,6 +70,9 @@ ERROR_MESSAGE_KEY = "raftmeta-error-message"
 
 StreamEndpoint = Callable[[], tuple[str, int] | None]
 """Where the node serves the Raft stream (host as bound, port), or None when it does not."""
+
+BrokerIds = Callable[[], Collection[int]]
+"""The ids of the brokers registered in the node's committed metadata (none without it)."""
 
 CLUSTER_DENIED = "Cluster authorization failed."
 """The message of a refused voter change, the Admin service's for the same refusal."""
@@ -120,7 +123,8 @@ class RaftService(pb_grpc.RaftServicer):
     :mod:`raftmeta.quorum.edge`'s, shared with the stream listener; with mutual TLS,
     ``identity`` refuses a message whose sender is not the certificate's owner.
     ``stream_endpoint`` tells ``DescribeEndpoints`` where the node's RAFT listener is;
-    ``access`` authorizes the voter changes (the node's Admin service's ``AccessControl``)."""
+    ``access`` authorizes the voter changes (the node's Admin service's ``AccessControl``);
+    ``broker_ids`` names the registered brokers, whose ids AddRaftVoter refuses."""
 
     def __init__(
         self,
@@ -128,8 +132,10 @@ class RaftService(pb_grpc.RaftServicer):
         identity: IdentityRule | None = None,
         stream_endpoint: StreamEndpoint | None = None,
         access: AccessControl | None = None,
+        broker_ids: BrokerIds | None = None,
     ) -> None:
         self._node = node
+        self._broker_ids = broker_ids
         self._edge = RaftEdge(node, identity)
         self._stream_endpoint = stream_endpoint
         self._access = access if access is not None else AccessControl()
@@ -282,6 +288,14 @@ class RaftService(pb_grpc.RaftServicer):
             return pb.VoterChangeResponse(
                 error_code=ErrorCode.INVALID_REQUEST,
                 error_message="a new voter must name the endpoint it serves on",
+            )
+        if self._broker_ids is not None and voter.node_id in self._broker_ids():
+            # Node ids are unique across the cluster: a broker fetches under its id, so a
+            # voter of the same id would be two replicas the quorum cannot tell apart.
+            return pb.VoterChangeResponse(
+                error_code=ErrorCode.INVALID_REQUEST,
+                error_message=f"node {voter.node_id} is a registered broker's id; "
+                "a controller needs an id no broker uses",
             )
         result = await self._node.add_voter(voter, _timeout_ms(request.timeout_ms))
         return self._voter_change_answer(result)
