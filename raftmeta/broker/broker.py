@@ -244,6 +244,7 @@ class Broker:
                 voters=dict(self._voters),
                 # Without voters the quorum is dynamic: the node asks these for its voters.
                 bootstrap_servers=() if self._voters else settings.quorum_bootstrap_servers,
+                bootstrap_tls=settings.tls,
                 data_dir=settings.data_dir,
                 cluster_id=settings.cluster_id,
                 raft=settings.raft,

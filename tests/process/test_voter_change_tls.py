@@ -2,7 +2,8 @@
 an authorizer: only a client certificate allowed ALTER on the cluster removes and adds a
 controller through ``quorum remove-controller`` / ``add-controller --command-config``; any
 other certificate from the cluster's own CA is refused CLUSTER_AUTHORIZATION_FAILED (one line,
-exit 1) and the voters stay as they were. A retried change that was already made succeeds."""
+exit 1) and the voters stay as they were. A retried change that was already made succeeds. A
+broker given only the bootstrap servers finds the voters over TLS."""
 
 from __future__ import annotations
 
@@ -67,6 +68,7 @@ def test_only_a_certificate_allowed_alter_on_the_cluster_changes_the_voters(
         },
         tls=True,
         dynamic=True,
+        brokers=1,
     )
     cluster.prepare()
     tls = cluster.client_tls()
@@ -91,6 +93,13 @@ def test_only_a_certificate_allowed_alter_on_the_cluster_changes_the_voters(
     cluster.start()
     try:
         voters_are({3000, 3001, 3002})
+        # The broker knows only the bootstrap servers, and asks them for the voters over TLS.
+        cluster.start_brokers()
+        wait_until(
+            lambda: any(o.node_id == 1 for o in voters_are({3000, 3001, 3002}).observers),
+            "the broker to fetch as an observer",
+            DEADLINE_S,
+        )
         intruder = client_properties(cluster, "intruder")
         admin = cluster.client_config
         directory = read_meta_properties(cluster.data_dir(3002) / "meta.properties").directory_id
