@@ -163,7 +163,7 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
             config,
             bootstrap_servers=contact.bootstrap_servers,
             status_file=data_dir / STATUS_FILE,
-            unconfirmed_voters=contact.unconfirmed,
+            unconfirmed_voters=frozenset() if contact.dynamic else contact.unconfirmed,
         ),
         # A dynamic quorum's voters are followed from its log, not fixed here (KIP-853).
         voters={} if contact.dynamic else contact.voters,
