@@ -344,6 +344,13 @@ def _lookup_token(tokens: Mapping[str, str], presented: str) -> str | None:
     return found
 
 
+def call_metadata(context: object) -> tuple[tuple[str, str | bytes], ...]:
+    """A gRPC call's metadata (its bearer token, say) as plain pairs; none without a context."""
+    invocation_metadata = getattr(context, "invocation_metadata", None)
+    metadata = invocation_metadata() if callable(invocation_metadata) else None
+    return tuple((item[0], item[1]) for item in metadata or ())
+
+
 class AccessControl:
     """Authentication (token → principal) and authorization for one node's services."""
 
@@ -373,15 +380,24 @@ class AccessControl:
         tokens = read_tokens(tokens_file) if tokens_file else None
         return cls(authorizer, config.super_users, tokens)
 
-    def principal(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+    def principal(
+        self,
+        metadata: Iterable[tuple[str, str | bytes]] | None,
+        certificate: str | None = None,
+    ) -> str:
         """The caller's principal from its call metadata; SASL_AUTHENTICATION_FAILED for a
-        token that is not known or a malformed ``authorization`` header."""
+        token that is not known or a malformed ``authorization`` header.
+
+        ``certificate`` is the principal of the caller's TLS client certificate, for a
+        listener that requires one: a call that presents no token is that principal (as
+        Kafka names an SSL listener's client), one that presents a token is the token's (as
+        SASL over SSL does). Without either the caller is ``User:ANONYMOUS``."""
         header: str | None = None
         for key, value in metadata or ():
             if key.lower() == "authorization":
                 header = value.decode() if isinstance(value, bytes) else value
         if header is None or self.tokens is None:
-            return ANONYMOUS
+            return certificate or ANONYMOUS
         scheme, _, token = header.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise KafkaError(

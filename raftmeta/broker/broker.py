@@ -113,7 +113,9 @@ class Broker:
         self._fenced_in_log = False
         self._heartbeat_problem = ""
         self._voters = dict(settings.voters)
-        self._unconfirmed = set(settings.unconfirmed_voters)
+        # Only a voter whose address was guessed can be unconfirmed: a dynamic quorum's
+        # observer starts with no voters and takes their addresses from the log.
+        self._unconfirmed = set(settings.unconfirmed_voters) & set(self._voters)
         self._relocating: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._isr_keeper: asyncio.Task[None] | None = None
@@ -242,6 +244,9 @@ class Broker:
             NodeSettings(
                 node_id=settings.broker_id,
                 voters=dict(self._voters),
+                # Without voters the quorum is dynamic: the node asks these for its voters.
+                bootstrap_servers=() if self._voters else settings.quorum_bootstrap_servers,
+                bootstrap_tls=settings.tls,
                 data_dir=settings.data_dir,
                 cluster_id=settings.cluster_id,
                 raft=settings.raft,

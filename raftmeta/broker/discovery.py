@@ -13,6 +13,7 @@ as given.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ import grpc
 
 from raftmeta.errors import ErrorCode
 from raftmeta.quorum.peers import CHANNEL_OPTIONS
+from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.security.listener import aio_channel, secure_channel_credentials
@@ -37,6 +39,9 @@ class QuorumContact:
     unconfirmed: frozenset[int]
     """Voters whose address was matched by elimination, not named by the quorum."""
     bootstrap_servers: str
+    dynamic: bool = False
+    """The quorum keeps its voters in its log (kraft.version 1): a broker then follows the
+    voters the log names rather than ``voters``, which holds them only as found now."""
 
 
 def parse_servers(text: str) -> tuple[dict[int, str], list[str]]:
@@ -110,6 +115,7 @@ async def discover(
         cluster_id = ""
         leader: tuple[int, str] | None = None
         voter_ids: list[int] | None = None
+        dynamic = False
         for server in servers:
             response = await _ask(
                 server, min(1.0, max(0.1, deadline - time.monotonic())), credentials
@@ -119,6 +125,7 @@ async def discover(
                 continue
             problems.pop(server, None)
             cluster_id = cluster_id or response.cluster_id
+            dynamic = dynamic or response.kraft_version >= KRAFT_VERSION_DYNAMIC
             if response.error_code == ErrorCode.NONE:
                 leader = (response.leader_id, server)
                 voter_ids = [voter.replica_id for voter in response.voters]
@@ -128,7 +135,8 @@ async def discover(
                     # Only the leader lists the voters: ask it too, in this same round.
                     servers.append(response.leader_endpoint)
         if cluster_id and voter_ids is not None and leader is not None:
-            return _match(cluster_id, named, plain, voter_ids, leader, bootstrap)
+            contact = _match(cluster_id, named, plain, voter_ids, leader, bootstrap)
+            return dataclasses.replace(contact, dynamic=dynamic)
         if time.monotonic() >= deadline:
             detail = "; ".join(f"{s}: {why}" for s, why in problems.items()) or "no leader"
             raise DiscoveryError(

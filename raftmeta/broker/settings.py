@@ -32,7 +32,10 @@ class BrokerSettings:
     broker_id: int
     """The broker's id, also its replica id when it fetches the log: never a voter's id."""
     voters: Mapping[int, str]
-    """Every controller's ``host:port``: the observer fetches the log from their leader."""
+    """Every controller's ``host:port``: the observer fetches the log from their leader.
+    Empty for a dynamic quorum (KIP-853): the observer then learns the voters from
+    ``bootstrap_servers`` and follows the VotersRecords in the log, as a Kafka broker given
+    only ``controller.quorum.bootstrap.servers`` does."""
     data_dir: Path
     """The broker's own formatted metadata directory (the observer's log and snapshots)."""
     bootstrap_servers: str = ""
@@ -73,14 +76,24 @@ class BrokerSettings:
                 "the log as an observer and must not use a controller's id "
                 f"({', '.join(str(v) for v in sorted(self.voters))})"
             )
-        if not self.voters:
-            raise ConfigError("Invalid configuration controller.quorum.voters: no controllers")
+        if not self.voters and not self.quorum_bootstrap_servers:
+            raise ConfigError(
+                "Missing required configuration controller.quorum.voters: set it (a static "
+                "quorum) or controller.quorum.bootstrap.servers (a dynamic one)"
+            )
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
             raise ConfigError(
                 f"Invalid value '{self.heartbeat_interval_ms}' for configuration "
                 "broker.heartbeat.interval.ms: must be less than broker.session.timeout.ms "
                 f"({self.session_timeout_ms})"
             )
+
+    @property
+    def quorum_bootstrap_servers(self) -> tuple[str, ...]:
+        """Where the observer asks for the voters of a dynamic quorum (no ``voters``): the
+        plain ``host:port`` entries of ``bootstrap_servers``."""
+        entries = (entry.strip() for entry in self.bootstrap_servers.split(","))
+        return tuple(entry.rpartition("@")[2] for entry in entries if entry)
 
     @property
     def controller_servers(self) -> str:
@@ -98,6 +111,8 @@ class BrokerSettings:
         unconfirmed_voters: frozenset[int] = frozenset(),
     ) -> BrokerSettings:
         raft = raft_config(config)
+        if not bootstrap_servers and not config.controller_quorum_voters:
+            bootstrap_servers = ",".join(config.controller_quorum_bootstrap_servers)
         listener = next((item for item in config.listeners if item.name != "CONTROLLER"), None)
         return cls(
             broker_id=config.node_id,

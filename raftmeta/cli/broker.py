@@ -1,11 +1,13 @@
 """``raftmeta broker``: one embedded broker as a process, until SIGTERM or Ctrl-C.
 
-It finds the controllers from ``--bootstrap-server`` (or the ``controller.quorum.voters`` of
-``--config``), formats its data directory for the quorum's cluster on first use, registers,
-follows the log and heartbeats. On SIGTERM or SIGINT it shuts down under control (the
-controller moves its leaderships away first) and exits 0. It logs one line per state change
-(registered, unfenced, fenced, leaderships gained and lost) and keeps ``broker.status`` in its
-data directory: ``<metadata offset> <image digest>``, to compare with the controller's.
+It finds the controllers from ``--bootstrap-server`` (or the ``controller.quorum.voters`` or
+``controller.quorum.bootstrap.servers`` of ``--config``); in a dynamic quorum (KIP-853) it
+follows the voters the quorum's log names, as they change. It formats its data directory for
+the quorum's cluster on first use, registers, follows the log and heartbeats. On SIGTERM or
+SIGINT it shuts down under control (the controller moves its leaderships away first) and exits
+0. It logs one line per state change (registered, unfenced, fenced, leaderships gained and
+lost) and keeps ``broker.status`` in its data directory: ``<metadata offset> <image digest>``,
+to compare with the controller's.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def register(commands: Any) -> None:
         "--bootstrap-server",
         metavar="HOST:PORT[,HOST:PORT...]",
         help="the controllers (host:port, or id@host:port to name their node ids); "
-        "default: controller.quorum.voters of --config",
+        "default: controller.quorum.voters or controller.quorum.bootstrap.servers of --config",
     )
     parser.add_argument("--broker-id", type=int, help="this broker's id (node.id of --config)")
     parser.add_argument("--rack", help="this broker's rack (broker.rack)")
@@ -84,15 +86,17 @@ def run(args: argparse.Namespace) -> int:
             properties["metadata.log.dir"] = str(args.data_dir)
         properties.setdefault("metadata.log.dir", f"broker-{properties['node.id'].strip()}")
         properties["process.roles"] = "broker"
-        bootstrap = args.bootstrap_server or ""
-        if not bootstrap and "controller.quorum.voters" not in properties:
+        bootstrap = (
+            args.bootstrap_server
+            or properties.get("controller.quorum.voters", "").strip()
+            or properties.get("controller.quorum.bootstrap.servers", "").strip()
+        )
+        if not bootstrap:
             raise CommandLineError(
-                "raftmeta broker: give --bootstrap-server (or controller.quorum.voters in "
-                "--config)",
+                "raftmeta broker: give --bootstrap-server (or controller.quorum.voters or "
+                "controller.quorum.bootstrap.servers in --config)",
                 USAGE_ERROR,
             )
-        if not bootstrap:
-            bootstrap = properties["controller.quorum.voters"]
         try:
             parse_servers(bootstrap)
         except DiscoveryError as error:
@@ -157,9 +161,10 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
             config,
             bootstrap_servers=contact.bootstrap_servers,
             status_file=data_dir / STATUS_FILE,
-            unconfirmed_voters=contact.unconfirmed,
+            unconfirmed_voters=frozenset() if contact.dynamic else contact.unconfirmed,
         ),
-        voters=contact.voters,
+        # A dynamic quorum's voters are followed from its log, not fixed here (KIP-853).
+        voters={} if contact.dynamic else contact.voters,
     )
     broker = Broker(settings)
     try:

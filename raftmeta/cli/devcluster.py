@@ -185,16 +185,26 @@ def broker_rack(broker_id: int, racks: int) -> str:
 
 
 def broker_properties(
-    broker_id: int, ports: dict[int, int], data_dir: Path, cluster_id: str, rack: str | None
+    broker_id: int,
+    ports: dict[int, int],
+    data_dir: Path,
+    cluster_id: str,
+    rack: str | None,
+    *,
+    dynamic: bool = False,
 ) -> dict[str, str]:
-    voters = ",".join(f"{n}@127.0.0.1:{port}" for n, port in sorted(ports.items()))
-    properties = {
-        "node.id": str(broker_id),
-        "process.roles": "broker",
-        "controller.quorum.voters": voters,
-        "metadata.log.dir": str(data_dir),
-        "cluster.id": cluster_id,
-    }
+    """A broker's settings: the static voters, or for a ``dynamic`` quorum only the
+    controllers as bootstrap servers (the broker follows the voters the log names)."""
+    properties = {"node.id": str(broker_id), "process.roles": "broker"}
+    if dynamic:
+        properties["controller.quorum.bootstrap.servers"] = ",".join(
+            f"127.0.0.1:{port}" for _, port in sorted(ports.items())
+        )
+    else:
+        properties["controller.quorum.voters"] = ",".join(
+            f"{n}@127.0.0.1:{port}" for n, port in sorted(ports.items())
+        )
+    properties.update({"metadata.log.dir": str(data_dir), "cluster.id": cluster_id})
     if rack is not None:
         properties["broker.rack"] = rack
     return properties
@@ -352,7 +362,12 @@ class DevCluster:
             data_dir = self.broker_dir(broker_id)
             MetadataDir.format(data_dir, broker_id, self.cluster_id, ignore_formatted=True)
             properties = broker_properties(
-                broker_id, self.ports, data_dir, self.cluster_id, self.rack_of(broker_id)
+                broker_id,
+                self.ports,
+                data_dir,
+                self.cluster_id,
+                self.rack_of(broker_id),
+                dynamic=self.dynamic,
             )
             properties.update(tls.get(f"broker-{broker_id}", {}))
             properties.update(self.overrides)

@@ -120,6 +120,7 @@ def _update_kraft_version(args: argparse.Namespace, updates: list[Any]) -> int:
     """kraft.version is the quorum's, not the controller's (KIP-853): its leader writes the
     static voters as the first VotersRecord. Only the upgrade 0 -> 1 exists."""
     from raftmeta.cli import quorum_membership as qm
+    from raftmeta.cli.quorum import voter_client
 
     if len(updates) != 1:
         raise CommandLineError(
@@ -134,8 +135,11 @@ def _update_kraft_version(args: argparse.Namespace, updates: list[Any]) -> int:
             USAGE_ERROR,
         )
     servers = [s.strip() for s in args.bootstrap_server.split(",") if s.strip()]
+    client = voter_client(args.command_config)
     try:
-        said = qm.upgrade_kraft_version(servers, level, validate_only=args.dry_run, timeout_s=30.0)
+        said = qm.upgrade_kraft_version(
+            servers, level, validate_only=args.dry_run, timeout_s=30.0, client=client
+        )
     except qm.VoterChangeError as error:
         raise CommandLineError(f"{FAILURE_PREFIX}{error}") from None
     if args.dry_run:

@@ -13,6 +13,8 @@ from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
 from raftmeta.cli.parser import add_actions
 
 if TYPE_CHECKING:
+    from raftmeta.cli.client_config import ClientSettings
+    from raftmeta.cli.quorum_membership import VoterClient
     from raftmeta.security.tls import TlsSettings
 
 
@@ -70,6 +72,7 @@ def register(commands: Any) -> None:
     add.add_argument(
         "--timeout", type=float, default=60.0, help="seconds to keep trying (default 60)"
     )
+    _add_command_config(add)
     add.add_argument("--dry-run", action="store_true", help="print the change, make none")
     add.set_defaults(handler=run_add)
 
@@ -91,8 +94,20 @@ def register(commands: Any) -> None:
     remove.add_argument(
         "--timeout", type=float, default=60.0, help="seconds to keep trying (default 60)"
     )
+    _add_command_config(remove)
     remove.add_argument("--dry-run", action="store_true", help="print the change, make none")
     remove.set_defaults(handler=run_remove)
+
+
+def _add_command_config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--command-config",
+        type=Path,
+        metavar="FILE",
+        help="a properties file of client settings: security.protocol=SSL and the ssl.* keys "
+        "for a TLS controller listener, bearer.token (who the caller is: the leader requires "
+        "ALTER on the cluster); other keys are ignored with a warning",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,27 +138,50 @@ def run(args: argparse.Namespace) -> int:
 def _connection(path: Path | None) -> tuple[TlsSettings | None, float]:
     """The TLS settings (None: plaintext) and the per-server deadline from ``--command-config``;
     a file that cannot be used exits 2 with one line naming it."""
-    from raftmeta.cli.client_config import ClientConfigError, read_client_config
     from raftmeta.cli.quorum_describe import DEFAULT_TIMEOUT_S
-    from raftmeta.config.errors import ConfigError
     from raftmeta.config.properties import parse_properties
-    from raftmeta.security.credentials import channel_credentials
-    from raftmeta.security.listener import client_tls
 
     if path is None:
         return None, DEFAULT_TIMEOUT_S
-    try:
-        settings = read_client_config(path)
-        tls = client_tls(dict(settings.tls_properties))
-        if tls is not None:
-            channel_credentials(tls)  # unreadable key or certificate files: fail before dialling
-    except (ClientConfigError, ConfigError) as error:
-        raise CommandLineError(f"--command-config {error}", USAGE_ERROR) from None
-    settings.warn_about_ignored_keys()
+    settings, tls = _client_settings(path)
     # The file was just read and parsed: only whether it set the key is asked again here.
     given = "request.timeout.ms" in parse_properties(path.read_text(encoding="utf-8"))
     timeout_s = max(0.001, settings.request_timeout_ms / 1000) if given else DEFAULT_TIMEOUT_S
     return tls, timeout_s
+
+
+def _client_settings(path: Path) -> tuple[ClientSettings, TlsSettings | None]:
+    """The client settings in ``path`` and their TLS settings (None: plaintext); a file that
+    cannot be used, or names key or certificate files that cannot be read, exits 2 with one
+    line naming it, before anything is dialled."""
+    from raftmeta.cli.client_config import ClientConfigError, read_client_config
+    from raftmeta.config.errors import ConfigError
+    from raftmeta.security.credentials import channel_credentials
+    from raftmeta.security.listener import client_tls
+
+    try:
+        settings = read_client_config(path)
+        tls = client_tls(dict(settings.tls_properties))
+        if tls is not None:
+            channel_credentials(tls)
+    except (ClientConfigError, ConfigError) as error:
+        raise CommandLineError(f"--command-config {error}", USAGE_ERROR) from None
+    settings.warn_about_ignored_keys()
+    return settings, tls
+
+
+def voter_client(path: Path | None) -> VoterClient:
+    """How ``add-controller`` / ``remove-controller`` (and ``features upgrade --feature
+    kraft.version=1``) reach the leader: ``--command-config``'s TLS credentials and bearer
+    token, or plaintext and anonymous without the flag."""
+    from raftmeta.cli.quorum_membership import VoterClient
+    from raftmeta.security.credentials import channel_credentials
+
+    if path is None:
+        return VoterClient()
+    settings, tls = _client_settings(path)
+    credentials = None if tls is None else channel_credentials(tls)
+    return VoterClient(credentials, settings.bearer_token)
 
 
 def _describe_over_kafka(bootstrap: str, timeout_s: float) -> Any:
@@ -219,6 +257,7 @@ def run_add(args: argparse.Namespace) -> int:
         endpoints=[pb.Endpoint(name="CONTROLLER", host=host, port=endpoint.port)],
     )
     shown = f"controller {config.node_id} (directory {meta.directory_id}) at {host}:{endpoint.port}"
+    client = voter_client(args.command_config)
     if args.dry_run:
         print(f"Would add {shown} to the voters of cluster {meta.cluster_id}")
         return 0
@@ -226,10 +265,13 @@ def run_add(args: argparse.Namespace) -> int:
         cluster_id=meta.cluster_id, timeout_ms=int(min(timeout_s, 60.0) * 1000), voter=voter
     )
     try:
-        qm.change_voters(servers, meta.cluster_id, request, timeout_s)
+        outcome = qm.change_voters(servers, meta.cluster_id, request, timeout_s, client)
     except qm.VoterChangeError as error:
         raise CommandLineError(f"add-controller: {error}") from None
-    print(f"Added {shown} to the voters")
+    if outcome.made_before:
+        print(f"Nothing to change: {shown} is already a voter (added before)")
+    else:
+        print(f"Added {shown} to the voters")
     return 0
 
 
@@ -246,18 +288,22 @@ def run_remove(args: argparse.Namespace) -> int:
             USAGE_ERROR,
         )
     shown = f"controller {args.controller_id} (directory {args.controller_directory_id})"
+    client = voter_client(args.command_config)
     if args.dry_run:
         print(f"Would remove {shown} from the voters")
         return 0
     try:
-        cluster_id = qm.find_cluster_id(list(servers), min(timeout_s, 5.0))
+        cluster_id = qm.find_cluster_id(list(servers), min(timeout_s, 5.0), client)
         request = pb.RemoveRaftVoterRequest(
             cluster_id=cluster_id,
             voter_id=args.controller_id,
             voter_directory_id=args.controller_directory_id,
         )
-        qm.change_voters(servers, cluster_id, request, timeout_s)
+        outcome = qm.change_voters(servers, cluster_id, request, timeout_s, client)
     except qm.VoterChangeError as error:
         raise CommandLineError(f"remove-controller: {error}") from None
-    print(f"Removed {shown} from the voters")
+    if outcome.made_before:
+        print(f"Nothing to change: {shown} is not a voter (removed before)")
+    else:
+        print(f"Removed {shown} from the voters")
     return 0

@@ -118,7 +118,8 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "",
         "host:port of some controllers of a dynamic quorum (KIP-853), asked for the voters by a "
         "node whose directory does not know them yet (formatted with "
-        "--no-initial-controllers). Ignored when controller.quorum.voters is set.",
+        "--no-initial-controllers) and by brokers, which then follow the voters the log "
+        "names. Ignored when controller.quorum.voters is set.",
     ),
     ConfigKey(
         "listeners",
@@ -376,7 +377,9 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "authorizer.class.name",
         ConfigType.CLASS,
         None,
-        "Authorizer checked on every Admin and BrokerLifecycle request: "
+        "Authorizer checked on every Admin and BrokerLifecycle request and on voter changes "
+        "(AddRaftVoter, RemoveRaftVoter and kraft.version need ALTER on CLUSTER, "
+        "UpdateRaftVoter CLUSTER_ACTION): "
         "raftmeta.auth.AclAuthorizer (rules in raftmeta.acls) or any class with "
         "authorize(principal, operation, resource_type, resource_name). Empty: every request "
         "is allowed, as in Kafka.",

@@ -23,11 +23,12 @@ from typing import Any, TypeVar
 
 import grpc
 
+from raftmeta.auth import AccessControl
 from raftmeta.quorum.edge import RaftEdge
 from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode
 from raftmeta.quorum.peers import SERVER_OPTIONS
-from raftmeta.quorum.raft_service import RaftService, add_raft_service
+from raftmeta.quorum.raft_service import BrokerIds, RaftService, add_raft_service
 from raftmeta.quorum.stream.server import StreamServer
 from raftmeta.quorum.transport import RaftEndpoint
 from raftmeta.raft.core import QuorumDescription
@@ -161,6 +162,8 @@ class RaftServer:
         identity: IdentityRule | None = None,
         stream_ssl: ssl.SSLContext | None = None,
         host: Host | None = None,
+        access: AccessControl | None = None,
+        broker_ids: BrokerIds | None = None,
     ) -> None:
         """``host``, when given, runs the gRPC server on another thread's loop (see
         ``raftmeta.server.serving_thread``); Raft calls it receives are then stepped on the
@@ -169,8 +172,12 @@ class RaftServer:
         None). ``stream_ssl`` is the TLS context
         of the Raft stream listener, when :meth:`start` is asked to serve one; it must be
         given exactly when ``credentials`` are (the same certificates, see
-        :mod:`raftmeta.security.ssl_contexts`)."""
+        :mod:`raftmeta.security.ssl_contexts`). ``access`` authorizes the voter changes
+        (every caller may make them when None, as with no authorizer configured);
+        ``broker_ids`` the registered brokers, whose ids may not become voters."""
         self._endpoint = endpoint
+        self._access = access
+        self._broker_ids = broker_ids
         self._stream_ssl = stream_ssl
         self._stream: StreamServer | None = None
         self._stream_advertised: tuple[str, int] | None = None
@@ -232,7 +239,12 @@ class RaftServer:
     async def _start_grpc(self, endpoint: RaftEndpoint, host: str, port: int) -> int:
         # No SO_REUSEPORT: a second node on the same port must fail to start, not share it.
         server = grpc.aio.server(options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)))
-        add_raft_service(RaftService(endpoint, self._identity, self._stream_endpoint), server)
+        add_raft_service(
+            RaftService(
+                endpoint, self._identity, self._stream_endpoint, self._access, self._broker_ids
+            ),
+            server,
+        )
         for register in self._services:
             register(server)
         address = f"{host}:{port}"
@@ -278,6 +290,8 @@ async def serve_raft(
     identity: IdentityRule | None = None,
     stream_ssl: ssl.SSLContext | None = None,
     host: Host | None = None,
+    access: AccessControl | None = None,
+    broker_ids: BrokerIds | None = None,
 ) -> RaftServer:
     """Open ``node``'s directory and serve it, with ``services``, on the node's configured
     listener (``settings.listen_host`` and ``listen_port``), and its Raft stream on
@@ -296,6 +310,8 @@ async def serve_raft(
         identity=identity,
         stream_ssl=stream_ssl,
         host=host,
+        access=access,
+        broker_ids=broker_ids,
     )
     settings = node.settings
     try:

@@ -33,6 +33,8 @@ from raftmeta.raft.voter_change import VoterChangeResult
 from raftmeta.raft.voters import Endpoint, Voter, VoterSet
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.security.listener import aio_channel, secure_channel_credentials
+from raftmeta.security.tls import TlsSettings
 from raftmeta.storage.membership_files import log_start_membership
 
 log = logging.getLogger(__name__)
@@ -84,10 +86,12 @@ def starting_membership(
 
 
 async def discover_membership(
-    servers: Sequence[str], cluster_id: str, timeout_s: float
+    servers: Sequence[str], cluster_id: str, timeout_s: float, *, tls: TlsSettings | None = None
 ) -> Membership:
     """The voters, as a bootstrap server's DescribeQuorum reports them (any controller answers
-    with its voter set, leader or not). Tries each server until the deadline."""
+    with its voter set, leader or not). Tries each server until the deadline; over TLS with
+    ``tls``'s credentials when given."""
+    credentials = secure_channel_credentials(tls)
     if not servers:
         raise DiscoveryError(
             "the directory holds no voter set and controller.quorum.bootstrap.servers is empty"
@@ -104,7 +108,7 @@ async def discover_membership(
                     + "; ".join(f"{s}: {p}" for s, p in problems.items())
                 )
             try:
-                return await _ask_voters(server, cluster_id, min(remaining, 2.0))
+                return await _ask_voters(server, cluster_id, min(remaining, 2.0), credentials)
             except (grpc.aio.AioRpcError, ValueError, DiscoveryError) as error:
                 problems[server] = (
                     str(error.code()) if isinstance(error, grpc.aio.AioRpcError) else str(error)
@@ -112,8 +116,13 @@ async def discover_membership(
         await asyncio.sleep(min(0.2, max(0.0, deadline - loop.time())))
 
 
-async def _ask_voters(server: str, cluster_id: str, timeout_s: float) -> Membership:
-    async with grpc.aio.insecure_channel(server) as channel:
+async def _ask_voters(
+    server: str,
+    cluster_id: str,
+    timeout_s: float,
+    credentials: grpc.ChannelCredentials | None,
+) -> Membership:
+    async with aio_channel(server, credentials) as channel:
         stub = pb_grpc.RaftStub(channel)
         answer = await stub.DescribeQuorum(
             pb.DescribeQuorumRequest(cluster_id=cluster_id), timeout=timeout_s

@@ -862,6 +862,7 @@ class RaftNode:
             self.settings.bootstrap_servers,
             directory.cluster_id,
             self.settings.raft.fetch_timeout_ms * 20 / 1000,
+            tls=self.settings.bootstrap_tls,
         )
         log.info(
             "node %d: learned the voters from the bootstrap servers: %s",

@@ -20,6 +20,17 @@ back:
 No call ever ends as gRPC UNKNOWN with a Python exception's text. Every refusal is logged once
 (rate-limited per sender, see :mod:`raftmeta.quorum.refusals`).
 
+The voter changes (AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter, UpdateKRaftVersion) change
+who decides what is committed, so they are authorized as Kafka's controller authorizes them:
+ALTER on the CLUSTER for adding and removing voters and for kraft.version (an UpdateFeatures),
+CLUSTER_ACTION on the CLUSTER for UpdateRaftVoter (a voter reporting its own endpoints). The
+caller's principal is the one the Admin service names (:meth:`raftmeta.auth.AccessControl.
+principal`: a bearer token's, else, where client certificates are required, the
+certificate's, else ``User:ANONYMOUS``), checked against the node's authorizer; with none
+configured every caller is allowed, as on the Admin service. A refused call gets
+CLUSTER_AUTHORIZATION_FAILED with a message and changes nothing. One decorator,
+:func:`_voter_change`, does this and the cluster-id check for all four.
+
 ``DescribeEndpoints`` tells a peer where the node serves the Raft stream (its RAFT listener),
 to any caller whose certificate names a cluster node; a peer asks it once per connection.
 
@@ -30,13 +41,15 @@ records.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, NoReturn
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
 
-from raftmeta.errors import ErrorCode
+from raftmeta.auth import CLUSTER_NAME, AccessControl, Operation, ResourceType, call_metadata
+from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.quorum import wire
 from raftmeta.quorum.edge import NoAnswer, RaftEdge
 from raftmeta.quorum.identity import IdentityRule
@@ -47,6 +60,7 @@ from raftmeta.raft.voter_change import VoterChangeResult
 from raftmeta.raft.voters import ReplicaKey
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.security.principal import PeerAuthenticationError, context_principal
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +71,50 @@ ERROR_MESSAGE_KEY = "raftmeta-error-message"
 StreamEndpoint = Callable[[], tuple[str, int] | None]
 """Where the node serves the Raft stream (host as bound, port), or None when it does not."""
 
+BrokerIds = Callable[[], Collection[int]]
+"""The ids of the brokers registered in the node's committed metadata (none without it)."""
+
+CLUSTER_DENIED = "Cluster authorization failed."
+"""The message of a refused voter change, the Admin service's for the same refusal."""
+
+
+class _ForCluster(Protocol):
+    """A voter-change request: each names the cluster it is meant for."""
+
+    @property
+    def cluster_id(self) -> str: ...
+
+
+_Request = TypeVar("_Request", bound=_ForCluster)
+_VoterChangeHandler = Callable[["RaftService", _Request, Any], Awaitable[pb.VoterChangeResponse]]
+
+
+def _voter_change(
+    operation: Operation,
+) -> Callable[[_VoterChangeHandler[_Request]], _VoterChangeHandler[_Request]]:
+    """What every voter-change handler checks before it runs: the caller may perform
+    ``operation`` on the CLUSTER (else CLUSTER_AUTHORIZATION_FAILED, logged), then the request
+    is for this node's cluster (else INCONSISTENT_CLUSTER_ID). Authorization comes first, as in
+    Kafka, so that an unauthorized caller learns nothing about the cluster."""
+
+    def wrap(handler: _VoterChangeHandler[_Request]) -> _VoterChangeHandler[_Request]:
+        name = handler.__name__
+
+        @functools.wraps(handler)
+        async def checked(
+            service: RaftService, request: _Request, context: Any
+        ) -> pb.VoterChangeResponse:
+            refusal = service.voter_change_refusal(name, operation, context)
+            if refusal is None:
+                refusal = service.foreign_cluster(request.cluster_id)
+            if refusal is not None:
+                return refusal
+            return await handler(service, request, context)
+
+        return checked
+
+    return wrap
+
 
 class RaftService(pb_grpc.RaftServicer):
     """The typed methods, on decoded protobuf messages. Served through
@@ -64,17 +122,24 @@ class RaftService(pb_grpc.RaftServicer):
     unexpected failures never reach gRPC as UNKNOWN. The checks before the node are
     :mod:`raftmeta.quorum.edge`'s, shared with the stream listener; with mutual TLS,
     ``identity`` refuses a message whose sender is not the certificate's owner.
-    ``stream_endpoint`` tells ``DescribeEndpoints`` where the node's RAFT listener is."""
+    ``stream_endpoint`` tells ``DescribeEndpoints`` where the node's RAFT listener is;
+    ``access`` authorizes the voter changes (the node's Admin service's ``AccessControl``);
+    ``broker_ids`` names the registered brokers, whose ids AddRaftVoter refuses."""
 
     def __init__(
         self,
         node: RaftEndpoint,
         identity: IdentityRule | None = None,
         stream_endpoint: StreamEndpoint | None = None,
+        access: AccessControl | None = None,
+        broker_ids: BrokerIds | None = None,
     ) -> None:
         self._node = node
+        self._broker_ids = broker_ids
         self._edge = RaftEdge(node, identity)
         self._stream_endpoint = stream_endpoint
+        self._access = access if access is not None else AccessControl()
+        """Who may change the voters; without one, no authorizer (every caller allowed)."""
 
     @property
     def node_id(self) -> int:
@@ -174,7 +239,8 @@ class RaftService(pb_grpc.RaftServicer):
             leader_endpoint=endpoint,
         )
 
-    def _foreign(self, cluster_id: str) -> pb.VoterChangeResponse | None:
+    def foreign_cluster(self, cluster_id: str) -> pb.VoterChangeResponse | None:
+        """INCONSISTENT_CLUSTER_ID for a voter change meant for another cluster, else None."""
         if cluster_id == self._node.cluster_id:
             return None
         return pb.VoterChangeResponse(
@@ -182,12 +248,36 @@ class RaftService(pb_grpc.RaftServicer):
             error_message=f"this node belongs to cluster {self._node.cluster_id}",
         )
 
+    def voter_change_refusal(
+        self, call: str, operation: Operation, context: Any
+    ) -> pb.VoterChangeResponse | None:
+        """CLUSTER_AUTHORIZATION_FAILED (or the token's SASL_AUTHENTICATION_FAILED) for a
+        caller who may not perform ``operation`` on the CLUSTER, logged; None when allowed."""
+        identity = self._edge.identity
+        try:
+            certificate = None
+            if identity.enforced:
+                certificate = str(context_principal(context, identity.mapper))
+            principal = self._access.principal(call_metadata(context), certificate)
+        except PeerAuthenticationError as error:
+            principal, reason = "an unnamed peer", str(error)
+            code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        except KafkaError as error:
+            principal, reason, code = "a caller", error.message, error.code
+        else:
+            if self._access.allowed(principal, operation, ResourceType.CLUSTER, CLUSTER_NAME):
+                return None
+            reason = f"{call} needs {operation.value} on the cluster"
+            code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        self.refused(principal, call, f"{principal}: {reason}")
+        if code is ErrorCode.CLUSTER_AUTHORIZATION_FAILED:
+            reason = f"{CLUSTER_DENIED} {principal} may not: {reason}"
+        return pb.VoterChangeResponse(error_code=code, error_message=reason)
+
+    @_voter_change(Operation.ALTER)
     async def AddRaftVoter(
         self, request: pb.AddRaftVoterRequest, context: Any
     ) -> pb.VoterChangeResponse:
-        foreign = self._foreign(request.cluster_id)
-        if foreign is not None:
-            return foreign
         try:
             voter = wire.voter_from_pb(request.voter)
         except (TypeError, ValueError) as error:
@@ -199,35 +289,37 @@ class RaftService(pb_grpc.RaftServicer):
                 error_code=ErrorCode.INVALID_REQUEST,
                 error_message="a new voter must name the endpoint it serves on",
             )
+        if self._broker_ids is not None and voter.node_id in self._broker_ids():
+            # Node ids are unique across the cluster: a broker fetches under its id, so a
+            # voter of the same id would be two replicas the quorum cannot tell apart.
+            return pb.VoterChangeResponse(
+                error_code=ErrorCode.INVALID_REQUEST,
+                error_message=f"node {voter.node_id} is a registered broker's id; "
+                "a controller needs an id no broker uses",
+            )
         result = await self._node.add_voter(voter, _timeout_ms(request.timeout_ms))
         return self._voter_change_answer(result)
 
+    @_voter_change(Operation.ALTER)
     async def RemoveRaftVoter(
         self, request: pb.RemoveRaftVoterRequest, context: Any
     ) -> pb.VoterChangeResponse:
-        foreign = self._foreign(request.cluster_id)
-        if foreign is not None:
-            return foreign
         key = ReplicaKey(request.voter_id, wire.directory_from_pb(request.voter_directory_id))
         result = await self._node.remove_voter(key, _timeout_ms(0))
         return self._voter_change_answer(result)
 
+    @_voter_change(Operation.CLUSTER_ACTION)
     async def UpdateRaftVoter(
         self, request: pb.UpdateRaftVoterRequest, context: Any
     ) -> pb.VoterChangeResponse:
-        foreign = self._foreign(request.cluster_id)
-        if foreign is not None:
-            return foreign
         voter = wire.voter_from_pb(request.voter)
         result = await self._node.update_voter(voter, _timeout_ms(0))
         return self._voter_change_answer(result)
 
+    @_voter_change(Operation.ALTER)
     async def UpdateKRaftVersion(
         self, request: pb.UpdateKRaftVersionRequest, context: Any
     ) -> pb.VoterChangeResponse:
-        foreign = self._foreign(request.cluster_id)
-        if foreign is not None:
-            return foreign
         current = self._node.membership.kraft_version
         if request.kraft_version > KRAFT_VERSION_DYNAMIC:
             result = VoterChangeResult(

@@ -13,7 +13,8 @@ from pathlib import Path
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.raft.config import RaftConfig
-from raftmeta.security.listener import RAFT_LISTENER
+from raftmeta.security.listener import RAFT_LISTENER, client_tls
+from raftmeta.security.tls import TlsSettings
 from raftmeta.storage.log import DEFAULT_SEGMENT_BYTES
 from raftmeta.storage.retention import TRIM_AT_ONCE, LogRetention
 
@@ -78,6 +79,9 @@ class NodeSettings:
     bootstrap_servers: tuple[str, ...] = ()
     """``controller.quorum.bootstrap.servers``: asked for the voters by a node whose
     directory does not know them (a dynamic quorum's controller formatted to join later)."""
+    bootstrap_tls: TlsSettings | None = None
+    """How to reach ``bootstrap_servers``: the node's credentials toward a CONTROLLER
+    listener that speaks TLS; None speaks plaintext."""
 
     @classmethod
     def from_config(cls, config: RaftmetaConfig) -> NodeSettings:
@@ -106,6 +110,7 @@ class NodeSettings:
                 max_age_ms=config.metadata_max_retention_ms,
             ),
             bootstrap_servers=config.controller_quorum_bootstrap_servers,
+            bootstrap_tls=client_tls(config.originals),
         )
 
 

@@ -41,6 +41,14 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
         async def body(controller: QuorumController, principal: str) -> bpb.RegisterBrokerResponse:
             self.require_broker(context, "RegisterBroker", request.broker_id)
             self.require_cluster(principal, Operation.CLUSTER_ACTION)
+            # Node ids are unique across the cluster. controller.quorum.voters is checked by
+            # the controller; a dynamic quorum's voters are in the log, known to the node.
+            if request.broker_id in self._owner.node.membership.voters.ids:
+                raise KafkaError(
+                    ErrorCode.INVALID_REGISTRATION,
+                    f"Broker id {request.broker_id} is the id of a voter of the controller "
+                    "quorum; a broker needs an id that no controller uses.",
+                )
             epoch = await controller.register_broker(
                 convert.registration_from_pb(request), timeout_ms=timeout_of(request.timeout_ms)
             )

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from placement import PlacerLoadError, ReplicaPlacer, close_placer, load_placer
@@ -227,6 +227,8 @@ class ControllerNode:
                     identity=self.identity,
                     stream_ssl=self._stream_ssl,
                     host=None if serving is None else serving.run,
+                    access=self.access,
+                    broker_ids=self._registered_broker_ids,
                 )
             except BaseException:
                 if serving is not None:
@@ -377,6 +379,11 @@ class ControllerNode:
         return self.node.voter_addresses.get(node_id, "")
 
     # ------------------------------------------------------------------------ services
+
+    def _registered_broker_ids(self) -> Collection[int]:
+        """The brokers registered in the committed metadata: AddRaftVoter refuses their ids."""
+        controller = self._controller
+        return () if controller is None else controller.committed_image.brokers.keys()
 
     def _register_services(self, server: Any) -> None:
         from raftmeta.rpc import admin_pb2, broker_pb2

@@ -22,6 +22,7 @@ from google.protobuf.descriptor import ServiceDescriptor  # type: ignore[import-
 from google.protobuf.message_factory import GetMessageClass  # type: ignore[import-untyped]
 
 from raftmeta.auth import CLUSTER_NAME, AccessControl, Operation, ResourceType
+from raftmeta.auth import call_metadata as call_metadata  # the Raft service reads it too
 from raftmeta.controller import (
     AnsweredBefore,
     NotControllerError,
@@ -78,12 +79,6 @@ class ControllerHost(Protocol):
 def timeout_of(timeout_ms: int) -> int | None:
     """``timeout_ms <= 0`` asks for the server's default."""
     return timeout_ms if timeout_ms > 0 else None
-
-
-def call_metadata(context: Any) -> tuple[tuple[str, str | bytes], ...]:
-    """The call's metadata (its bearer token, say) as plain pairs; none without a context."""
-    metadata = context.invocation_metadata() if context is not None else None
-    return tuple((item[0], item[1]) for item in metadata or ())
 
 
 async def remembered(

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from raftmeta.auth import AccessControl
 from raftmeta.quorum import NodeSettings, RaftClient, RaftNode, RaftServer, serve_raft
 from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.settings import GRPC, STREAM
@@ -88,18 +89,21 @@ class Member:
     server: RaftServer | None = None
     tls: TlsSettings | None = None
     """With TLS, the node's listeners require client certificates under the node rule."""
+    access: AccessControl | None = None
+    """Who may change the voters (every caller when None)."""
 
     async def serve(self) -> int:
         """Open the node's directory and serve it on its configured port; the port bound."""
         tls = self.tls
         if tls is None:
-            self.server = await serve_raft(self.node)
+            self.server = await serve_raft(self.node, access=self.access)
         else:
             self.server = await serve_raft(
                 self.node,
                 credentials=server_credentials(tls),
                 identity=IdentityRule.for_listener(tls),
                 stream_ssl=stream_server_ssl(tls),
+                access=self.access,
             )
         assert self.server.port is not None
         return self.server.port

@@ -22,6 +22,7 @@ from raftmeta.storage.membership_files import bootstrap_path, write_membership
 from raftmeta.storage.meta_properties import read_meta_properties
 from tests.quorum.harness import CLUSTER_ID, Member, NodeCluster
 from tests.support.scenario import run_scenario
+from tests.support.waiting import wait_until_async
 
 
 class DynamicCluster(NodeCluster):
@@ -155,8 +156,18 @@ def test_a_static_quorum_is_upgraded_to_dynamic_and_stays_so_after_a_restart(
             assert isinstance(response, pb.VoterChangeResponse)
             return response
 
+        async def answered(
+            request: pb.UpdateKRaftVersionRequest,
+        ) -> pb.VoterChangeResponse | None:
+            # REQUEST_TIMED_OUT asks for a retry (a voter has not fetched since the leader was
+            # elected, say), as the tool retries it.
+            response = await update(request)
+            return None if response.error_code == ErrorCode.REQUEST_TIMED_OUT else response
+
         assert (await update(upgrade(2))).error_code == ErrorCode.UNSUPPORTED_VERSION
-        checked = await update(upgrade(1, validate_only=True))
+        checked = await wait_until_async(
+            lambda: answered(upgrade(1, validate_only=True)), "the validation to be answered"
+        )
         assert checked.error_code == ErrorCode.NONE, checked.error_message
         assert leader.node.core.kraft_version == 0, "a validation must not write"
         done = await update(upgrade(1))
