@@ -32,8 +32,8 @@ table shows how much of the 1- and N-client figures any Python gRPC server reach
 Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,grpc-noop]``;
 ``--serial`` runs the serial writes alone (a quick look at the commit path beside the peers).
 ``--variant NAME:KEY=VALUE`` adds a raftmeta column whose controllers run with other settings
-(``--variant grpc-thread:controller.grpc.thread.enable=true`` compares the two layouts of
-gRPC serving in the same run).
+(``--variant one-by-one:controller.append.max.in.flight=0`` compares the controller's group
+commit with one append per request, in the same run).
 """
 
 from __future__ import annotations
@@ -799,7 +799,7 @@ def main() -> int:
         default=[],
         metavar="NAME:KEY=VALUE[,KEY=VALUE]",
         help="also run raftmeta's CreateTopics phases with these controller settings, as a "
-        "column of its own (e.g. grpc-thread:controller.grpc.thread.enable=true)",
+        "column of its own (e.g. one-by-one:controller.append.max.in.flight=0)",
     )
     parser.add_argument("--noop-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

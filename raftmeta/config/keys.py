@@ -210,17 +210,6 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         AtLeast(0),
     ),
     ConfigKey(
-        "controller.grpc.thread.enable",
-        ConfigType.BOOLEAN,
-        "false",
-        "Serve the controller listener's gRPC calls (Admin, BrokerLifecycle, Raft over gRPC) "
-        "from an event loop on a thread of its own, so that gRPC's callbacks, decoding and "
-        "encoding do not queue ahead of the Raft driver on the node's loop; each handler still "
-        "runs on the node's loop. Measured under 16 admin clients: lower client latency, "
-        "higher commit p99, and about 0.5 ms more per call with one client; false serves "
-        "everything from the node's loop.",
-    ),
-    ConfigKey(
         "controller.quorum.request.timeout.ms",
         ConfigType.INT,
         "2000",
