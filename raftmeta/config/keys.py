@@ -202,7 +202,7 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
     ConfigKey(
         "controller.append.max.in.flight",
         ConfigType.INT,
-        "2",
+        "1",
         "How many of the active controller's appends may await their commit at once; requests "
         "that run meanwhile append together, as one batch, when an earlier one commits (one "
         "replication round and one fsync per voter for all of them). 0 appends each request "

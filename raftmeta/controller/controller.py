@@ -137,7 +137,7 @@ log = logging.getLogger(__name__)
 RERUN_CAPPED_MS = 10
 """How soon a periodic election run that stopped at its cap runs again, as in Kafka."""
 
-APPENDS_IN_FLIGHT = 2
+APPENDS_IN_FLIGHT = 1
 """The default of ``controller.append.max.in.flight``: appends awaiting their commit at once."""
 
 EVENTS_PER_TURN = 64
