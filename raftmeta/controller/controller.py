@@ -633,8 +633,15 @@ class QuorumController:
         self._latest = latest
 
     def _room_to_append(self) -> bool:
+        """Whether staged records go to Raft now: below the limit of appends in flight, or
+        once they would make a batch as large as one request may write (so a flood of small
+        requests never builds a batch larger than any single request could)."""
         limit = self.settings.appends_in_flight
-        return limit is None or len(self._appended_ends) < limit
+        return (
+            limit is None
+            or len(self._appended_ends) < limit
+            or self._unappended >= MAX_RECORDS_PER_USER_OP
+        )
 
     def _append_unappended(self) -> None:
         """Appends every staged record not yet appended (the tail of ``_pending``), as one

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import pytest
 
+import raftmeta.controller.controller as controller_module
 from raftmeta.common.topics import NewTopic
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.raft.batch import Batch
@@ -106,3 +107,24 @@ async def test_a_failed_shared_append_fails_every_request_in_it_and_leaves_no_tr
     controller._log = h.log
     [result] = await h.run(controller.create_topics([NewTopic("b", 1, 1)]))
     assert result.error.code is ErrorCode.NONE
+
+
+def test_a_group_goes_at_the_size_of_the_largest_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(controller_module, "MAX_RECORDS_PER_USER_OP", 5)
+
+    @run_async
+    async def body() -> None:
+        h = await start(1)
+        before = len(h.log.batches)
+        for name in ("a", "b", "c"):
+            await h.submit(h.controller.create_topics([NewTopic(name, 1, 1)]))
+        # "a" is in flight; "b" and "c" (4 records) wait for it.
+        assert [topic_names(h, batch) for batch in h.log.batches[before:]] == [["a"]]
+        await h.submit(h.controller.create_topics([NewTopic("d", 1, 1)]))
+        # 6 records staged: at least a request's worth, so they go without waiting.
+        assert [topic_names(h, batch) for batch in h.log.batches[before:]] == [
+            ["a"],
+            ["b", "c", "d"],
+        ]
+
+    body()
