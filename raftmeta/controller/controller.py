@@ -632,6 +632,10 @@ class QuorumController:
             latest.apply(record, offset)
         self._latest = latest
 
+    def _first_unappended_offset(self) -> int:
+        pending = self._pending
+        return pending[len(pending) - self._unappended][0]
+
     def _room_to_append(self) -> bool:
         """Whether staged records go to Raft now: below the limit of appends in flight, or
         once they would make a batch as large as one request may write (so a flood of small
@@ -650,8 +654,16 @@ class QuorumController:
         if not count:
             return
         tail = self.unappended_records
+        base = tail[0][0]
+        if self._log.next_offset() != base:  # not yet committed, so not caught there
+            # Raft appended a batch of its own (a VotersRecord, say) since these were staged:
+            # their offsets, and whatever was built on them (a broker epoch), are taken. The
+            # requests had no effect; they fail, retriably, and this controller stays active.
+            error = not_controller(self._leader_id)
+            self._drop_from(base, error)
+            raise error
         self._unappended = 0
-        self._append([record for _, record in tail], tail[0][0])
+        self._append([record for _, record in tail], base)
 
     def _append(self, records: list[Record], base: int) -> int:
         """Appends staged records, already in ``_pending`` from ``base`` on, as one batch;
@@ -717,6 +729,10 @@ class QuorumController:
             if self._active and batch.epoch != self._epoch:
                 # Another leader's batch: this controller's epoch is over, whatever it was told.
                 self._resign(None)
+            if self._unappended and batch.last_offset >= self._first_unappended_offset():
+                # Raft wrote this batch (a VotersRecord, say) at offsets records staged here
+                # were to take: those requests had no effect and fail, retriably.
+                self._drop_from(self._first_unappended_offset(), not_controller(self._leader_id))
             if not batch.is_control:
                 records = self._own_records(batch)
                 if records is None:

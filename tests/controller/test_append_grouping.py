@@ -14,7 +14,7 @@ import pytest
 import raftmeta.controller.controller as controller_module
 from raftmeta.common.topics import NewTopic
 from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.raft.batch import Batch
+from raftmeta.raft.batch import Batch, encode_records
 from raftmeta.records import TopicRecord
 from tests.controller.harness import Harness, run_async
 
@@ -126,5 +126,36 @@ def test_a_group_goes_at_the_size_of_the_largest_request(monkeypatch: pytest.Mon
             ["a"],
             ["b", "c", "d"],
         ]
+
+    body()
+
+
+@pytest.mark.parametrize("commit_control_batch", [True, False])
+def test_a_batch_raft_writes_meanwhile_fails_the_staged_requests_retriably(
+    commit_control_batch: bool,
+) -> None:
+    @run_async
+    async def body() -> None:
+        h = await start(1)
+        controller = h.controller
+        await h.submit(controller.create_topics([NewTopic("a", 1, 1)]))
+        staged = await h.submit(controller.create_topics([NewTopic("b", 1, 1)]))
+        # Raft appends a control batch of its own (a voter change) while "b" waits its turn;
+        # "a" commits with it, or alone (then "b" finds its offsets taken when it appends).
+        h.log.batches.append(
+            Batch(h.log.next_offset(), h.log.epoch, 1, encode_records([b"voters"]), 0, True)
+        )
+        h.log.commit(None if commit_control_batch else 1)
+        with pytest.raises(KafkaError) as raised:
+            await staged
+        assert raised.value.code is ErrorCode.NOT_CONTROLLER
+        h.log.commit()
+        # No trace of "b", and the controller still leads: the next requests go through.
+        assert controller.is_active
+        assert controller.unappended_records == []
+        assert controller.latest_image == controller.committed_image
+        [result] = await h.run(controller.create_topics([NewTopic("b", 1, 1)]))
+        assert result.error.code is ErrorCode.NONE
+        assert controller.committed_image.topic_by_name("b") is not None
 
     body()
