@@ -24,11 +24,16 @@ installs them (and kazoo) and runs this script. A peer that is not installed is 
 line saying so. Figures are medians over runs; the systems run in turn within each run, so
 every ratio is measured in one window on this machine.
 
-Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,zookeeper]``;
+A fourth column, ``grpc-noop``, is the ceiling: one ``grpc.aio`` server process whose
+``CreateTopics`` answers at once (no controller, no Raft), driven by the same clients, so the
+table shows how much of the 1- and N-client figures any Python gRPC server reaches here, and
+``raftmeta/grpc-noop`` how close raftmeta comes to it.
+
+Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,grpc-noop]``;
 ``--serial`` runs the serial writes alone (a quick look at the commit path beside the peers).
 ``--variant NAME:KEY=VALUE`` adds a raftmeta column whose controllers run with other settings
-(``--variant grpc-thread:controller.grpc.thread.enable=true`` compares the two layouts of
-gRPC serving in the same run).
+(``--variant one-by-one:controller.append.max.in.flight=0`` compares the controller's group
+commit with one append per request, in the same run).
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 ZOOKEEPER_CONF = Path("/etc/zookeeper/conf")
 START_TIMEOUT_S = 60.0
+CEILING = "grpc-noop"
+"""The column of the no-op ``grpc.aio`` server (see :func:`noop_server_main`)."""
 
 
 @dataclass(frozen=True)
@@ -554,6 +561,95 @@ def run_raftmeta_serial(load: Load, figures: Figures) -> None:
             quorum.close()
 
 
+# ------------------------------------------------------------------ grpc.aio no-op ceiling
+
+
+async def noop_server_main() -> None:
+    """A ``grpc.aio`` server whose ``Admin/CreateTopics`` answers at once: the ceiling any
+    Python gRPC server reaches on this machine with these clients. It runs on the loop a
+    controller runs on (uvloop where installed), with the controller's server options, and
+    its answer is the smallest one the clients accept (each topic named, error code 0)."""
+    import grpc
+    import grpc.aio
+
+    from raftmeta.quorum.peers import SERVER_OPTIONS
+    from raftmeta.rpc import admin_pb2 as apb
+
+    async def create_topics(request: Any, _context: Any) -> Any:
+        return apb.CreateTopicsResponse(
+            header=apb.ResponseHeader(),
+            topics=[apb.CreatableTopicResult(name=topic.name) for topic in request.topics],
+        )
+
+    server = grpc.aio.server(options=SERVER_OPTIONS)
+    handler = grpc.unary_unary_rpc_method_handler(
+        create_topics,
+        request_deserializer=apb.CreateTopicsRequest.FromString,
+        response_serializer=apb.CreateTopicsResponse.SerializeToString,
+    )
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                apb.DESCRIPTOR.services_by_name["Admin"].full_name, {"CreateTopics": handler}
+            ),
+        )
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(port, flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    await server.stop(grace=None)
+
+
+def run_ceiling(load: Load, figures: Figures, log: Callable[[str], None], run: int) -> None:
+    """The 1- and N-client CreateTopics phases against the no-op server, through the same
+    client code (``ControllerChannel``) raftmeta's phases use; no serial phase."""
+    from benchmarks.metadata_bench import create_topics_phase
+
+    if load.serial_only:
+        return
+    process = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--noop-server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        servers = [f"127.0.0.1:{int(process.stdout.readline())}"]
+
+        def server_cpu() -> list[float]:
+            return [process_cpu_seconds(process.pid)]
+
+        async def phases() -> None:
+            for clients, count in (
+                (1, load.single_client),
+                (load.concurrent_clients, load.per_concurrent_client),
+            ):
+                phase = await create_topics_phase(
+                    servers, f"r{run}-c{clients}", clients, count, server_cpu
+                )
+                if clients == 1:
+                    figures.one_rate.append(phase["rate"])
+                    figures.one_p50.append(phase["p50_ms"])
+                    continue
+                figures.many_rate.append(phase["rate"])
+                figures.many_p50.append(phase["p50_ms"])
+                figures.many_p99.append(phase["p99_ms"])
+                figures.many_cpu_ms.append(phase["quorum_cpu_ms"])
+
+        asyncio.run(phases())
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    log(summary(CEILING, figures))
+
+
 # ------------------------------------------------------------------------------- shared
 
 
@@ -659,6 +755,7 @@ SYSTEMS: dict[str, Callable[[Load, Figures, Callable[[str], None], int], None]] 
     "raftmeta": run_raftmeta,
     "etcd": run_etcd,
     "zookeeper": run_zookeeper,
+    CEILING: run_ceiling,
 }
 
 
@@ -694,7 +791,7 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default=",".join(SYSTEMS),
-        help="comma-separated systems to run (default: raftmeta,etcd,zookeeper)",
+        help=f"comma-separated systems to run (default: {','.join(SYSTEMS)})",
     )
     parser.add_argument(
         "--variant",
@@ -702,9 +799,15 @@ def main() -> int:
         default=[],
         metavar="NAME:KEY=VALUE[,KEY=VALUE]",
         help="also run raftmeta's CreateTopics phases with these controller settings, as a "
-        "column of its own (e.g. grpc-thread:controller.grpc.thread.enable=true)",
+        "column of its own (e.g. one-by-one:controller.append.max.in.flight=0)",
     )
+    parser.add_argument("--noop-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.noop_server:
+        from raftmeta.quorum import event_loop
+
+        event_loop.run(noop_server_main())
+        return 0
     variants: dict[str, dict[str, str]] = {}
     for spec in args.variant:
         label, _, assignments = spec.partition(":")
@@ -744,6 +847,11 @@ def main() -> int:
         "record through the embedded append API (timed inside the leader), raftmeta 1/16 "
         "clients = CreateTopics through gRPC (1 topic, 3 partitions, RF 3, 6 brokers)"
     )
+    if CEILING in systems:
+        out(
+            f"{CEILING} = the ceiling: one grpc.aio server process whose CreateTopics answers at "
+            "once, driven by the same clients (what any Python gRPC server reaches here)"
+        )
     if variants:
         out(
             "variants (CreateTopics phases only): "

@@ -201,15 +201,14 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         Matches(r"grpc|stream", "grpc or stream"),
     ),
     ConfigKey(
-        "controller.grpc.thread.enable",
-        ConfigType.BOOLEAN,
-        "false",
-        "Serve the controller listener's gRPC calls (Admin, BrokerLifecycle, Raft over gRPC) "
-        "from an event loop on a thread of its own, so that gRPC's callbacks, decoding and "
-        "encoding do not queue ahead of the Raft driver on the node's loop; each handler still "
-        "runs on the node's loop. Measured under 16 admin clients: lower client latency, "
-        "higher commit p99, and about 0.5 ms more per call with one client; false serves "
-        "everything from the node's loop.",
+        "controller.append.max.in.flight",
+        ConfigType.INT,
+        "1",
+        "How many of the active controller's appends may await their commit at once; requests "
+        "that run meanwhile append together, as one batch, when an earlier one commits (one "
+        "replication round and one fsync per voter for all of them). 0 appends each request "
+        "as it runs.",
+        AtLeast(0),
     ),
     ConfigKey(
         "controller.quorum.request.timeout.ms",

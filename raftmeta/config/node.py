@@ -52,7 +52,7 @@ class RaftmetaConfig:
     controller_quorum_append_linger_ms: int
     controller_quorum_request_timeout_ms: int
     controller_quorum_transport: str
-    controller_grpc_thread_enable: bool
+    controller_append_max_in_flight: int
     controller_quorum_retry_backoff_ms: int
     metadata_log_max_record_bytes_between_snapshots: int
     metadata_log_max_snapshot_interval_ms: int
@@ -261,7 +261,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         controller_quorum_append_linger_ms=typed.integer("controller.quorum.append.linger.ms"),
         controller_quorum_request_timeout_ms=typed.integer("controller.quorum.request.timeout.ms"),
         controller_quorum_transport=typed.text("controller.quorum.transport"),
-        controller_grpc_thread_enable=typed.boolean("controller.grpc.thread.enable"),
+        controller_append_max_in_flight=typed.integer("controller.append.max.in.flight"),
         controller_quorum_retry_backoff_ms=typed.integer("controller.quorum.retry.backoff.ms"),
         metadata_log_max_record_bytes_between_snapshots=typed.integer(
             "metadata.log.max.record.bytes.between.snapshots"

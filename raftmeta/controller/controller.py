@@ -8,6 +8,13 @@ the controller; the consumer applies the returned records to the latest image at
 they will take, appends them to Raft as one batch, and parks the reply in a purgatory keyed by
 the last offset. ``handle_commit`` releases replies as the high watermark passes them.
 
+Group commit. While ``appends_in_flight`` appends await their commit, a request's records are
+staged (the next request already sees them) but not appended; when an earlier append commits,
+everything staged meanwhile goes as one batch. Under many clients this turns one Raft batch per
+request (one replication message and one fsync per voter each) into one per commit round; a
+lone request still appends at once. Each request keeps its own atomicity (its records are
+never split across batches) and its own reply, released when its last record commits.
+
 Pending state. A standby (or a controller that lost its epoch) holds one image, the committed
 one. On becoming active it forks a second image from it (a snapshot round trip through
 ``to_records``) and from then on applies its own records to that fork *speculatively*, before
@@ -130,6 +137,12 @@ log = logging.getLogger(__name__)
 RERUN_CAPPED_MS = 10
 """How soon a periodic election run that stopped at its cap runs again, as in Kafka."""
 
+APPENDS_IN_FLIGHT = 1
+"""The default of ``controller.append.max.in.flight``: appends awaiting their commit at once."""
+
+EVENTS_PER_TURN = 64
+"""At most this many queued events run in one turn of the loop (and share a Raft batch)."""
+
 _T = TypeVar("_T")
 
 NOTHING: ControllerResult[None] = ControllerResult((), None)
@@ -158,6 +171,10 @@ class ControllerSettings:
     leader_imbalance_check_interval_seconds: int = 300
     leader_imbalance_catch_up_ms: int = 10_000
     unclean_leader_election_interval_ms: int = 300_000
+    appends_in_flight: int | None = APPENDS_IN_FLIGHT
+    """How many appends may await their commit at once; requests that run meanwhile stage
+    their records and append them together, as one batch, once an earlier append commits.
+    None appends each request's records as it runs."""
     bootstrap_features: tuple[tuple[str, int], ...] = ()
     """The feature levels ``format --release-version`` chose, written by the first controller
     to lead an empty log (none: the cluster runs with no finalized features, as before)."""
@@ -187,6 +204,7 @@ class ControllerSettings:
             leader_imbalance_check_interval_seconds=config.leader_imbalance_check_interval_seconds,
             leader_imbalance_catch_up_ms=config.leader_imbalance_catch_up_ms,
             unclean_leader_election_interval_ms=config.unclean_leader_election_interval_ms,
+            appends_in_flight=config.controller_append_max_in_flight or None,
         )
 
 
@@ -275,6 +293,11 @@ class QuorumController:
         self._committed_end = 0
         """Every offset below this has been handed to ``handle_commit`` (control ones too)."""
         self._pending: deque[tuple[int, Record]] = deque()
+        """Records staged on the latest image and not yet committed, with their offsets;
+        the last ``_unappended`` of them are not yet appended either."""
+        self._unappended = 0
+        self._appended_ends: deque[int] = deque()
+        """The last offset of each append not yet committed (see ``appends_in_flight``)."""
         self._purgatory: deque[_Waiter] = deque()
         self._sessions: dict[int, BrokerSession] = {}
         self._leader_id: int | None = None
@@ -312,6 +335,13 @@ class QuorumController:
     def latest_image(self) -> MetadataImage:
         """Committed plus pending records; the committed image itself when not active."""
         return self._latest
+
+    @property
+    def unappended_records(self) -> list[tuple[int, Record]]:
+        """Records staged on the latest image but not yet appended (they gathered while
+        ``appends_in_flight`` earlier appends awaited their commit), with their offsets."""
+        pending = self._pending
+        return list(itertools.islice(pending, len(pending) - self._unappended, None))
 
     def broker_session(self, broker_id: int) -> BrokerSession | None:
         return self._sessions.get(broker_id)
@@ -351,21 +381,30 @@ class QuorumController:
             await self.tick()
 
     async def _consume(self) -> None:
+        queue = self._queue
         while True:
-            event = await self._queue.get()
-            if self.queue_time_observer is not None:
-                self.queue_time_observer(time.monotonic() - event.queued_at)
-            try:
-                self._run(event)
-            except Exception as error:
-                # A bug must cost one request, never the queue every later request needs.
-                log.exception("controller event %s failed", event.name)
-                if not event.future.done():
-                    event.future.set_exception(
-                        KafkaError(
-                            ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}"
-                        )
-                    )
+            self._run_guarded(await queue.get())
+            # What queued meanwhile runs in this same turn, so that the appends of a burst
+            # of requests join one Raft batch (the client proposes what gathered in a turn
+            # as one batch): one replication message and one fsync per voter for all of
+            # them, not one each. Bounded, so that the loop still turns under a flood.
+            for _ in range(EVENTS_PER_TURN - 1):
+                if queue.empty():
+                    break
+                self._run_guarded(queue.get_nowait())
+
+    def _run_guarded(self, event: _Event) -> None:
+        if self.queue_time_observer is not None:
+            self.queue_time_observer(time.monotonic() - event.queued_at)
+        try:
+            self._run(event)
+        except Exception as error:
+            # A bug must cost one request, never the queue every later request needs.
+            log.exception("controller event %s failed", event.name)
+            if not event.future.done():
+                event.future.set_exception(
+                    KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
+                )
 
     async def flush_events(self) -> None:
         """Returns once every event queued before this call has run."""
@@ -491,7 +530,7 @@ class QuorumController:
             future.set_exception(not_controller(self._leader_id))
             return
         staged: list[Record] = []
-        base = self._log.next_offset() if self._active else 0
+        base = self._next_write_offset() if self._active else 0
         handler = event.handler
         tag = event.request
         try:
@@ -517,11 +556,15 @@ class QuorumController:
             )
             return
         if staged:
-            try:
-                last_offset = self._append(staged, base)
-            except KafkaError as error:
-                future.set_exception(error)
-                return
+            last_offset = base + len(staged) - 1
+            self._pending.extend(zip(range(base, last_offset + 1), staged, strict=True))
+            self._unappended += len(staged)
+            if self._room_to_append():
+                try:
+                    self._append_unappended()
+                except KafkaError as error:
+                    future.set_exception(error)
+                    return
             if not event.wait_for_commit:
                 future.set_result(response)
                 return
@@ -560,8 +603,9 @@ class QuorumController:
         return responses, atomic
 
     def _next_write_offset(self) -> int:
-        """The offset a running handler's first record will take (it runs only when active)."""
-        return self._log.next_offset()
+        """The offset a running handler's first record will take (it runs only when active):
+        after the records staged and not yet appended."""
+        return self._log.next_offset() + self._unappended
 
     def _stage(self, records: Iterable[Record], staged: list[Record], base: int) -> None:
         """Applies records to the latest image at the offsets they will be appended at."""
@@ -588,9 +632,46 @@ class QuorumController:
             latest.apply(record, offset)
         self._latest = latest
 
+    def _first_unappended_offset(self) -> int:
+        pending = self._pending
+        return pending[len(pending) - self._unappended][0]
+
+    def _room_to_append(self) -> bool:
+        """Whether staged records go to Raft now: below the limit of appends in flight, or
+        once they would make a batch as large as one request may write (so a flood of small
+        requests never builds a batch larger than any single request could)."""
+        limit = self.settings.appends_in_flight
+        return (
+            limit is None
+            or len(self._appended_ends) < limit
+            or self._unappended >= MAX_RECORDS_PER_USER_OP
+        )
+
+    def _append_unappended(self) -> None:
+        """Appends every staged record not yet appended (the tail of ``_pending``), as one
+        batch."""
+        count = self._unappended
+        if not count:
+            return
+        tail = self.unappended_records
+        base = tail[0][0]
+        if self._log.next_offset() != base:  # not yet committed, so not caught there
+            # Raft appended a batch of its own (a VotersRecord, say) since these were staged:
+            # their offsets, and whatever was built on them (a broker epoch), are taken. The
+            # requests had no effect; they fail, retriably, and this controller stays active.
+            error = not_controller(self._leader_id)
+            self._drop_from(base, error)
+            raise error
+        self._unappended = 0
+        self._append([record for _, record in tail], base)
+
     def _append(self, records: list[Record], base: int) -> int:
-        """Appends staged records, staged from ``base`` on, as one batch; the offset of the
-        last."""
+        """Appends staged records, already in ``_pending`` from ``base`` on, as one batch;
+        the offset of the last.
+
+        When Raft refuses them, every request whose records were among them fails: the
+        ones parked here with NOT_CONTROLLER or UNKNOWN_SERVER_ERROR, and the caller's with
+        the error raised."""
         try:
             last_offset, raft_future = self._log.append(encode_each(records))
         except NotLeaderError as error:
@@ -598,10 +679,11 @@ class QuorumController:
             raise not_controller(error.leader_id) from None
         except Exception as error:
             log.exception("append of %d records failed", len(records))
-            self._rebuild_latest()
-            raise KafkaError(
+            failure = KafkaError(
                 ErrorCode.UNKNOWN_SERVER_ERROR, f"append failed: {type(error).__name__}: {error}"
-            ) from None
+            )
+            self._drop_from(base, failure)
+            raise failure from None
         if last_offset != base + len(records) - 1:
             # Someone else wrote to the log: the latest image no longer matches it.
             self._resign(self._leader_id)
@@ -611,9 +693,25 @@ class QuorumController:
             )
         epoch = self._epoch
         raft_future.add_done_callback(lambda done: self._on_append_done(done, epoch))
-        self._pending.extend(zip(range(base, base + len(records)), records, strict=True))
+        self._appended_ends.append(last_offset)
         self._last_write_ms = self._clock()
         return last_offset
+
+    def _drop_from(self, offset: int, error: KafkaError) -> None:
+        """Forget the pending records from ``offset`` on (never appended) and fail the
+        replies parked on them."""
+        pending = self._pending
+        while pending and pending[-1][0] >= offset:
+            pending.pop()
+        self._unappended = 0
+        # Out of the purgatory too: the offsets will be handed out again, and the purgatory
+        # releases in offset order.
+        purgatory = self._purgatory
+        while purgatory and purgatory[-1].offset >= offset:
+            waiter = purgatory.pop()
+            if not waiter.future.done():
+                waiter.future.set_exception(error)
+        self._rebuild_latest()
 
     def _on_append_done(self, future: asyncio.Future[int], epoch: int) -> None:
         if future.cancelled():
@@ -631,6 +729,10 @@ class QuorumController:
             if self._active and batch.epoch != self._epoch:
                 # Another leader's batch: this controller's epoch is over, whatever it was told.
                 self._resign(None)
+            if self._unappended and batch.last_offset >= self._first_unappended_offset():
+                # Raft wrote this batch (a VotersRecord, say) at offsets records staged here
+                # were to take: those requests had no effect and fail, retriably.
+                self._drop_from(self._first_unappended_offset(), not_controller(self._leader_id))
             if not batch.is_control:
                 records = self._own_records(batch)
                 if records is None:
@@ -645,7 +747,14 @@ class QuorumController:
             pending = self._pending
             while pending and pending[0][0] <= batch.last_offset:
                 pending.popleft()
+            appended_ends = self._appended_ends
+            while appended_ends and appended_ends[0] <= batch.last_offset:
+                appended_ends.popleft()
             self._release(batch)
+        if self._unappended and self._active and self._room_to_append():
+            # What gathered while earlier appends were in flight goes as one batch now.
+            with contextlib.suppress(KafkaError):  # its requests were failed with the error
+                self._append_unappended()
 
     def _own_records(self, batch: Batch) -> list[Record] | None:
         """The records of ``batch`` as this controller staged them, if it wrote the batch.
@@ -721,6 +830,8 @@ class QuorumController:
         self._leader_id = leader_id
         self._latest = self._committed
         self._pending.clear()
+        self._unappended = 0
+        self._appended_ends.clear()
         self._sessions.clear()
         self._fail_waiters(not_controller(leader_id))
 

@@ -15,11 +15,10 @@ the test harness, the benchmark nodes) does before ``RaftNode.start``.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import ssl
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import grpc
 
@@ -31,11 +30,6 @@ from raftmeta.quorum.peers import SERVER_OPTIONS
 from raftmeta.quorum.raft_service import BrokerIds, RaftService, add_raft_service
 from raftmeta.quorum.stream.server import StreamServer
 from raftmeta.quorum.transport import RaftEndpoint
-from raftmeta.raft.core import QuorumDescription
-from raftmeta.raft.membership import Membership
-from raftmeta.raft.messages import Request, Response
-from raftmeta.raft.voter_change import VoterChangeResult
-from raftmeta.raft.voters import ReplicaKey, Voter
 
 log = logging.getLogger(__name__)
 
@@ -49,106 +43,6 @@ PLAINTEXT_WARNING = (
 Register = Callable[[Any], None]
 """Adds one more service to the ``grpc.aio`` server it is given, before the server starts."""
 
-Host = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
-"""Runs a coroutine on the loop the gRPC server lives on (another thread's) and awaits it."""
-
-
-_T = TypeVar("_T")
-
-
-class _HomeEndpoint:
-    """The node as a gRPC server on another thread's loop sees it: each inbound request is
-    stepped on the node's own loop (its home), which alone may touch the node."""
-
-    def __init__(self, endpoint: RaftEndpoint, home: asyncio.AbstractEventLoop) -> None:
-        self._endpoint = endpoint
-        self._home = home
-
-    @property
-    def node_id(self) -> int:
-        return self._endpoint.node_id
-
-    @property
-    def cluster_id(self) -> str:
-        return self._endpoint.cluster_id
-
-    @property
-    def voter_addresses(self) -> Mapping[int, str]:
-        return self._endpoint.voter_addresses
-
-    def heard_from(self, peer_id: int) -> None:
-        self._home.call_soon_threadsafe(self._endpoint.heard_from, peer_id)
-
-    def submit_request(
-        self,
-        sender: int,
-        request: Request,
-        answer: Callable[[Response | BaseException], None],
-    ) -> Callable[[], None]:
-        # Stepped on the node's loop; the answer comes back to the caller's loop.
-        caller = asyncio.get_running_loop()
-        withdraws: list[Callable[[], None]] = []
-
-        def answer_here(outcome: Response | BaseException) -> None:
-            caller.call_soon_threadsafe(answer, outcome)
-
-        def submit_at_home() -> None:
-            try:
-                withdraws.append(self._endpoint.submit_request(sender, request, answer_here))
-            except Exception as error:  # the node is not running: tell the caller
-                answer_here(error)
-
-        def withdraw() -> None:
-            self._home.call_soon_threadsafe(lambda: [undo() for undo in withdraws])
-
-        self._home.call_soon_threadsafe(submit_at_home)
-        return withdraw
-
-    async def handle_request(self, sender: int, request: Request) -> Response:
-        return await self._at_home(self._endpoint.handle_request(sender, request))
-
-    async def _at_home(self, work: Coroutine[Any, Any, _T]) -> _T:
-        """Runs ``work`` on the node's loop and waits for it from this one."""
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._home))
-
-    @property
-    def membership(self) -> Membership:
-        return self._read_at_home(lambda: self._endpoint.membership)
-
-    async def add_voter(self, voter: Voter, timeout_ms: int) -> VoterChangeResult:
-        return await self._at_home(self._endpoint.add_voter(voter, timeout_ms))
-
-    async def remove_voter(self, key: ReplicaKey, timeout_ms: int) -> VoterChangeResult:
-        return await self._at_home(self._endpoint.remove_voter(key, timeout_ms))
-
-    async def update_voter(self, voter: Voter, timeout_ms: int) -> VoterChangeResult:
-        return await self._at_home(self._endpoint.update_voter(voter, timeout_ms))
-
-    async def upgrade_to_dynamic(
-        self, timeout_ms: int, *, validate_only: bool = False
-    ) -> VoterChangeResult:
-        return await self._at_home(
-            self._endpoint.upgrade_to_dynamic(timeout_ms, validate_only=validate_only)
-        )
-
-    def describe_quorum(self) -> QuorumDescription:
-        return self._read_at_home(self._endpoint.describe_quorum)
-
-    def _read_at_home(self, read: Callable[[], _T]) -> _T:
-        """Calls ``read`` on the node's loop: the core's state may not be walked while it is
-        stepped. Blocking this loop is safe, the node's never waits for it."""
-
-        async def at_home() -> _T:
-            return read()
-
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._home:
-            return read()
-        return asyncio.run_coroutine_threadsafe(at_home(), self._home).result()
-
 
 class RaftServer:
     """A ``grpc.aio`` server for one node's Raft service and the root's own services."""
@@ -161,13 +55,10 @@ class RaftServer:
         credentials: grpc.ServerCredentials | None = None,
         identity: IdentityRule | None = None,
         stream_ssl: ssl.SSLContext | None = None,
-        host: Host | None = None,
         access: AccessControl | None = None,
         broker_ids: BrokerIds | None = None,
     ) -> None:
-        """``host``, when given, runs the gRPC server on another thread's loop (see
-        ``raftmeta.server.serving_thread``); Raft calls it receives are then stepped on the
-        loop that starts this server, the node's. ``credentials`` None serves plaintext;
+        """``credentials`` None serves plaintext;
         ``identity`` is the Raft calls' rule of :mod:`raftmeta.quorum.identity` (off when
         None). ``stream_ssl`` is the TLS context
         of the Raft stream listener, when :meth:`start` is asked to serve one; it must be
@@ -185,7 +76,6 @@ class RaftServer:
         self._credentials = credentials
         self._identity = identity
         self._server: Any = None
-        self._host = host
         self.port: int | None = None
         """The port bound, once :meth:`start` returned."""
 
@@ -215,10 +105,7 @@ class RaftServer:
             await stream.start(*stream_listen)
             self._stream = stream
         try:
-            if self._host is None:
-                return int(await self._start_grpc(self._endpoint, host, port))
-            endpoint = _HomeEndpoint(self._endpoint, asyncio.get_running_loop())
-            return int(await self._host(self._start_grpc(endpoint, host, port)))
+            return int(await self._start_grpc(self._endpoint, host, port))
         except BaseException:
             await self.stop()
             raise
@@ -276,10 +163,7 @@ class RaftServer:
         if stream is not None:
             await stream.stop()
         if server is not None:
-            if self._host is None:
-                await server.stop(grace=None)
-            else:
-                await self._host(server.stop(grace=None))
+            await server.stop(grace=None)
 
 
 async def serve_raft(
@@ -289,7 +173,6 @@ async def serve_raft(
     credentials: grpc.ServerCredentials | None = None,
     identity: IdentityRule | None = None,
     stream_ssl: ssl.SSLContext | None = None,
-    host: Host | None = None,
     access: AccessControl | None = None,
     broker_ids: BrokerIds | None = None,
 ) -> RaftServer:
@@ -309,7 +192,6 @@ async def serve_raft(
         credentials=credentials,
         identity=identity,
         stream_ssl=stream_ssl,
-        host=host,
         access=access,
         broker_ids=broker_ids,
     )

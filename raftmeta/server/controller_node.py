@@ -6,11 +6,6 @@ as records and a restarted node rebuilds it from its latest snapshot plus the lo
 Raft, Admin and BrokerLifecycle services share one gRPC server, which this class owns: the
 node itself owns no socket.
 
-With ``controller.grpc.thread.enable`` two event loops serve a node: the node's own,
-which runs the Raft driver, the Raft stream, the controller and every handler's body, and one
-on a thread of its own for the gRPC server's work (its callbacks, decoding and encoding), so
-that work never queues ahead of a Raft step (raftmeta.server.serving_thread).
-
 Tests and the demo run several of these in one event loop; ``raftmeta serve`` runs one. Ports
 chosen by the OS cannot be named in a ``.properties`` file in advance, so a node can be bound
 first (:meth:`ControllerNode.bind`, which learns its port) and started later with the voters'
@@ -41,7 +36,6 @@ from raftmeta.security.credentials import channel_credentials, server_credential
 from raftmeta.security.listener import controller_listener_tls
 from raftmeta.security.tls import TlsSettings
 from raftmeta.server.kafka import KAFKA_LISTENER
-from raftmeta.server.serving_thread import ServingThread
 from raftmeta.storage.markers import read_bootstrap_features
 from raftmeta.storage.snapshots import SnapshotReader
 
@@ -171,13 +165,6 @@ class ControllerNode:
         self._controller: QuorumController | None = None
         self._metrics: MetricsServer | None = None
         self._server: RaftServer | None = None
-        self._home: asyncio.AbstractEventLoop | None = None
-        """The loop the node, the controller and every handler run on."""
-        self._serving: ServingThread | None = (
-            ServingThread(f"grpc-{self.settings.node_id}")
-            if config.controller_grpc_thread_enable
-            else None
-        )
         self.kafka: KafkaListener | None = None
         """The Kafka-protocol listener, when ``listeners`` names a KAFKA one."""
         self.registrar: ControllerRegistrar | None = None
@@ -215,25 +202,15 @@ class ControllerNode:
         """Open the directory and serve Raft, Admin and BrokerLifecycle on the configured
         port (see :meth:`bind`); does nothing once listening."""
         if self._server is None:
-            self._home = asyncio.get_running_loop()
-            serving = self._serving
-            if serving is not None:
-                serving.start()
-            try:
-                self._server = await serve_raft(
-                    self.node,
-                    [self._register_services],
-                    credentials=self._server_credentials,
-                    identity=self.identity,
-                    stream_ssl=self._stream_ssl,
-                    host=None if serving is None else serving.run,
-                    access=self.access,
-                    broker_ids=self._registered_broker_ids,
-                )
-            except BaseException:
-                if serving is not None:
-                    serving.stop()
-                raise
+            self._server = await serve_raft(
+                self.node,
+                [self._register_services],
+                credentials=self._server_credentials,
+                identity=self.identity,
+                stream_ssl=self._stream_ssl,
+                access=self.access,
+                broker_ids=self._registered_broker_ids,
+            )
         if self.kafka is None:
             from raftmeta.server.kafka.listener import start_kafka_listener
 
@@ -326,8 +303,6 @@ class ControllerNode:
             await self.kafka.stop()
         if self._server is not None:
             await self._server.stop()  # after the node, which answers UNAVAILABLE till then
-        if self._serving is not None:
-            self._serving.stop()
         if self._metrics is not None:
             self._metrics.close()
             self._metrics = None
@@ -349,12 +324,6 @@ class ControllerNode:
     @property
     def node_id(self) -> int:
         return self.settings.node_id
-
-    @property
-    def grpc_loop(self) -> asyncio.AbstractEventLoop | None:
-        """The loop the gRPC server runs on while it has a thread of its own
-        (``controller.grpc.thread.enable``); None when it shares the node's loop."""
-        return None if self._serving is None or self._server is None else self._serving.loop
 
     @property
     def port(self) -> int | None:
@@ -391,13 +360,9 @@ class ControllerNode:
         from raftmeta.server.broker_service import BrokerLifecycleService
         from raftmeta.server.service_base import add_service
 
-        home = None if self._serving is None else self._home
-        add_service(
-            server, AdminService(self), admin_pb2.DESCRIPTOR.services_by_name["Admin"], home=home
-        )
+        add_service(server, AdminService(self), admin_pb2.DESCRIPTOR.services_by_name["Admin"])
         add_service(
             server,
             BrokerLifecycleService(self),
             broker_pb2.DESCRIPTOR.services_by_name["BrokerLifecycle"],
-            home=home,
         )

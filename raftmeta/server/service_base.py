@@ -12,9 +12,8 @@ the controller node satisfies it and builds the services, and the services never
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 import grpc
@@ -35,7 +34,6 @@ from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.server import convert
-from raftmeta.server.serving_thread import on_loop
 
 log = logging.getLogger(__name__)
 
@@ -211,28 +209,12 @@ def _refusing_undecodable(
     return run
 
 
-def _at_home(
-    home: asyncio.AbstractEventLoop, behavior: Callable[[Any, Any], Coroutine[Any, Any, Any]]
-) -> Callable[[Any, Any], Awaitable[Any]]:
-    """``behavior`` run on the node's loop, whichever loop the server calls it from."""
-
-    async def run(request: Any, context: Any) -> Any:
-        return await on_loop(home, behavior(request, context))
-
-    return run
-
-
 def add_service(
     server: Any,
     servicer: object,
     service: ServiceDescriptor,
-    *,
-    home: asyncio.AbstractEventLoop | None = None,
 ) -> None:
     """Serves ``servicer``'s unary methods of ``service`` on ``server``.
-
-    With ``home``, the loop the controller and node live on, each handler runs there while
-    the server (decoding, encoding, gRPC's own callbacks) stays on its own thread's loop.
 
     What the generated ``add_*Servicer_to_server`` does, except that a body protobuf cannot
     decode is answered INVALID_ARGUMENT with a one-line reason, where gRPC would answer
@@ -243,8 +225,6 @@ def add_service(
         request_class = GetMessageClass(method.input_type)
         response_class = GetMessageClass(method.output_type)
         behavior = getattr(servicer, method.name)
-        if home is not None:
-            behavior = _at_home(home, behavior)
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
             _refusing_undecodable(method.name, behavior),
             request_deserializer=_lenient(request_class.FromString),

@@ -271,6 +271,7 @@ def test_config_error_exit_code_is_the_cli_usage_status() -> None:
         ("controller.quorum.fetch.timeout.ms", "-5", "must be at least 1"),
         ("controller.quorum.election.backoff.max.ms", "0", "must be at least 1"),
         ("controller.quorum.append.linger.ms", "-1", "must be at least 0"),
+        ("controller.append.max.in.flight", "-1", "must be at least 0"),
         ("controller.quorum.request.timeout.ms", "0", "must be at least 1"),
         ("controller.quorum.retry.backoff.ms", "-1", "must be at least 0"),
         ("metadata.log.max.record.bytes.between.snapshots", "0", "must be at least 1"),

@@ -142,6 +142,10 @@ class Harness:
         self.clock = FakeClock()
         self.log = FakeLog()
         self._ids = 0
+        # One batch per request unless a test asks for appends to gather while others are
+        # in flight (test_random_histories, test_append_grouping), so a test can commit
+        # request by request.
+        settings.setdefault("appends_in_flight", None)
         self.controller = QuorumController(
             ControllerSettings(NODE_ID, CLUSTER_ID, **settings),
             self.log,

@@ -115,6 +115,21 @@ def test_settings_from_config() -> None:
     assert settings.broker_session_timeout_ms == 12_000 and settings.num_partitions == 6
     assert settings.unclean_leader_election_enable
     assert settings.metadata_max_idle_interval_ms == 500
+    assert settings.appends_in_flight == 1  # the shipped default: group commit on
+
+
+@pytest.mark.parametrize(("value", "expected"), [(0, None), (3, 3)])
+def test_appends_in_flight_from_config(value: int, expected: int | None) -> None:
+    config = parse_config(
+        {
+            "node.id": 1,
+            "controller.quorum.voters": "1@127.0.0.1:9093",
+            "metadata.log.dir": "/tmp/unused",
+            "controller.append.max.in.flight": value,
+        }
+    )
+    # 0 appends each request's records as it runs: no limit on appends in flight.
+    assert ControllerSettings.from_config(config, "abc").appends_in_flight == expected
 
 
 class _Client:
