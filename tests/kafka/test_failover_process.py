@@ -1,22 +1,27 @@
 """kill -9 of the active controller in the middle of real Kafka client sessions, with real
-``raftmeta serve`` and six ``raftmeta broker`` processes: the clients' next calls, on the same
-client objects, succeed against the new active controller.
+``raftmeta serve`` and six ``raftmeta broker`` processes: what each client's next calls do.
 
 What each client does with the controller it was told of is its own: librdkafka (confluent-kafka)
 asks Metadata again when a connection it was told by closes, which the standbys do once they
 name the new controller, so its very next call succeeds. aiokafka keeps dialing the controller
 node it picked for a call until that call's own deadline, then asks Metadata: its next call may
 spend its timeout, the one after succeeds. kafka-python caches the controller id for the client's
-life and refreshes it only on NOT_CONTROLLER: a call it routed to the killed node fails to
-connect, on this quorum as on a Kafka cluster whose controller broker dies, so here it is told
-of the controller only by DescribeCluster before the kill (which it does not cache)."""
+life and refreshes it only on NOT_CONTROLLER: a client that routed a call to the killed node
+fails fast on every later controller call (the connection is refused, then the node is in
+reconnect backoff), on this quorum as on a Kafka cluster whose controller broker dies, until that
+node answers again: restarted, it is a standby, answers NOT_CONTROLLER, and the client moves.
+No answer from a live controller can reach a client that dials only a dead address, so the test
+pins that the failure is prompt and clear, that a new client object succeeds by its second call
+at the latest, and that the restart heals the old one (README: "Kafka clients after a
+controller failure")."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +31,7 @@ from confluent_kafka import ElectionType, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from kafka.admin import KafkaAdminClient
 from kafka.admin import NewTopic as KpNewTopic
+from kafka.errors import KafkaConnectionError, NodeNotReadyError
 
 from raftmeta.cli.devcluster import DevCluster
 from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
@@ -73,6 +79,29 @@ def create(admin: AdminClient, name: str) -> int:
     except TimeoutError:  # the client's answer did not come in time: its own timeout code
         return int(KafkaError._TIMED_OUT)
     return 0
+
+
+def kp_create(admin: KafkaAdminClient, name: str) -> list[int]:
+    created = admin.create_topics([KpNewTopic(name, 1, 2)])
+    return [topic["error_code"] for topic in created["topics"]]
+
+
+def failure_within(call: Callable[[], object], deadline_s: float) -> BaseException | None:
+    """The exception ``call`` raised, or ``None`` when it returned; a call still running after
+    ``deadline_s`` (a hang) fails the test, without waiting for it."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(call)
+    try:
+        future.result(deadline_s)
+    except TimeoutError:
+        if not future.done():
+            raise AssertionError(f"the call still ran after {deadline_s} s") from None
+        return future.exception()
+    except Exception as error:
+        return error
+    finally:
+        pool.shutdown(wait=False)
+    return None
 
 
 class AioSession:
@@ -137,9 +166,16 @@ def test_clients_carry_on_against_the_new_controller_after_kill_9(tmp_path: Path
         kafka_python = KafkaAdminClient(
             bootstrap_servers=cluster.kafka_bootstrap, request_timeout_ms=10_000
         )
+        # A kafka-python client that sends a controller call before the kill caches the
+        # controller's id for its life.
+        kafka_python_stale = KafkaAdminClient(
+            bootstrap_servers=cluster.kafka_bootstrap, request_timeout_ms=10_000
+        )
+        fresh: KafkaAdminClient | None = None
         aio = AioSession(cluster.kafka_bootstrap)
         try:
             assert kafka_python.describe_cluster()["controller_id"] == first.leader_id
+            assert kp_create(kafka_python_stale, "before-kp") == [0]
             assert aio.create("before-aio") == 0  # aiokafka now knows the controller
 
             cluster.nodes[first.leader_id].kill()
@@ -163,13 +199,59 @@ def test_clients_carry_on_against_the_new_controller_after_kill_9(tmp_path: Path
             created = kafka_python.create_topics([KpNewTopic("after-kp", 1, 2)])
             assert [t["error_code"] for t in created["topics"]] == [0]
 
+            # kafka-python, a client that had sent a controller call to the killed node: each
+            # later controller call fails at once with a connection error (refused, then the
+            # node's reconnect backoff), well within its own timeout, and never hangs.
+            for attempt in range(3):
+                failure = failure_within(
+                    functools.partial(kp_create, kafka_python_stale, f"stale-{attempt}"),
+                    TIMEOUT_S,
+                )
+                assert isinstance(failure, KafkaConnectionError | NodeNotReadyError), failure
+            # What its user does: a new client object. It asks a node it was told of, at random,
+            # for the controller; the controllers list every registered controller, the killed
+            # one too, so a first call may dial it and fail at once; the next call skips that
+            # node (reconnect backoff) and succeeds.
+            fresh = KafkaAdminClient(
+                bootstrap_servers=cluster.kafka_bootstrap, request_timeout_ms=10_000
+            )
+            first_try = failure_within(
+                functools.partial(kp_create, fresh, "after-kp-fresh"), TIMEOUT_S
+            )
+            if first_try is not None:
+                assert isinstance(first_try, KafkaConnectionError), first_try
+                assert kp_create(fresh, "after-kp-fresh") == [0]
+
             # aiokafka: the same client object; a first call that spent its deadline on the
             # killed node may have been carried out anyway (it is asked again by name).
             assert aio.create("after-aio") in (0, -1)
             assert aio.create("after-aio") in (0, ErrorCode.TOPIC_ALREADY_EXISTS)
             assert aio.create("after-aio-2") == 0
+
+            # ...and the old one moves once the dead controller is back: a standby now, it
+            # answers NOT_CONTROLLER, on which kafka-python asks Metadata again. Its reconnect
+            # backoff to that node may still run: a NodeNotReadyError until it ends.
+            cluster.nodes[first.leader_id].start()
+            wait_until(
+                functools.partial(names, cluster, first.leader_id, second.leader_id),
+                f"the restarted controller {first.leader_id} to name {second.leader_id}",
+                DEADLINE_S,
+            )
+            wait_until(
+                lambda: (
+                    failure_within(
+                        functools.partial(kp_create, kafka_python_stale, "stale-healed"), TIMEOUT_S
+                    )
+                    is None
+                ),
+                "the stale kafka-python client to create a topic on the new controller",
+                DEADLINE_S,
+            )
         finally:
             kafka_python.close()
+            kafka_python_stale.close()
+            if fresh is not None:
+                fresh.close()
             aio.close()
     finally:
         cluster.stop()
