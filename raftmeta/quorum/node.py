@@ -430,7 +430,8 @@ class RaftNode:
             core.resign(monotonic_ms())
             self._after_input()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), 2.0)
+                async with asyncio.timeout(2.0):
+                    await self._idle.wait()
             if successor_reachable:
                 await self._linger(epoch, committed)
             if self._calls:
@@ -501,8 +502,11 @@ class RaftNode:
                 log.warning("node %d: no successor committed in time; stopping", self.node_id)
                 return
             self._progress.clear()
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancel of
+            # the stop that lands as progress is made, and this loop would carry on.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._progress.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._progress.wait()
 
     # ------------------------------------------------------------------------ inbound
 
