@@ -191,6 +191,7 @@ class KafkaListener:
         self._context = KafkaContext(
             self.owner, AdminService(self.owner), Endpoint(host, self.advertised_port or self.port)
         )
+        cluster.note_registrations(self._context)
         log.info(
             "node %d: Kafka protocol listener on %s:%d (%s)",
             self.owner.node_id,
@@ -218,6 +219,7 @@ class KafkaListener:
                         await changes()
             else:
                 await changes()
+            cluster.note_registrations(self._context)
             _, named = cluster.controller_nodes(self._context)
             now = loop.time()
             for connection in list(self._connections.values()):
