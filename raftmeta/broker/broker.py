@@ -198,7 +198,8 @@ class Broker:
                     raise BrokerFailure(str(failure))
                 await event.wait()
 
-        await asyncio.wait_for(until(), timeout_s)
+        async with asyncio.timeout(timeout_s):
+            await until()
 
     # --- life cycle ----------------------------------------------------------------------
 
@@ -502,8 +503,11 @@ class Broker:
             self._notify()
 
     async def _pause(self, seconds: float) -> None:
+        # asyncio.timeout, not wait_for: the lifecycle loop pauses here, and on Python 3.11
+        # wait_for can swallow the stop's cancel when a wake-up lands that moment.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
         self._wake.clear()
 
     async def _register(self) -> None:

@@ -125,7 +125,8 @@ def run_admin(
     async def main() -> T:
         async with _client(connection) as client:
             try:
-                return await asyncio.wait_for(work(client), timeout_ms / 1000)
+                async with asyncio.timeout(timeout_ms / 1000):
+                    return await work(client)
             except TimeoutError:
                 raise KafkaError(
                     ErrorCode.REQUEST_TIMED_OUT,

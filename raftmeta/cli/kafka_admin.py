@@ -79,9 +79,8 @@ class KafkaAdmin:
         when the listener cannot be reached or closes the connection."""
         api_key, version = api
         try:
-            return await asyncio.wait_for(
-                self._exchange(address, api_key, version, values), self.request_timeout_s
-            )
+            async with asyncio.timeout(self.request_timeout_s):
+                return await self._exchange(address, api_key, version, values)
         except TimeoutError:
             self._forget(address)
             raise KafkaError(

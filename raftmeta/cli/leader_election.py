@@ -191,6 +191,7 @@ def _elect_over_kafka(request: ElectionRequest) -> Mapping[TopicPartition, BaseE
             return await client.elect_leaders(request.election_type, request.partitions)
 
     async def bounded() -> Mapping[TopicPartition, BaseException | None]:
-        return await asyncio.wait_for(ask(), admin.default_api_timeout_ms / 1000)
+        async with asyncio.timeout(admin.default_api_timeout_ms / 1000):
+            return await ask()
 
     return asyncio.run(bounded())

@@ -131,7 +131,11 @@ def _parse_voters(raw: str) -> Mapping[int, HostPort]:
     return MappingProxyType(dict(sorted(voters.items())))
 
 
-def _parse_listeners(raw: str) -> tuple[Listener, ...]:
+def _parse_listeners(raw: str, *, advertised: bool) -> tuple[Listener, ...]:
+    """``listeners``: where to bind, so an empty host (every interface) and port 0 (any free
+    port) are allowed and no two listeners may bind one port. ``advertised.listeners``, as in
+    Kafka: where clients dial, so a real host (not empty, not a wildcard) and a real port;
+    two may share a port (on different hosts)."""
     listeners: list[Listener] = []
     for entry in _split_list(raw, ","):
         name, scheme, address = entry.partition("://")
@@ -140,29 +144,15 @@ def _parse_listeners(raw: str) -> tuple[Listener, ...]:
         name = name.upper()
         if any(listener.name == name for listener in listeners):
             raise BadValue(f"listener name {name} is used twice")
-        host, port = _parse_host_port(address, allow_empty_host=True, lowest_port=0)
-        if port != 0 and any(listener.port == port for listener in listeners):
-            raise BadValue(f"port {port} is used by more than one listener")
-        listeners.append(Listener(name, host, port))
-    return tuple(listeners)
-
-
-def _parse_advertised_listeners(raw: str) -> tuple[Listener, ...]:
-    """As Kafka's ``advertised.listeners``: a real host to reach (not empty, not a wildcard)
-    and a real port; two listeners may share a port (on different hosts)."""
-    listeners: list[Listener] = []
-    for entry in _split_list(raw, ","):
-        name, scheme, address = entry.partition("://")
-        if not scheme or not _LISTENER_NAME.fullmatch(name):
-            raise BadValue(f"entry '{entry}' is not NAME://host:port")
-        name = name.upper()
-        if any(listener.name == name for listener in listeners):
-            raise BadValue(f"listener name {name} is used twice")
-        host, port = _parse_host_port(address, allow_empty_host=False, lowest_port=1)
-        if host in ("0.0.0.0", "::"):
+        host, port = _parse_host_port(
+            address, allow_empty_host=not advertised, lowest_port=1 if advertised else 0
+        )
+        if advertised and host in ("0.0.0.0", "::"):
             raise BadValue(
                 f"entry '{entry}' advertises a wildcard address, which no client can dial"
             )
+        if not advertised and port != 0 and any(listener.port == port for listener in listeners):
+            raise BadValue(f"port {port} is used by more than one listener")
         listeners.append(Listener(name, host, port))
     return tuple(listeners)
 
@@ -175,8 +165,8 @@ _PARSERS: Final[Mapping[ConfigType, Callable[[str, str], object]]] = {
     ConfigType.LIST: _split_list,
     ConfigType.CLASS: lambda raw, _sep: _parse_class(raw),
     ConfigType.VOTERS: lambda raw, _sep: _parse_voters(raw),
-    ConfigType.LISTENERS: lambda raw, _sep: _parse_listeners(raw),
-    ConfigType.ADVERTISED_LISTENERS: lambda raw, _sep: _parse_advertised_listeners(raw),
+    ConfigType.LISTENERS: lambda raw, _sep: _parse_listeners(raw, advertised=False),
+    ConfigType.ADVERTISED_LISTENERS: lambda raw, _sep: _parse_listeners(raw, advertised=True),
 }
 
 

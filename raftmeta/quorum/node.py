@@ -311,6 +311,9 @@ class RaftNode:
         self._stopping = False
         self._waiters: dict[tuple[int, type[Request]], _Waiter] = {}
         self._calls: set[asyncio.Task[None]] = set()
+        self._refused: dict[int, int] = {}
+        """Peers whose connection refused or closed on this node's last call to them, and
+        when (monotonic ms): see :attr:`refused_peers`."""
         self._applied_offset = 0
         self.fetch_round_trips = FetchRoundTrips(self.node_id, settings.raft.fetch_timeout_ms)
         """This node's fetches to its leader, timed (a slow link is warned of)."""
@@ -430,7 +433,8 @@ class RaftNode:
             core.resign(monotonic_ms())
             self._after_input()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), 2.0)
+                async with asyncio.timeout(2.0):
+                    await self._idle.wait()
             if successor_reachable:
                 await self._linger(epoch, committed)
             if self._calls:
@@ -501,13 +505,25 @@ class RaftNode:
                 log.warning("node %d: no successor committed in time; stopping", self.node_id)
                 return
             self._progress.clear()
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancel of
+            # the stop that lands as progress is made, and this loop would carry on.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._progress.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._progress.wait()
 
     # ------------------------------------------------------------------------ inbound
 
+    @property
+    def refused_peers(self) -> Mapping[int, int]:
+        """The peers whose connection was refused or closed by their end on this node's last
+        call to them (how a killed process looks to the stream transport), with when, in
+        monotonic milliseconds. A peer leaves it by answering a call or making one. A Kafka
+        listener reads it to stop naming a controller that died."""
+        return dict(self._refused)
+
     def heard_from(self, peer_id: int) -> None:
         """A peer just showed it is up: the link to it may stop backing off and reconnect."""
+        self._refused.pop(peer_id, None)
         if self._channel is not None and self.running:
             self._channel.heard_from(peer_id)
 
@@ -549,6 +565,7 @@ class RaftNode:
         """
         if not self.running:
             raise NodeStoppedError(f"node {self.node_id} is not running")
+        self._refused.pop(sender, None)
         if self._channel is not None:
             self._channel.heard_from(sender)
         key = (sender, type(request))
@@ -830,6 +847,9 @@ class RaftNode:
             response = await channel.call(destination, request)
         except PeerDownError:
             response, peer_down = None, True
+            self._refused[destination] = monotonic_ms()
+        if response is not None:
+            self._refused.pop(destination, None)
         if isinstance(request, FetchRequest) and isinstance(response, FetchResponse):
             self.fetch_round_trips.observe(monotonic_ms() - sent_ms, request, response)
         if response is not None:

@@ -33,11 +33,10 @@ from pathlib import Path
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import KafkaError
 from raftmeta.quorum import collector
-from raftmeta.quorum.node import RaftNode, monotonic_ms
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.roles import Role
 from raftmeta.records import ConfigRecord, ConfigResourceType
-from raftmeta.server.controller_node import Changes, ControllerNode
+from raftmeta.server.controller_node import ControllerNode
 from raftmeta.storage.errors import StorageError
 
 log = logging.getLogger("raftmeta.serve")
@@ -160,41 +159,12 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
         failure = node.failure
         if failure is None:
             log.info("node %d stopping", settings.node_id)
-            await _hand_over(node, changes)
+        # A graceful stop of the leader resigns and stays to vote and fetch until a successor
+        # leads and has committed (RaftNode.stop), so the handover takes round trips.
         await member.stop(graceful=failure is None)
     if failure is not None:
         raise ServeError(f"node {settings.node_id} stopped after a fatal error: {failure}")
     log.info("node %d stopped", settings.node_id)
-
-
-async def _hand_over(node: RaftNode, changes: Changes) -> None:
-    """If this node leads, resign and keep answering until a successor leads.
-
-    ``RaftNode.stop`` resigns too, but stops serving as soon as its EndQuorumEpoch calls are
-    answered; the successor's (pre-)vote request can arrive just after that, and without this
-    node's vote a three-voter quorum may have to wait out a fetch timeout. Staying reachable a
-    few round trips longer makes the planned failover take milliseconds.
-    """
-    core = node.core
-    if core.role is not Role.LEADER:
-        return
-    epoch = core.epoch
-    core.resign(monotonic_ms())
-    node.wake()
-    deadline_s = node.settings.raft.fetch_timeout_ms * 2 / 1000
-
-    async def successor_known() -> None:
-        while not (node.core.epoch > epoch and node.core.leader_id not in (None, node.node_id)):
-            if node.failure is not None:
-                return
-            await changes.wait()
-
-    try:
-        await asyncio.wait_for(successor_known(), deadline_s)
-    except TimeoutError:
-        log.warning("node %d: no successor within %g s; stopping anyway", node.node_id, deadline_s)
-    else:
-        log.info("node %d handed over to node %s", node.node_id, node.core.leader_id)
 
 
 class _AckLog:

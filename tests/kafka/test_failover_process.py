@@ -1,22 +1,25 @@
 """kill -9 of the active controller in the middle of real Kafka client sessions, with real
-``raftmeta serve`` and six ``raftmeta broker`` processes: the clients' next calls, on the same
-client objects, succeed against the new active controller.
+``raftmeta serve`` and six ``raftmeta broker`` processes: what each client's next calls do.
 
 What each client does with the controller it was told of is its own: librdkafka (confluent-kafka)
 asks Metadata again when a connection it was told by closes, which the standbys do once they
 name the new controller, so its very next call succeeds. aiokafka keeps dialing the controller
 node it picked for a call until that call's own deadline, then asks Metadata: its next call may
 spend its timeout, the one after succeeds. kafka-python caches the controller id for the client's
-life and refreshes it only on NOT_CONTROLLER: a call it routed to the killed node fails to
-connect, on this quorum as on a Kafka cluster whose controller broker dies, so here it is told
-of the controller only by DescribeCluster before the kill (which it does not cache)."""
+life and refreshes it only on NOT_CONTROLLER, which a dead node never sends: a client that routed
+a call to the killed node fails on every later controller call, on this quorum as on a Kafka
+cluster whose controller broker dies. No answer from a live controller reaches a client that
+dials only a dead address, so the test pins that those failures are prompt and clear, never a
+hang, and that new kafka-python clients succeed at once, since the survivors' Metadata no longer
+names the controller they saw die (README: "Kafka clients after a controller failure")."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +29,21 @@ from confluent_kafka import ElectionType, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from kafka.admin import KafkaAdminClient
 from kafka.admin import NewTopic as KpNewTopic
+from kafka.errors import KafkaConnectionError, NodeNotReadyError, UnknownBrokerIdError
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from raftmeta.cli.devcluster import DevCluster
 from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
 from raftmeta.errors import ErrorCode
+from tests.kafka.test_wire import connect, read_response, request
 from tests.process.helpers import DEADLINE_S, free_base_port
 from tests.support.waiting import wait_until
 
 TIMEOUT_S = 30.0
 BROKERS = 6
+FRESH_CLIENTS = 4
+"""New kafka-python clients after the kill: each first call would fail half the time were the
+killed controller still named, so all four pass by chance one time in sixteen."""
 
 
 def leader(cluster: DevCluster, newer_than: int = -1) -> QuorumInfo:
@@ -73,6 +82,38 @@ def create(admin: AdminClient, name: str) -> int:
     except TimeoutError:  # the client's answer did not come in time: its own timeout code
         return int(KafkaError._TIMED_OUT)
     return 0
+
+
+def metadata_brokers(address: str) -> set[int]:
+    """The node ids a Metadata answer from ``address`` names."""
+    with connect(address) as sock:
+        sock.sendall(request(MetadataRequest[12](topics=[]), 1))
+        payload = read_response(sock)
+    assert payload is not None
+    return {broker.node_id for broker in MetadataResponse.decode(payload, 12, header=True).brokers}
+
+
+def kp_create(admin: KafkaAdminClient, name: str) -> list[int]:
+    created = admin.create_topics([KpNewTopic(name, 1, 2)])
+    return [topic["error_code"] for topic in created["topics"]]
+
+
+def failure_within(call: Callable[[], object], deadline_s: float) -> BaseException | None:
+    """The exception ``call`` raised, or ``None`` when it returned; a call still running after
+    ``deadline_s`` (a hang) fails the test, without waiting for it."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(call)
+    try:
+        future.result(deadline_s)
+    except TimeoutError:
+        if not future.done():
+            raise AssertionError(f"the call still ran after {deadline_s} s") from None
+        return future.exception()
+    except Exception as error:
+        return error
+    finally:
+        pool.shutdown(wait=False)
+    return None
 
 
 class AioSession:
@@ -137,9 +178,16 @@ def test_clients_carry_on_against_the_new_controller_after_kill_9(tmp_path: Path
         kafka_python = KafkaAdminClient(
             bootstrap_servers=cluster.kafka_bootstrap, request_timeout_ms=10_000
         )
+        # A kafka-python client that sends a controller call before the kill caches the
+        # controller's id for its life.
+        kafka_python_stale = KafkaAdminClient(
+            bootstrap_servers=cluster.kafka_bootstrap, request_timeout_ms=10_000
+        )
+        fresh: KafkaAdminClient | None = None
         aio = AioSession(cluster.kafka_bootstrap)
         try:
             assert kafka_python.describe_cluster()["controller_id"] == first.leader_id
+            assert kp_create(kafka_python_stale, "before-kp") == [0]
             assert aio.create("before-aio") == 0  # aiokafka now knows the controller
 
             cluster.nodes[first.leader_id].kill()
@@ -163,13 +211,56 @@ def test_clients_carry_on_against_the_new_controller_after_kill_9(tmp_path: Path
             created = kafka_python.create_topics([KpNewTopic("after-kp", 1, 2)])
             assert [t["error_code"] for t in created["topics"]] == [0]
 
+            # kafka-python, a client that had sent a controller call to the killed node: each
+            # later controller call fails at once with a connection error (refused, then the
+            # node's reconnect backoff), well within its own timeout, and never hangs.
+            for attempt in range(3):
+                failure = failure_within(
+                    functools.partial(kp_create, kafka_python_stale, f"stale-{attempt}"),
+                    TIMEOUT_S,
+                )
+                assert isinstance(
+                    failure, KafkaConnectionError | NodeNotReadyError | UnknownBrokerIdError
+                ), failure
+            # What its user does: a new client object, whose first call succeeds. It asks a
+            # node of its last Metadata answer, picked at random, for the controller, and the
+            # controllers stop naming in Metadata the one they saw die; when they named it, half
+            # of such first calls dialed it and failed.
+            for node_id in cluster.nodes:
+                if node_id != first.leader_id:
+                    named = metadata_brokers(f"127.0.0.1:{cluster.kafka_ports[node_id]}")
+                    assert first.leader_id not in named and second.leader_id in named, named
+            for attempt in range(FRESH_CLIENTS):
+                fresh = KafkaAdminClient(
+                    bootstrap_servers=cluster.kafka_bootstrap, request_timeout_ms=10_000
+                )
+                assert kp_create(fresh, f"after-kp-fresh-{attempt}") == [0]
+                fresh.close()
+                fresh = None
+
             # aiokafka: the same client object; a first call that spent its deadline on the
             # killed node may have been carried out anyway (it is asked again by name).
             assert aio.create("after-aio") in (0, -1)
             assert aio.create("after-aio") in (0, ErrorCode.TOPIC_ALREADY_EXISTS)
             assert aio.create("after-aio-2") == 0
+
+            # Restarted, the controller registers a new incarnation and is named again.
+            cluster.nodes[first.leader_id].start()
+            survivors = [
+                f"127.0.0.1:{port}"
+                for node_id, port in cluster.kafka_ports.items()
+                if node_id != first.leader_id
+            ]
+            wait_until(
+                lambda: all(first.leader_id in metadata_brokers(a) for a in survivors),
+                f"the survivors to name the restarted controller {first.leader_id} again",
+                DEADLINE_S,
+            )
         finally:
             kafka_python.close()
+            kafka_python_stale.close()
+            if fresh is not None:
+                fresh.close()
             aio.close()
     finally:
         cluster.stop()

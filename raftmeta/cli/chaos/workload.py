@@ -109,7 +109,8 @@ class Workload:
                 [NewTopic(topic, num_partitions=1, replication_factor=1)],
                 request_timeout=REQUEST_TIMEOUT_MS / 1000,
             )
-            await asyncio.wait_for(futures[topic], REQUEST_TIMEOUT_MS / 1000 + 2)
+            async with asyncio.timeout(REQUEST_TIMEOUT_MS / 1000 + 2):
+                await futures[topic]
         except Exception as failure:  # every failure is an outcome to record, not a crash
             outcome, error = classify(failure)
             # A definite refusal repeats at once while its cause lasts (e.g. no broker is

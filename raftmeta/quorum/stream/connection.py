@@ -62,16 +62,16 @@ class StreamConnection:
         """Connect (and with ``ssl_context`` complete the TLS handshake, checking the
         server's certificate against ``host``) within ``timeout_s``; raises ``OSError``
         (``ConnectionError``), ``ssl.SSLError`` or ``TimeoutError``."""
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(
+        # asyncio.timeout, not wait_for: a link keeper's loop connects here, and on Python
+        # 3.11 wait_for can swallow the close's cancel when the connection opens that moment.
+        async with asyncio.timeout(timeout_s):
+            reader, writer = await asyncio.open_connection(
                 host,
                 port,
                 ssl=ssl_context,
                 server_hostname=host if ssl_context is not None else None,
                 limit=2**20,
-            ),
-            timeout_s,
-        )
+            )
         sock = writer.get_extra_info("socket")
         if sock is not None:
             # Small frames go out at once; Nagle's delay would sit on every commit.

@@ -8,6 +8,17 @@ standby finds the active controller and sends its admin calls there, and moves o
 leadership does. A Kafka client dials every node these answers name, and raftmeta's brokers do
 not speak Kafka's protocol, so brokers appear only as partition leaders, replicas and ISR.
 
+Metadata leaves out a controller this node saw die, as a Kafka broker's Metadata names only
+live brokers: kafka-python and aiokafka send their next Metadata, and kafka-python its
+controller lookup, to a node of the last answer picked at random, and a dead controller stays
+registered, so with a killed controller named, half of the new kafka-python admin clients
+failed their first call. "Saw die": this node's last Raft call to it found the connection
+refused or closed by its end (how a killed process looks) after its current registration was
+first seen here; a restarted controller registers a new incarnation and is named again, and
+one that answers or calls this node again is named at once. Only that evidence counts, so a
+controller is never left out on a guess (nor the active one, nor this one), and DescribeCluster
+keeps naming every registered controller, as Kafka's controllers do.
+
 Metadata's topics are read through the Admin service on the active controller, waiting as the
 gRPC reads do for its pending records to commit, so a client sees its own writes; a standby
 answers them from its own committed image (with the same ACL checks), as a Kafka broker
@@ -19,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum.node import monotonic_ms
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.server.kafka import KAFKA_LISTENER, codec
 from raftmeta.server.kafka.context import Fields, KafkaContext, header_error
@@ -55,6 +67,34 @@ def controller_nodes(context: KafkaContext) -> tuple[list[Fields], int]:
     leader_id = controller.leader_id
     active = leader_id if leader_id is not None and leader_id in nodes else -1
     return [nodes[node_id] for node_id in sorted(nodes)], active
+
+
+def note_registrations(context: KafkaContext) -> None:
+    """Remember when each controller's current registration was first seen here: a refusal
+    after that time means that incarnation died; a new one (a restart) revives it."""
+    controller = context.owner.maybe_controller
+    if controller is None:
+        return
+    seen = context.registrations_seen
+    now_ms = monotonic_ms()
+    for controller_id, registration in controller.committed_image.controllers.items():
+        incarnation = bytes(registration.incarnation_id)
+        if controller_id not in seen or seen[controller_id][0] != incarnation:
+            seen[controller_id] = (incarnation, now_ms)
+
+
+def metadata_nodes(context: KafkaContext) -> tuple[list[Fields], int]:
+    """:func:`controller_nodes` less the controllers this node saw die since they registered
+    (see the module's docstring)."""
+    nodes, active = controller_nodes(context)
+    note_registrations(context)
+    seen = context.registrations_seen
+    dead = {
+        peer
+        for peer, refused_ms in context.owner.node.refused_peers.items()
+        if peer in seen and refused_ms > seen[peer][1]
+    } - {active, context.owner.node_id}
+    return [node for node in nodes if node["node_id"] not in dead], active
 
 
 def _partition(partition: apb.PartitionDescription, live: set[int]) -> Fields:
@@ -111,7 +151,7 @@ async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
     its metadata cache."""
     names = [topic.name for topic in request.topics or ()]
     all_topics = request.topics is None or (version == 0 and not names)
-    nodes, active = controller_nodes(context)
+    nodes, active = metadata_nodes(context)
     read = await read_topics(
         context, apb.DescribeTopicsRequest(topic_names=names, all_topics=all_topics)
     )

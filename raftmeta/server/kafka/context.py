@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from raftmeta.errors import ErrorCode
@@ -35,6 +35,9 @@ class KafkaContext:
     call: CallCredentials | None = None
     """Who the connection authenticated as, in the shape the Admin service reads a gRPC
     caller from (``None``: nobody, so the anonymous principal)."""
+    registrations_seen: dict[int, tuple[bytes, int]] = field(default_factory=dict)
+    """Each controller's registration incarnation and when (monotonic ms) this listener first
+    saw it, shared by the listener's connections (see ``cluster.metadata_nodes``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -176,8 +176,11 @@ class KafkaListener:
         self._context: KafkaContext | None = None
         self._changes = changes
         self._watcher: asyncio.Task[None] | None = None
+        self._stopping = False
+        """Set by :meth:`stop`: a connection that registers from then on closes itself."""
 
     async def start(self) -> None:
+        self._stopping = False
         self._server = await asyncio.start_server(
             self._serve, self.host or None, self.port, ssl=self.ssl_context
         )
@@ -188,6 +191,7 @@ class KafkaListener:
         self._context = KafkaContext(
             self.owner, AdminService(self.owner), Endpoint(host, self.advertised_port or self.port)
         )
+        cluster.note_registrations(self._context)
         log.info(
             "node %d: Kafka protocol listener on %s:%d (%s)",
             self.owner.node_id,
@@ -215,6 +219,7 @@ class KafkaListener:
                         await changes()
             else:
                 await changes()
+            cluster.note_registrations(self._context)
             _, named = cluster.controller_nodes(self._context)
             now = loop.time()
             for connection in list(self._connections.values()):
@@ -243,9 +248,17 @@ class KafkaListener:
         return f"{self._context.endpoint.host}:{self._context.endpoint.port}"
 
     async def stop(self) -> None:
+        """Stop accepting, abort every connection once, and wait at most ``STOP_WAIT_S`` for
+        their tasks and the server to close.
+
+        A connection accepted just before the server closed may not have registered yet (its
+        task has not run); it finds the listener stopped when it does and aborts itself (see
+        :meth:`_serve`), so no second sweep is needed for it.
+        """
         server, self._server = self._server, None
         if server is None:
             return
+        self._stopping = True
         if self._watcher is not None:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -254,18 +267,14 @@ class KafkaListener:
         server.close()
         for connection in list(self._connections.values()):
             connection.writer.transport.abort()  # each connection's reader ends; its answers finish
-        if self._connections:
-            _, late = await asyncio.wait(list(self._connections), timeout=STOP_WAIT_S)
-            for task in late:
-                task.cancel()
-        # A client that connected as the listener closed (librdkafka reconnects at once to a
-        # connection closed for naming an old controller) registers after the aborts above;
-        # its open transport would hold wait_closed forever.
-        for connection in list(self._connections.values()):
-            connection.writer.transport.abort()
         try:
-            await asyncio.wait_for(server.wait_closed(), STOP_WAIT_S)
+            async with asyncio.timeout(STOP_WAIT_S):
+                if self._connections:
+                    await asyncio.wait(list(self._connections))
+                await server.wait_closed()
         except TimeoutError:
+            for task in list(self._connections):
+                task.cancel()
             log.warning(
                 "node %d: the Kafka listener closed with connections still open",
                 self.owner.node_id,
@@ -274,6 +283,11 @@ class KafkaListener:
     # ------------------------------------------------------------------------ connections
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._stopping:
+            # Accepted as the listener stopped, and registered only now: stop's sweep has
+            # passed, so this connection closes itself.
+            writer.transport.abort()
+            return
         task = asyncio.current_task()
         assert task is not None
         peer = writer.get_extra_info("peername")
