@@ -397,13 +397,15 @@ def _log_batches_from(source: Source, start_offset: int) -> Iterator[Batch]:
 
 
 def load_image(
-    source: Source, *, with_partitions: bool = True
+    source: Source, *, with_partitions: bool = True, end_offset: int | None = None
 ) -> tuple[MetadataImage, dict[bytes, int] | None]:
     """The cluster's state: the latest snapshot plus the log after it.
 
     ``with_partitions=False`` leaves partitions out when there is no log to replay on top,
     which makes reading the brokers or topics of a million-partition snapshot cheap; the
     partition count of each topic id is then returned alongside (else ``None``).
+    ``end_offset`` stops the replay before the first batch at or past it (a log's tail may
+    hold records that were never committed; a snapshot past it is still read whole).
     """
     image = MetadataImage()
     start = 0
@@ -415,6 +417,8 @@ def load_image(
             counts = collections.Counter()
         image = MetadataImage.from_records(_snapshot_records(source.snapshot, counts), start - 1)
     for batch in _log_batches_from(source, start):
+        if end_offset is not None and batch.base_offset >= end_offset:
+            break
         _apply_batch(image, batch, start)
     return image, counts
 

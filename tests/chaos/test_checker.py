@@ -3,13 +3,19 @@ divergent logs and divergent images, and lets an unknown outcome go either way."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from raftmeta.admin.types import KafkaException
-from raftmeta.cli.chaos.checker import NodeFiles, compare_images, compare_logs, tally
+from raftmeta.cli.chaos.checker import NodeFiles, compare_images, compare_logs, judge, tally
 from raftmeta.cli.chaos.history import Operation, Outcome
 from raftmeta.cli.chaos.workload import classify
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage
-from raftmeta.records import TopicRecord
+from raftmeta.raft.batch import make_batch
+from raftmeta.records import TopicRecord, encode_each
+from raftmeta.storage.data_dir import MetadataDir
+
+CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 
 
 def op(topic: str, outcome: Outcome) -> Operation:
@@ -73,3 +79,33 @@ def test_errors_are_classified_by_what_they_say_about_the_write() -> None:
     assert classify(KafkaException(ErrorCode.REQUEST_TIMED_OUT))[0] is Outcome.UNKNOWN
     assert classify(KafkaException(ErrorCode.INVALID_REPLICATION_FACTOR))[0] is Outcome.FAILED
     assert classify(TimeoutError("deadline"))[0] is Outcome.UNKNOWN
+
+
+def _controller_dir(root: Path, node_id: int, tail_topic: str) -> Path:
+    """A controller's directory whose log holds topic "shared" at offset 0, then its own
+    ``tail_topic`` at offset 1 (as after a stop that let each node append its own tail)."""
+    path = root / f"node-{node_id}"
+    MetadataDir.format(path, node_id, CLUSTER)
+    with MetadataDir.open(path, node_id) as directory:
+        directory.log.append(
+            [
+                make_batch(0, 1, encode_each([TopicRecord(name="shared", topic_id=b"\x01" * 16)])),
+                make_batch(
+                    1, node_id, encode_each([TopicRecord(name=tail_topic, topic_id=b"\x02" * 16)])
+                ),
+            ]
+        )
+        directory.log.flush()
+    return path
+
+
+def test_only_the_prefix_committed_when_the_voters_converged_must_agree(tmp_path: Path) -> None:
+    controllers = {
+        "controller 1": _controller_dir(tmp_path, 1, "tail-of-1"),
+        "controller 2": _controller_dir(tmp_path, 2, "tail-of-2"),
+    }
+    above = judge([], controllers, {}, converged_at=1)
+    assert above.violations == []
+    whole = judge([], controllers, {}, converged_at=2)
+    assert any("different batches at offset 1" in line for line in whole.violations)
+    assert any("different images at offset 1" in line for line in whole.violations)

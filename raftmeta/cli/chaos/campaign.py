@@ -129,7 +129,7 @@ async def run_campaign(plan: Plan, progress: Callable[[str], None]) -> Result:
     workload = Workload(cluster.bootstrap_servers, plan.workers, clock, f"chaos{plan.seed}")
     faults: list[FaultRecord] = []
     heal_failure: str | None = None
-    converged = False
+    converged_at: int | None = None
     try:
         await injector.healed()
         await workload.ready(HEAL_DEADLINE_S)
@@ -147,8 +147,7 @@ async def run_campaign(plan: Plan, progress: Callable[[str], None]) -> Result:
                 "acknowledged so far"
             )
         await workload.stop()
-        await injector.converged()
-        converged = True
+        converged_at = await injector.converged()
     except HealError as error:
         heal_failure = str(error)
         progress(f"the cluster did not heal: {error}")
@@ -165,7 +164,7 @@ async def run_campaign(plan: Plan, progress: Callable[[str], None]) -> Result:
             f"broker {broker_id}": cluster.broker_dir(broker_id) / STATUS_FILE
             for broker_id in cluster.brokers
         },
-        converged=converged,
+        converged_at=converged_at,
     )
     return Result(
         faults,

@@ -52,13 +52,20 @@ class NodeFiles:
     image: MetadataImage
 
 
-def read_controller(name: str, data_dir: Path) -> NodeFiles:
+def read_controller(name: str, data_dir: Path, committed_end: int | None = None) -> NodeFiles:
+    """A controller's batches and image; with ``committed_end``, only what lies below it.
+
+    A graceful stop still moves leadership, and a leader elected then appends (its epoch's
+    first record, the fencing of brokers that stopped): such tails need not have committed,
+    and each node may hold a different one. Only the prefix known committed must agree."""
     batches: dict[int, tuple[int, int, str]] = {}
     for segment in sorted((data_dir / METADATA_PARTITION_DIR).glob("*.log")):
         for batch in scan_batches(segment.read_bytes()).batches:
+            if committed_end is not None and batch.base_offset >= committed_end:
+                continue
             digest = hashlib.blake2b(batch.payload, digest_size=16).hexdigest()
             batches[batch.base_offset] = (batch.epoch, batch.record_count, digest)
-    image, _ = load_image(discover(data_dir)[0])
+    image, _ = load_image(discover(data_dir)[0], end_offset=committed_end)
     return NodeFiles(name, batches, image)
 
 
@@ -105,20 +112,24 @@ def judge(
     controllers: Mapping[str, Path],
     broker_status_files: Mapping[str, Path],
     *,
-    converged: bool,
+    converged_at: int | None,
 ) -> Verdict:
-    """Check ``operations`` against the stopped nodes' files. ``converged``: every voter held
-    the leader's whole, committed log when they stopped, so their logs must be identical;
-    otherwise a voter may keep an uncommitted tail of an old epoch, and logs are not compared."""
+    """Check ``operations`` against the stopped nodes' files. ``converged_at``: the offset
+    below which every voter held the leader's whole, committed log once writing stopped, so
+    their logs and images must be identical below it; None when they never converged (a
+    voter may keep an uncommitted tail of an old epoch), and logs are not compared."""
     nodes = [read_controller(name, path) for name, path in controllers.items()]
     status = {name: read_status(path) for name, path in broker_status_files.items()}
     # The image with the most applied is the one every acknowledged write must be in.
     newest = max(nodes, key=lambda node: node.image.offset).image
     verdict = tally(operations, {topic.name for topic in newest.topics.values()})
     verdict.end_offset = newest.offset
-    if converged:
-        verdict.violations += compare_logs(nodes)
-        verdict.violations += compare_images(nodes, status)
+    if converged_at is not None:
+        committed = [
+            read_controller(name, path, converged_at) for name, path in controllers.items()
+        ]
+        verdict.violations += compare_logs(committed)
+        verdict.violations += compare_images(committed, status)
     return verdict
 
 

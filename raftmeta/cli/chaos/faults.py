@@ -133,9 +133,9 @@ class Injector:
 
         await self._until(caught_up, f"every voter at offset {target} or later")
 
-    async def converged(self) -> None:
+    async def converged(self) -> int:
         """The leader's whole log committed and held by every voter: nothing is in flight,
-        so the nodes' files can be compared once they stop."""
+        so the nodes' files can be compared below the offset returned (the log end then)."""
 
         async def settled() -> QuorumInfo | None:
             info = await self.describe()
@@ -146,7 +146,8 @@ class Injector:
             same = all(voter.log_end_offset == end for voter in info.voters)
             return info if same and info.high_watermark == end else None
 
-        await self._until(settled, "every voter holding the whole, committed log")
+        info = await self._until(settled, "every voter holding the whole, committed log")
+        return info.high_watermark
 
     async def inject(self, kind: str) -> FaultRecord:
         action: dict[str, Callable[[], Awaitable[FaultRecord]]] = {
