@@ -75,6 +75,9 @@ SnapshotWork = Callable[[], Iterable[bytes]]
 """Serializes a state captured earlier. It runs on a worker thread while the node goes on
 committing, so it must read nothing that later commits change."""
 
+SnapshotInstall = Callable[[], None]
+"""The on-loop half of loading a snapshot: puts in place a state prepared on a worker thread."""
+
 
 RESPONSE_TO_REQUEST: dict[type[Response], type[Request]] = {
     VoteResponse: VoteRequest,
@@ -138,7 +141,14 @@ def monotonic_ms() -> int:
 class Application(Protocol):
     """What the node tells the layer above it; ``RaftClient`` is the usual one."""
 
-    def load_snapshot(self, reader: SnapshotReader) -> None: ...
+    def prepare_snapshot(self, reader: SnapshotReader) -> SnapshotInstall:
+        """Builds the state ``reader`` holds, on a worker thread, and returns what installs it;
+        the node calls that on the event loop before it hands over anything after the snapshot.
+
+        While this runs the node's driver waits for it, so no other call of this protocol
+        comes in meanwhile: the build may read the application's state, which only those calls
+        change, but must not change it (the loop may be reading it)."""
+        ...
 
     def commit(self, batches: Sequence[Batch]) -> None: ...
 
@@ -153,8 +163,8 @@ class Application(Protocol):
 
 
 class _NoApplication:
-    def load_snapshot(self, reader: SnapshotReader) -> None:
-        pass
+    def prepare_snapshot(self, reader: SnapshotReader) -> SnapshotInstall:
+        return _nothing_to_install
 
     def commit(self, batches: Sequence[Batch]) -> None:
         pass
@@ -167,6 +177,10 @@ class _NoApplication:
 
     def snapshot_due(self) -> SnapshotWork | None:
         return None
+
+
+def _nothing_to_install() -> None:
+    pass
 
 
 class _LeadershipLog:
@@ -404,8 +418,7 @@ class RaftNode:
         self._applied_offset = core.log.start_offset
         self.written_offset = core.log.end_offset
         if latest is not None:
-            reader = await asyncio.to_thread(disk.directory.read_snapshot, latest)
-            self._app.load_snapshot(reader)
+            await self._load_snapshot(disk, latest)
         self._voter_addresses = addresses
         self._channel = self._connect(
             self.node_id,
@@ -736,8 +749,7 @@ class RaftNode:
         self._send(ready.messages_after_persist)
         app = self._app
         if ready.loaded_snapshot is not None:
-            reader = await asyncio.to_thread(disk.directory.read_snapshot, ready.loaded_snapshot)
-            app.load_snapshot(reader)
+            await self._load_snapshot(disk, ready.loaded_snapshot)
             self._applied_offset = ready.loaded_snapshot.end_offset
         if ready.committed:
             app.commit(ready.committed)
@@ -749,6 +761,25 @@ class RaftNode:
         self._voters_progressed(core)
         self._progress.set()
         self._maybe_snapshot(core, disk)
+
+    async def _load_snapshot(self, disk: NodeDisk, snapshot_id: SnapshotId) -> None:
+        """Read, decode and build the snapshot's state on a worker thread, then install it here.
+
+        A large snapshot (hundreds of thousands of records) takes seconds to decode and build;
+        on the loop that held every fetch and vote answer for as long, and followers timed out
+        on their leader. The build is pure Python, so the worker and the loop share the
+        interpreter, but the loop takes it back every switch interval (5 ms) and keeps
+        answering. The driver waits here like it waits for a write: the core's contract (the
+        load completes before ``advance``) holds, and inputs that arrive meanwhile queue up
+        for the core as they do during any other wait.
+        """
+        app = self._app
+
+        def prepare() -> SnapshotInstall:
+            return app.prepare_snapshot(disk.directory.read_snapshot(snapshot_id))
+
+        install = await asyncio.to_thread(prepare)
+        install()
 
     def _log_rejected(self, ready: Ready) -> None:
         """One line per peer message the core refused, within each sender's budget."""
