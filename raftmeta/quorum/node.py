@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import gc
 import logging
 import random
 import time
@@ -181,6 +182,36 @@ class _NoApplication:
 
 def _nothing_to_install() -> None:
     pass
+
+
+def build_snapshot_state(prepare: Callable[[], SnapshotInstall]) -> SnapshotInstall:
+    """Runs ``prepare`` (on a worker thread) with the cyclic collector paused, then moves what
+    it built out of the collector's young generation in one step.
+
+    Otherwise the new state (millions of objects for a large image) would sit in generation 0
+    (the image's own load pauses the collector too), and the first allocation after would
+    walk it all in one young collection: 0.23 s for 200k partitions, holding the interpreter,
+    so the event loop as well, for all of it. ``gc.freeze`` moves every tracked object out of
+    sight at once; a process that keeps its loaded state frozen (``raftmeta.quorum.collector``)
+    keeps the new state frozen too (the replaced one is still freed by reference counts), and
+    any other process has it moved back at once into the oldest generation, where it would
+    have ended up after a few young collections (full collections walk it as before).
+
+    The collector's switch is process-wide: while a build runs, no thread collects, as during
+    any image load. Two builds at once leave it as they found it, at worst collecting the
+    rest of the later one as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return prepare()
+    finally:
+        keeps_state_frozen = gc.get_freeze_count() > 0
+        gc.freeze()
+        if not keeps_state_frozen:
+            gc.unfreeze()
+        if was_enabled:
+            gc.enable()
 
 
 class _LeadershipLog:
@@ -774,11 +805,10 @@ class RaftNode:
         for the core as they do during any other wait.
         """
         app = self._app
-
-        def prepare() -> SnapshotInstall:
-            return app.prepare_snapshot(disk.directory.read_snapshot(snapshot_id))
-
-        install = await asyncio.to_thread(prepare)
+        install = await asyncio.to_thread(
+            build_snapshot_state,
+            lambda: app.prepare_snapshot(disk.directory.read_snapshot(snapshot_id)),
+        )
         install()
 
     def _log_rejected(self, ready: Ready) -> None:

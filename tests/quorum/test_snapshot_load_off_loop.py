@@ -8,13 +8,15 @@ restarted node loading its own, went silent for seconds."""
 from __future__ import annotations
 
 import asyncio
+import gc
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from raftmeta.quorum.client import PreparingListener
-from raftmeta.quorum.node import SnapshotInstall
+from raftmeta.quorum.node import SnapshotInstall, build_snapshot_state
 from raftmeta.storage import SnapshotReader
 from tests.quorum import harness
 from tests.quorum.harness import NodeCluster
@@ -114,3 +116,55 @@ def test_a_follower_installs_a_large_snapshot_while_its_loop_keeps_turning(
             )
 
     run_scenario(scenario, NodeCluster(tmp_path, max_bytes_between_snapshots=200_000))
+
+
+@dataclass(eq=False)
+class Built:
+    """One object of a built state (tracked by the cyclic collector, as images' objects are)."""
+
+    position: int
+
+
+@pytest.fixture
+def collector_held() -> Iterator[None]:
+    """No collection runs during the test, so objects stay in the generation they were put
+    in; the collector's state is restored after."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def build(count: int, into: list[Built]) -> SnapshotInstall:
+    into.extend(Built(position) for position in range(count))
+    return lambda: None
+
+
+@pytest.mark.usefixtures("collector_held")
+def test_a_built_state_leaves_the_young_generation_so_no_young_collection_walks_it() -> None:
+    """Left in generation 0, the next young collection (on whichever thread allocates next,
+    the event loop's included) would walk every object of the new state at once."""
+    gc.unfreeze()
+    built: list[Built] = []
+    build_snapshot_state(lambda: build(20_000, built))
+    young = {id(obj) for generation in (0, 1) for obj in gc.get_objects(generation=generation)}
+    oldest = {id(obj) for obj in gc.get_objects(generation=2)}
+    assert not any(id(obj) in young for obj in built)
+    assert all(id(obj) in oldest for obj in built)
+    assert gc.get_freeze_count() == 0
+    assert not gc.isenabled(), "the collector's switch was not left as it was found"
+
+
+@pytest.mark.usefixtures("collector_held")
+def test_a_process_that_keeps_its_loaded_state_frozen_gets_the_new_state_frozen_too() -> None:
+    gc.freeze()
+    try:
+        frozen_before = gc.get_freeze_count()
+        built: list[Built] = []
+        build_snapshot_state(lambda: build(20_000, built))
+        assert gc.get_freeze_count() >= frozen_before + len(built)
+    finally:
+        gc.unfreeze()
