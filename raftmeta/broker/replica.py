@@ -124,18 +124,21 @@ class MetadataReplica:
             (decode_record(data) for data in reader.records()), end_offset - 1
         )
         changes = self._snapshot_changes(previous, image)
+        leadership = self._leadership(end_offset - 1, changes)
 
         def install() -> None:
             if end_offset <= self.committed_end:
                 return
-            # The node changes nothing in between; should anything else have moved the
-            # image, the changes are worked out again against the one in place.
-            before = self.image
-            self.image = image
             self.committed_end = end_offset
             self.content_version += 1
-            found = changes if before is previous else self._snapshot_changes(before, image)
-            self._notify(end_offset - 1, found)
+            if self.image is previous:
+                self.image = image
+                self._notify(end_offset - 1, changes, leadership)
+            else:
+                # The node changes nothing in between; should anything else have moved the
+                # image, the changes are worked out again against the one in place.
+                before, self.image = self.image, image
+                self._notify(end_offset - 1, self._snapshot_changes(before, image))
             self._on_update()
 
         return install
@@ -204,18 +207,29 @@ class MetadataReplica:
             changes.append(PartitionChange(topic_id, partition_id, name, old, new))
         return changes
 
-    def _notify(self, offset: int, changes: list[PartitionChange]) -> None:
+    def _notify(
+        self,
+        offset: int,
+        changes: list[PartitionChange],
+        leadership: LeadershipChange | None = None,
+    ) -> None:
+        """Tells the subscribers; ``leadership`` is ``changes``' leadership change when it was
+        worked out already (off the loop, for a snapshot)."""
         if not changes:
             return
         for partition_listener in list(self._partition_listeners):
             _call_safely(partition_listener, offset, changes)
+        if leadership is None:
+            leadership = self._leadership(offset, changes)
+        if leadership.gained or leadership.lost:
+            for leadership_listener in list(self._leadership_listeners):
+                _call_safely(leadership_listener, leadership)
+
+    def _leadership(self, offset: int, changes: Sequence[PartitionChange]) -> LeadershipChange:
         me = self.broker_id
         gained = tuple(c for c in changes if _leader(c.after) == me and _leader(c.before) != me)
         lost = tuple(c for c in changes if _leader(c.before) == me and _leader(c.after) != me)
-        if gained or lost:
-            change = LeadershipChange(offset, gained, lost)
-            for leadership_listener in list(self._leadership_listeners):
-                _call_safely(leadership_listener, change)
+        return LeadershipChange(offset, gained, lost)
 
 
 def _nothing_to_install() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from raftmeta.broker import MetadataReplica, PartitionChange
+from raftmeta.broker import LeadershipChange, MetadataReplica, PartitionChange
 from raftmeta.image import MetadataImage
 from raftmeta.quorum.client import PreparingListener
 from raftmeta.raft.batch import SnapshotId, make_batch
@@ -35,7 +35,11 @@ def snapshot_of(tmp_path: Path) -> SnapshotReader:
         return SnapshotReader(writer.freeze())
 
 
-def replica_with_one_topic() -> tuple[MetadataReplica, list[tuple[int, list[PartitionChange]]]]:
+Seen = list[tuple[int, list[PartitionChange]]]
+
+
+def replica_with_one_topic() -> tuple[MetadataReplica, Seen, list[LeadershipChange]]:
+    """A replica that leads partition 0 of a topic the snapshot no longer has."""
     replica = MetadataReplica(ME, lambda: None)
     replica.handle_commit(
         [
@@ -49,19 +53,21 @@ def replica_with_one_topic() -> tuple[MetadataReplica, list[tuple[int, list[Part
             )
         ]
     )
-    seen: list[tuple[int, list[PartitionChange]]] = []
+    seen: Seen = []
     replica.on_partition_change(lambda offset, changes: seen.append((offset, list(changes))))
-    return replica, seen
+    leadership: list[LeadershipChange] = []
+    replica.on_leadership_change(leadership.append)
+    return replica, seen, leadership
 
 
 def test_the_build_changes_nothing_and_the_install_reports_what_a_whole_load_did(
     tmp_path: Path,
 ) -> None:
     reader = snapshot_of(tmp_path)
-    whole, whole_seen = replica_with_one_topic()
+    whole, whole_seen, whole_leadership = replica_with_one_topic()
     whole.handle_load_snapshot(reader)
 
-    replica, seen = replica_with_one_topic()
+    replica, seen, leadership = replica_with_one_topic()
     assert isinstance(replica, PreparingListener)
     image_before, version_before = replica.image, replica.content_version
     prepared: list[object] = []
@@ -70,14 +76,18 @@ def test_the_build_changes_nothing_and_the_install_reports_what_a_whole_load_did
     worker.join()
     (install,) = prepared
     assert replica.image is image_before and replica.committed_end == 2
-    assert replica.content_version == version_before and not seen
+    assert replica.content_version == version_before and not seen and not leadership
 
     assert callable(install)
     install()
     assert replica.committed_end == 10 and replica.metadata_offset == 9
     assert replica.content_version == version_before + 1
     assert replica.image.digest() == whole.image.digest()
-    assert seen == whole_seen
+    assert seen == whole_seen and leadership == whole_leadership
+    (change,) = leadership
+    assert change.offset == 9
+    assert [(c.topic_name, c.partition_id) for c in change.gained] == [("t", 1)]
+    assert [(c.topic_name, c.partition_id) for c in change.lost] == [("gone", 0)]
     ((offset, changes),) = seen
     assert offset == 9
     assert sorted((c.topic_name, c.partition_id, c.after is None) for c in changes) == [
@@ -89,8 +99,9 @@ def test_the_build_changes_nothing_and_the_install_reports_what_a_whole_load_did
 
 def test_a_snapshot_the_replica_is_already_past_installs_nothing(tmp_path: Path) -> None:
     reader = snapshot_of(tmp_path)
-    replica, seen = replica_with_one_topic()
+    replica, seen, leadership = replica_with_one_topic()
     replica.handle_commit([make_batch(2, 1, [b""] * 20, is_control=True)])
     image = replica.image
     replica.prepare_snapshot(reader)()
-    assert replica.image is image and replica.committed_end == 22 and not seen
+    assert replica.image is image and replica.committed_end == 22
+    assert not seen and not leadership
