@@ -67,8 +67,9 @@ class PreparingListener(Listener, Protocol):
 
     Why the worker may run alongside the loop: while it runs, the node's driver waits for it,
     so no ``handle_*`` call arrives until the install. The worker builds new objects and may
-    read the listener's state (only ``handle_*`` calls change it), but must write nothing the
-    loop can see; the install does the writing.
+    read state that only ``handle_*`` calls change, but must write nothing the loop can see
+    (the loop goes on meanwhile: an active controller keeps writing); the install does the
+    writing.
     """
 
     def prepare_snapshot(self, reader: SnapshotReader) -> SnapshotInstall:

@@ -147,8 +147,8 @@ class Application(Protocol):
         the node calls that on the event loop before it hands over anything after the snapshot.
 
         While this runs the node's driver waits for it, so no other call of this protocol
-        comes in meanwhile: the build may read the application's state, which only those calls
-        change, but must not change it (the loop may be reading it)."""
+        comes in meanwhile: the build may read state that only these calls change, but must
+        change nothing (the loop goes on, and may read or write the application's state)."""
         ...
 
     def commit(self, batches: Sequence[Batch]) -> None: ...
