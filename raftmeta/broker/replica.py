@@ -104,19 +104,51 @@ class MetadataReplica:
         self._on_update()
 
     def handle_load_snapshot(self, reader: SnapshotReader) -> None:
+        self.prepare_snapshot(reader)()
+
+    def prepare_snapshot(self, reader: SnapshotReader) -> Callable[[], None]:
+        """Builds the snapshot's image and the partition changes against the image in place;
+        returns the install, which swaps the image in and tells the subscribers.
+
+        The Raft client runs this on a worker thread (seconds for a large image) while the
+        event loop goes on. Only this listener's ``handle_*`` calls change ``image`` and
+        ``committed_end``, and the node makes none until the install has run, so the worker
+        reads them unchanged while the loop may read them too; it writes only new objects.
+        """
         end_offset = reader.snapshot_id.end_offset
         if end_offset <= self.committed_end:
             # The observer restarted on its own directory: the image is already past it.
-            return
-        records = (decode_record(data) for data in reader.records())
+            return _nothing_to_install
         previous = self.image
-        self.image = MetadataImage.from_records(records, end_offset - 1)
-        self.committed_end = end_offset
-        self.content_version += 1
+        image = MetadataImage.from_records(
+            (decode_record(data) for data in reader.records()), end_offset - 1
+        )
+        changes = self._snapshot_changes(previous, image)
+        leadership = self._leadership(end_offset - 1, changes)
+
+        def install() -> None:
+            if end_offset <= self.committed_end:
+                return
+            self.committed_end = end_offset
+            self.content_version += 1
+            if self.image is previous:
+                self.image = image
+                self._notify(end_offset - 1, changes, leadership)
+            else:
+                # The node changes nothing in between; should anything else have moved the
+                # image, the changes are worked out again against the one in place.
+                before, self.image = self.image, image
+                self._notify(end_offset - 1, self._snapshot_changes(before, image))
+            self._on_update()
+
+        return install
+
+    def _snapshot_changes(
+        self, previous: MetadataImage, image: MetadataImage
+    ) -> list[PartitionChange]:
         keys = {key for key, _ in previous.partitions()}
-        keys.update(key for key, _ in self.image.partitions())
-        self._notify(end_offset - 1, self._changes(keys, previous))
-        self._on_update()
+        keys.update(key for key, _ in image.partitions())
+        return self._changes(keys, previous, image=image)
 
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
         self.leader = (leader_id, epoch)
@@ -150,9 +182,13 @@ class MetadataReplica:
         previous: MetadataImage | None,
         before: dict[PartitionKey, PartitionRegistration | None] | None = None,
         names: dict[TopicId, str] | None = None,
+        *,
+        image: MetadataImage | None = None,
     ) -> list[PartitionChange]:
-        """The partitions among ``keys`` whose registration differs from before."""
-        image = self.image
+        """The partitions among ``keys`` whose registration differs from before (in
+        ``previous`` or ``before``) to now (in ``image``, by default the one in place)."""
+        if image is None:
+            image = self.image
         changes: list[PartitionChange] = []
         for key in sorted(keys):
             topic_id, partition_id = key
@@ -171,18 +207,33 @@ class MetadataReplica:
             changes.append(PartitionChange(topic_id, partition_id, name, old, new))
         return changes
 
-    def _notify(self, offset: int, changes: list[PartitionChange]) -> None:
+    def _notify(
+        self,
+        offset: int,
+        changes: list[PartitionChange],
+        leadership: LeadershipChange | None = None,
+    ) -> None:
+        """Tells the subscribers; ``leadership`` is ``changes``' leadership change when it was
+        worked out already (off the loop, for a snapshot)."""
         if not changes:
             return
         for partition_listener in list(self._partition_listeners):
             _call_safely(partition_listener, offset, changes)
+        if leadership is None:
+            leadership = self._leadership(offset, changes)
+        if leadership.gained or leadership.lost:
+            for leadership_listener in list(self._leadership_listeners):
+                _call_safely(leadership_listener, leadership)
+
+    def _leadership(self, offset: int, changes: Sequence[PartitionChange]) -> LeadershipChange:
         me = self.broker_id
         gained = tuple(c for c in changes if _leader(c.after) == me and _leader(c.before) != me)
         lost = tuple(c for c in changes if _leader(c.before) == me and _leader(c.after) != me)
-        if gained or lost:
-            change = LeadershipChange(offset, gained, lost)
-            for leadership_listener in list(self._leadership_listeners):
-                _call_safely(leadership_listener, change)
+        return LeadershipChange(offset, gained, lost)
+
+
+def _nothing_to_install() -> None:
+    pass
 
 
 def _call_safely(callback: Callable[..., None], *args: object) -> None:

@@ -785,13 +785,29 @@ class QuorumController:
                 waiter.future.set_result(waiter.response)
 
     def handle_load_snapshot(self, reader: SnapshotReader) -> None:
+        self.prepare_snapshot(reader)()
+
+    def prepare_snapshot(self, reader: SnapshotReader) -> Callable[[], None]:
+        """Decodes the snapshot and builds its image; returns the install, which swaps it in.
+
+        The build is the slow part (seconds for a million partitions) and reads and writes
+        nothing of this controller, only the file and a new image, so the Raft client runs it
+        on a worker thread while the event loop goes on serving; meanwhile the active
+        controller's writes go on against the images in place, and the install (on the loop)
+        resigns before it replaces them, failing those writes' waiters as before.
+        """
         records = (decode_record(data) for data in reader.records())
         end_offset = reader.snapshot_id.end_offset
-        if self._active:
-            self._resign(self._leader_id)
-        self._committed = MetadataImage.from_records(records, end_offset - 1)
-        self._latest = self._committed
-        self._committed_end = end_offset
+        image = MetadataImage.from_records(records, end_offset - 1)
+
+        def install() -> None:
+            if self._active:
+                self._resign(self._leader_id)
+            self._committed = image
+            self._latest = image
+            self._committed_end = end_offset
+
+        return install
 
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
         if self._active and (leader_id != self.settings.node_id or epoch != self._epoch):

@@ -24,9 +24,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from raftmeta.quorum.node import RaftNode, SnapshotWork, monotonic_ms
+from raftmeta.quorum.node import RaftNode, SnapshotInstall, SnapshotWork, monotonic_ms
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.raft.ready import LeaderAndEpoch
@@ -54,6 +54,27 @@ class Listener(Protocol):
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
         """A new epoch or leader. This node hears that it leads only once it has caught up
         to the committed log, so a new leader never serves a stale state."""
+
+
+@runtime_checkable
+class PreparingListener(Listener, Protocol):
+    """A listener that loads snapshots in two halves, so a large one never holds the loop.
+
+    ``prepare_snapshot`` runs on a worker thread: it reads and decodes the snapshot and builds
+    the new state, and returns the install, which runs on the event loop and only swaps that
+    state in (and does what a swap entails, like resigning). A plain ``Listener`` has its
+    ``handle_load_snapshot`` called on the loop instead, for the whole load.
+
+    Why the worker may run alongside the loop: while it runs, the node's driver waits for it,
+    so no ``handle_*`` call arrives until the install. The worker builds new objects and may
+    read state that only ``handle_*`` calls change, but must write nothing the loop can see
+    (the loop goes on meanwhile: an active controller keeps writing); the install does the
+    writing.
+    """
+
+    def prepare_snapshot(self, reader: SnapshotReader) -> SnapshotInstall:
+        """Build the state ``reader`` holds (worker thread); return what installs it (loop)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -213,12 +234,25 @@ class RaftClient:
 
     # ------------------------------------------------------------------- node callbacks
 
-    def load_snapshot(self, reader: SnapshotReader) -> None:
-        self.listener.handle_load_snapshot(reader)
-        self.bytes_since_snapshot = 0
-        self.committed_offset = reader.snapshot_id.end_offset
-        self.snapshot_offset = self.committed_offset
-        self.last_snapshot_ms = monotonic_ms()
+    def prepare_snapshot(self, reader: SnapshotReader) -> SnapshotInstall:
+        """Runs on a worker thread (see ``Application.prepare_snapshot``): only the listener's
+        preparation runs here; this client's own bookkeeping moves in the install."""
+        listener = self.listener
+        if isinstance(listener, PreparingListener):
+            install_state = listener.prepare_snapshot(reader)
+        else:
+
+            def install_state() -> None:
+                listener.handle_load_snapshot(reader)
+
+        def install() -> None:
+            install_state()
+            self.bytes_since_snapshot = 0
+            self.committed_offset = reader.snapshot_id.end_offset
+            self.snapshot_offset = self.committed_offset
+            self.last_snapshot_ms = monotonic_ms()
+
+        return install
 
     def commit(self, batches: Sequence[Batch]) -> None:
         self.listener.handle_commit(batches)

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import gc
 import logging
 import random
 import time
@@ -74,6 +75,9 @@ log = logging.getLogger(__name__)
 SnapshotWork = Callable[[], Iterable[bytes]]
 """Serializes a state captured earlier. It runs on a worker thread while the node goes on
 committing, so it must read nothing that later commits change."""
+
+SnapshotInstall = Callable[[], None]
+"""The on-loop half of loading a snapshot: puts in place a state prepared on a worker thread."""
 
 
 RESPONSE_TO_REQUEST: dict[type[Response], type[Request]] = {
@@ -138,7 +142,14 @@ def monotonic_ms() -> int:
 class Application(Protocol):
     """What the node tells the layer above it; ``RaftClient`` is the usual one."""
 
-    def load_snapshot(self, reader: SnapshotReader) -> None: ...
+    def prepare_snapshot(self, reader: SnapshotReader) -> SnapshotInstall:
+        """Builds the state ``reader`` holds, on a worker thread, and returns what installs it;
+        the node calls that on the event loop before it hands over anything after the snapshot.
+
+        While this runs the node's driver waits for it, so no other call of this protocol
+        comes in meanwhile: the build may read state that only these calls change, but must
+        change nothing (the loop goes on, and may read or write the application's state)."""
+        ...
 
     def commit(self, batches: Sequence[Batch]) -> None: ...
 
@@ -153,8 +164,8 @@ class Application(Protocol):
 
 
 class _NoApplication:
-    def load_snapshot(self, reader: SnapshotReader) -> None:
-        pass
+    def prepare_snapshot(self, reader: SnapshotReader) -> SnapshotInstall:
+        return _nothing_to_install
 
     def commit(self, batches: Sequence[Batch]) -> None:
         pass
@@ -167,6 +178,40 @@ class _NoApplication:
 
     def snapshot_due(self) -> SnapshotWork | None:
         return None
+
+
+def _nothing_to_install() -> None:
+    pass
+
+
+def build_snapshot_state(prepare: Callable[[], SnapshotInstall]) -> SnapshotInstall:
+    """Runs ``prepare`` (on a worker thread) with the cyclic collector paused, then moves what
+    it built out of the collector's young generation in one step.
+
+    Otherwise the new state (millions of objects for a large image) would sit in generation 0
+    (the image's own load pauses the collector too), and the first allocation after would
+    walk it all in one young collection: 0.23 s for 200k partitions, holding the interpreter,
+    so the event loop as well, for all of it. ``gc.freeze`` moves every tracked object out of
+    sight at once; a process that keeps its loaded state frozen (``raftmeta.quorum.collector``)
+    keeps the new state frozen too (the replaced one is still freed by reference counts), and
+    any other process has it moved back at once into the oldest generation, where it would
+    have ended up after a few young collections (full collections walk it as before).
+
+    The collector's switch is process-wide: while a build runs, no thread collects, as during
+    any image load. Two builds at once leave it as they found it, at worst collecting the
+    rest of the later one as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return prepare()
+    finally:
+        keeps_state_frozen = gc.get_freeze_count() > 0
+        gc.freeze()
+        if not keeps_state_frozen:
+            gc.unfreeze()
+        if was_enabled:
+            gc.enable()
 
 
 class _LeadershipLog:
@@ -407,8 +452,7 @@ class RaftNode:
         self._applied_offset = core.log.start_offset
         self.written_offset = core.log.end_offset
         if latest is not None:
-            reader = await asyncio.to_thread(disk.directory.read_snapshot, latest)
-            self._app.load_snapshot(reader)
+            await self._load_snapshot(disk, latest)
         self._voter_addresses = addresses
         self._channel = self._connect(
             self.node_id,
@@ -753,8 +797,7 @@ class RaftNode:
         self._send(ready.messages_after_persist)
         app = self._app
         if ready.loaded_snapshot is not None:
-            reader = await asyncio.to_thread(disk.directory.read_snapshot, ready.loaded_snapshot)
-            app.load_snapshot(reader)
+            await self._load_snapshot(disk, ready.loaded_snapshot)
             self._applied_offset = ready.loaded_snapshot.end_offset
         if ready.committed:
             app.commit(ready.committed)
@@ -766,6 +809,24 @@ class RaftNode:
         self._voters_progressed(core)
         self._progress.set()
         self._maybe_snapshot(core, disk)
+
+    async def _load_snapshot(self, disk: NodeDisk, snapshot_id: SnapshotId) -> None:
+        """Read, decode and build the snapshot's state on a worker thread, then install it here.
+
+        A large snapshot (hundreds of thousands of records) takes seconds to decode and build;
+        on the loop that held every fetch and vote answer for as long, and followers timed out
+        on their leader. The build is pure Python, so the worker and the loop share the
+        interpreter, but the loop takes it back every switch interval (5 ms) and keeps
+        answering. The driver waits here like it waits for a write: the core's contract (the
+        load completes before ``advance``) holds, and inputs that arrive meanwhile queue up
+        for the core as they do during any other wait.
+        """
+        app = self._app
+        install = await asyncio.to_thread(
+            build_snapshot_state,
+            lambda: app.prepare_snapshot(disk.directory.read_snapshot(snapshot_id)),
+        )
+        install()
 
     def _log_rejected(self, ready: Ready) -> None:
         """One line per peer message the core refused, within each sender's budget."""

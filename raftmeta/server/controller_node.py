@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from placement import PlacerLoadError, ReplicaPlacer, close_placer, load_placer
@@ -89,6 +89,17 @@ class _Listener:
     def handle_load_snapshot(self, reader: SnapshotReader) -> None:
         self._target().handle_load_snapshot(reader)
         self.changes.notify()
+
+    def prepare_snapshot(self, reader: SnapshotReader) -> Callable[[], None]:
+        """The controller's build, on the Raft client's worker thread; waiters wake at the
+        install, on the loop."""
+        install_image = self._target().prepare_snapshot(reader)
+
+        def install() -> None:
+            install_image()
+            self.changes.notify()
+
+        return install
 
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
         self._target().handle_leader_change(leader_id, epoch)
