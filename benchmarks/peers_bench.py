@@ -49,7 +49,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,17 @@ class Figures:
     many_commit_p50: list[float] = field(default_factory=list)
     """raftmeta only: the leader's append-to-commit latency under the N-client load."""
     many_commit_p99: list[float] = field(default_factory=list)
+
+    def add_create_topics_phase(self, clients: int, phase: Mapping[str, Any]) -> None:
+        """Keep one CreateTopics phase's figures: the 1-client ones or the N-client ones."""
+        if clients == 1:
+            self.one_rate.append(phase["rate"])
+            self.one_p50.append(phase["p50_ms"])
+            return
+        self.many_rate.append(phase["rate"])
+        self.many_p50.append(phase["p50_ms"])
+        self.many_p99.append(phase["p99_ms"])
+        self.many_cpu_ms.append(phase["quorum_cpu_ms"])
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
@@ -524,14 +535,9 @@ def run_raftmeta(
                             controllers.cpu_seconds,
                         )
                         commits = controllers.commit_latencies_ms()
+                        figures.add_create_topics_phase(clients, phase)
                         if clients == 1:
-                            figures.one_rate.append(phase["rate"])
-                            figures.one_p50.append(phase["p50_ms"])
                             continue
-                        figures.many_rate.append(phase["rate"])
-                        figures.many_p50.append(phase["p50_ms"])
-                        figures.many_p99.append(phase["p99_ms"])
-                        figures.many_cpu_ms.append(phase["quorum_cpu_ms"])
                         if commits:
                             figures.many_commit_p50.append(percentile(commits, 0.5))
                             figures.many_commit_p99.append(percentile(commits, 0.99))
@@ -629,14 +635,7 @@ def run_ceiling(load: Load, figures: Figures, log: Callable[[str], None], run: i
                 phase = await create_topics_phase(
                     servers, f"r{run}-c{clients}", clients, count, server_cpu
                 )
-                if clients == 1:
-                    figures.one_rate.append(phase["rate"])
-                    figures.one_p50.append(phase["p50_ms"])
-                    continue
-                figures.many_rate.append(phase["rate"])
-                figures.many_p50.append(phase["p50_ms"])
-                figures.many_p99.append(phase["p99_ms"])
-                figures.many_cpu_ms.append(phase["quorum_cpu_ms"])
+                figures.add_create_topics_phase(clients, phase)
 
         asyncio.run(phases())
     finally:

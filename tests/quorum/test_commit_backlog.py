@@ -18,23 +18,12 @@ from raftmeta.raft.batch import Batch
 from raftmeta.raft.config import RaftConfig
 from tests.quorum import harness
 from tests.quorum.harness import NodeCluster
+from tests.support.loop_turns import Turns
 from tests.support.scenario import run_scenario
 
 SLICE = 50
 RECORDS_PER_BATCH = 25
 BATCHES_WHILE_AWAY = 40
-
-
-@dataclass(eq=False)
-class Turns:
-    """Counts event-loop turns: it advances only when the loop runs other tasks."""
-
-    count: int = 0
-
-    async def run(self) -> None:
-        while True:
-            self.count += 1
-            await asyncio.sleep(0)
 
 
 @dataclass(eq=False)

@@ -20,6 +20,7 @@ from raftmeta.quorum.node import SnapshotInstall, build_snapshot_state
 from raftmeta.storage import SnapshotReader
 from tests.quorum import harness
 from tests.quorum.harness import NodeCluster
+from tests.support.loop_turns import Turns
 from tests.support.scenario import run_scenario
 
 BATCHES_WHILE_AWAY = 40
@@ -27,18 +28,6 @@ RECORDS_PER_BATCH = 2000
 MIN_TURNS_DURING_LOAD = 3
 """Held on the loop, a load sees no turn at all; off it, the loop takes the interpreter back
 every switch interval (5 ms) of a build that takes far longer than a few of them."""
-
-
-@dataclass(eq=False)
-class Turns:
-    """Counts event-loop turns: it advances only when the loop runs other tasks."""
-
-    count: int = 0
-
-    async def run(self) -> None:
-        while True:
-            self.count += 1
-            await asyncio.sleep(0)
 
 
 @dataclass(eq=False)
