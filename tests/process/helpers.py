@@ -10,6 +10,7 @@ import json
 import signal
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -138,3 +139,16 @@ def running(quorum: ProcessQuorum) -> Iterator[ProcessQuorum]:
         yield quorum
     finally:
         quorum.stop_all()
+
+
+def assert_nothing_acknowledged_lost(acked: list[str], logs: dict[int, list[str]]) -> None:
+    """Every node's committed log is the same, and holds each acknowledged value exactly once."""
+    assert len(set(acked)) == len(acked), "a value was acknowledged twice"
+    first_id, first_log = next(iter(logs.items()))
+    for node_id, values in logs.items():
+        assert values == first_log, f"node {node_id}'s committed log differs from {first_id}'s"
+        counts = Counter(values)
+        missing = [v for v in acked if counts[v] == 0]
+        assert not missing, f"node {node_id} lost acknowledged writes: {missing[:5]}"
+        doubled = [v for v, n in counts.items() if n > 1]
+        assert not doubled, f"node {node_id} holds writes twice: {doubled[:5]}"

@@ -4,22 +4,10 @@ in :mod:`tests.process.membership_changes`, which also prints their figures)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
+from tests.process.helpers import assert_nothing_acknowledged_lost
 from tests.process.membership_changes import grow_and_shrink, replace_dead_controller
-
-
-def assert_nothing_acknowledged_lost(acked: list[str], logs: dict[int, list[str]]) -> None:
-    assert len(set(acked)) == len(acked), "a value was acknowledged twice"
-    first_id, first_log = next(iter(logs.items()))
-    for node_id, values in logs.items():
-        assert values == first_log, f"node {node_id}'s committed log differs from {first_id}'s"
-        counts = Counter(values)
-        missing = [v for v in acked if counts[v] == 0]
-        assert not missing, f"node {node_id} lost acknowledged writes: {missing[:5]}"
-        doubled = [v for v, n in counts.items() if n > 1]
-        assert not doubled, f"node {node_id} holds writes twice: {doubled[:5]}"
 
 
 def test_a_controller_killed_with_its_disk_lost_is_replaced_under_load(tmp_path: Path) -> None:

@@ -185,7 +185,9 @@ class NodeCluster:
         client = RaftClient(node, recorder, snapshot_source=recorder.snapshot)
         return Member(node, client, recorder, tls=tls)
 
-    async def start(self) -> None:
+    async def serve_members(self) -> None:
+        """Format every node's directory and serve it, so every port is known; no node runs
+        Raft yet (a fixture may write bootstrap files first, knowing the ports)."""
         members = {}
         for node_id in [*self.ids, *self.observer_ids]:
             MetadataDir.format(self.data_dir(node_id), node_id, CLUSTER_ID)
@@ -193,7 +195,10 @@ class NodeCluster:
             self.ports[node_id] = await member.serve()
             members[node_id] = member
         self.members = members
-        for member in members.values():
+
+    async def start(self) -> None:
+        await self.serve_members()
+        for member in self.members.values():
             await member.node.start(self.addresses)
 
     async def restart(self, node_id: int) -> Member:

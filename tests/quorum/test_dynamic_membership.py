@@ -16,7 +16,6 @@ from raftmeta.raft.membership import Membership
 from raftmeta.raft.voters import Endpoint, ReplicaKey, Voter, VoterSet
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
-from raftmeta.storage import MetadataDir
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
 from raftmeta.storage.membership_files import bootstrap_path, write_membership
 from raftmeta.storage.meta_properties import read_meta_properties
@@ -36,17 +35,11 @@ class DynamicCluster(NodeCluster):
         return Voter(ReplicaKey(node_id, directory), (endpoint,))
 
     async def start(self) -> None:
-        members = {}
-        for node_id in [*self.ids, *self.observer_ids]:
-            MetadataDir.format(self.data_dir(node_id), node_id, CLUSTER_ID)
-            member = self._member(node_id)
-            self.ports[node_id] = await member.serve()
-            members[node_id] = member
-        self.members = members
+        await self.serve_members()
         first = Membership(KRAFT_VERSION_DYNAMIC, VoterSet(self.voter(i) for i in self.ids))
         for node_id in self.ids:
             write_membership(bootstrap_path(self.data_dir(node_id) / METADATA_PARTITION_DIR), first)
-        for member in members.values():
+        for member in self.members.values():
             member.node.settings = dataclasses.replace(
                 member.node.settings, bootstrap_servers=(f"127.0.0.1:{self.ports[1]}",)
             )

@@ -52,21 +52,25 @@ class NodeFiles:
     image: MetadataImage
 
 
-def read_controller(name: str, data_dir: Path, committed_end: int | None = None) -> NodeFiles:
-    """A controller's batches and image; with ``committed_end``, only what lies below it.
+def read_controller(name: str, data_dir: Path) -> NodeFiles:
+    batches: dict[int, tuple[int, int, str]] = {}
+    for segment in sorted((data_dir / METADATA_PARTITION_DIR).glob("*.log")):
+        for batch in scan_batches(segment.read_bytes()).batches:
+            digest = hashlib.blake2b(batch.payload, digest_size=16).hexdigest()
+            batches[batch.base_offset] = (batch.epoch, batch.record_count, digest)
+    image, _ = load_image(discover(data_dir)[0])
+    return NodeFiles(name, batches, image)
+
+
+def committed_part(node: NodeFiles, data_dir: Path, committed_end: int) -> NodeFiles:
+    """``node``'s batches below ``committed_end``, and its image replayed up to there.
 
     A graceful stop still moves leadership, and a leader elected then appends (its epoch's
     first record, the fencing of brokers that stopped): such tails need not have committed,
     and each node may hold a different one. Only the prefix known committed must agree."""
-    batches: dict[int, tuple[int, int, str]] = {}
-    for segment in sorted((data_dir / METADATA_PARTITION_DIR).glob("*.log")):
-        for batch in scan_batches(segment.read_bytes()).batches:
-            if committed_end is not None and batch.base_offset >= committed_end:
-                continue
-            digest = hashlib.blake2b(batch.payload, digest_size=16).hexdigest()
-            batches[batch.base_offset] = (batch.epoch, batch.record_count, digest)
+    batches = {offset: b for offset, b in node.batches.items() if offset < committed_end}
     image, _ = load_image(discover(data_dir)[0], end_offset=committed_end)
-    return NodeFiles(name, batches, image)
+    return NodeFiles(node.name, batches, image)
 
 
 def compare_logs(nodes: Sequence[NodeFiles]) -> list[str]:
@@ -118,6 +122,7 @@ def judge(
     below which every voter held the leader's whole, committed log once writing stopped, so
     their logs and images must be identical below it; None when they never converged (a
     voter may keep an uncommitted tail of an old epoch), and logs are not compared."""
+    paths = list(controllers.values())
     nodes = [read_controller(name, path) for name, path in controllers.items()]
     status = {name: read_status(path) for name, path in broker_status_files.items()}
     # The image with the most applied is the one every acknowledged write must be in.
@@ -126,7 +131,8 @@ def judge(
     verdict.end_offset = newest.offset
     if converged_at is not None:
         committed = [
-            read_controller(name, path, converged_at) for name, path in controllers.items()
+            committed_part(node, path, converged_at)
+            for node, path in zip(nodes, paths, strict=True)
         ]
         verdict.violations += compare_logs(committed)
         verdict.violations += compare_images(committed, status)
