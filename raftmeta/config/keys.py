@@ -211,6 +211,17 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         AtLeast(0),
     ),
     ConfigKey(
+        "controller.append.linger.max.ms",
+        ConfigType.INT,
+        "3",
+        "The longest the active controller's staged requests wait for other writers before "
+        "they append, once it has lately seen several write requests outstanding at once "
+        "(then they go as soon as as many are outstanding again). A lone client never waits. "
+        "0 turns the wait off: requests append when nothing is in flight, as group commit "
+        "alone does.",
+        AtLeast(0),
+    ),
+    ConfigKey(
         "controller.quorum.request.timeout.ms",
         ConfigType.INT,
         "2000",

@@ -53,6 +53,7 @@ class RaftmetaConfig:
     controller_quorum_request_timeout_ms: int
     controller_quorum_transport: str
     controller_append_max_in_flight: int
+    controller_append_linger_max_ms: int
     controller_quorum_retry_backoff_ms: int
     metadata_log_max_record_bytes_between_snapshots: int
     metadata_log_max_snapshot_interval_ms: int
@@ -262,6 +263,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         controller_quorum_request_timeout_ms=typed.integer("controller.quorum.request.timeout.ms"),
         controller_quorum_transport=typed.text("controller.quorum.transport"),
         controller_append_max_in_flight=typed.integer("controller.append.max.in.flight"),
+        controller_append_linger_max_ms=typed.integer("controller.append.linger.max.ms"),
         controller_quorum_retry_backoff_ms=typed.integer("controller.quorum.retry.backoff.ms"),
         metadata_log_max_record_bytes_between_snapshots=typed.integer(
             "metadata.log.max.record.bytes.between.snapshots"

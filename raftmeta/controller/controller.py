@@ -15,6 +15,14 @@ request (one replication message and one fsync per voter each) into one per comm
 lone request still appends at once. Each request keeps its own atomicity (its records are
 never split across batches) and its own reply, released when its last record commits.
 
+Adaptive wait. A commit here is often faster than clients come back with their next request,
+so group commit alone still sends most requests alone. When the controller has lately seen
+several write requests outstanding at once (:mod:`raftmeta.controller.write_concurrency`),
+staged records that could go wait until as many are outstanding again, or until
+``append_linger_max_ms`` runs out, whichever is first. A lone client is never waited for: it
+never has more than one request outstanding, so it appends at once, as without the wait. The
+wait runs on the injected ``call_later`` timer, which resigning cancels.
+
 Pending state. A standby (or a controller that lost its epoch) holds one image, the committed
 one. On becoming active it forks a second image from it (a snapshot round trip through
 ``to_records``) and from then on applies its own records to that fork *speculatively*, before
@@ -53,7 +61,7 @@ import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import raftmeta.controller.acls as acl_control
 import raftmeta.controller.brokers as lifecycle
@@ -117,6 +125,7 @@ from raftmeta.controller.topics import (
     create_topic_records,
     delete_topic_records,
 )
+from raftmeta.controller.write_concurrency import WriteConcurrency
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage, PartitionKey, ReplayError
 from raftmeta.raft.batch import Batch
@@ -140,10 +149,24 @@ RERUN_CAPPED_MS = 10
 APPENDS_IN_FLIGHT = 1
 """The default of ``controller.append.max.in.flight``: appends awaiting their commit at once."""
 
+APPEND_LINGER_MAX_MS = 3
+"""The default of ``controller.append.linger.max.ms``: the longest staged records wait for the
+other writers the controller expects (see *Adaptive wait* above)."""
+
 EVENTS_PER_TURN = 64
 """At most this many queued events run in one turn of the loop (and share a Raft batch)."""
 
 _T = TypeVar("_T")
+
+
+class Cancellable(Protocol):
+    """A scheduled callback that can be called off (an ``asyncio.TimerHandle``)."""
+
+    def cancel(self) -> None: ...
+
+
+CallLater = Callable[[float, Callable[[], None]], Cancellable]
+"""Runs a callback after so many seconds (``loop.call_later``), for the adaptive wait."""
 
 NOTHING: ControllerResult[None] = ControllerResult((), None)
 """A handler's result when it writes nothing and answers nothing."""
@@ -175,6 +198,10 @@ class ControllerSettings:
     """How many appends may await their commit at once; requests that run meanwhile stage
     their records and append them together, as one batch, once an earlier append commits.
     None appends each request's records as it runs."""
+    append_linger_max_ms: int = APPEND_LINGER_MAX_MS
+    """The longest staged records that could go to Raft wait for the other writers this
+    controller expects, when it has lately seen several at once; 0 never waits, nor does a
+    controller without a limit of appends in flight."""
     bootstrap_features: tuple[tuple[str, int], ...] = ()
     """The feature levels ``format --release-version`` chose, written by the first controller
     to lead an empty log (none: the cluster runs with no finalized features, as before)."""
@@ -205,6 +232,7 @@ class ControllerSettings:
             leader_imbalance_catch_up_ms=config.leader_imbalance_catch_up_ms,
             unclean_leader_election_interval_ms=config.unclean_leader_election_interval_ms,
             appends_in_flight=config.controller_append_max_in_flight or None,
+            append_linger_max_ms=config.controller_append_linger_max_ms,
         )
 
 
@@ -280,8 +308,12 @@ class QuorumController:
         placer: ReplicaPlacer | None = None,
         new_topic_id: Callable[[], bytes] | None = None,
         wall_clock: Callable[[], int] = wall_clock_ms,
+        call_later: CallLater | None = None,
     ) -> None:
-        """``wall_clock`` (ms since the epoch) only dates request outcome records."""
+        """``wall_clock`` (ms since the epoch) only dates request outcome records;
+        ``call_later(seconds, callback)`` runs the adaptive wait's timer (the event loop's
+        ``call_later`` unless a test steps it)."""
+        self._call_later = call_later
         self.settings = settings
         self._wall_clock = wall_clock
         self._log = metadata_log
@@ -299,6 +331,14 @@ class QuorumController:
         self._appended_ends: deque[int] = deque()
         """The last offset of each append not yet committed (see ``appends_in_flight``)."""
         self._purgatory: deque[_Waiter] = deque()
+        self._writes = WriteConcurrency()
+        """Write requests outstanding, and how many at once lately: the adaptive wait's guide."""
+        self._linger: Cancellable | None = None
+        """The timer ending the adaptive wait of the staged records, while they wait."""
+        self._linger_over = False
+        """The staged records waited ``append_linger_max_ms``: they go as soon as they may."""
+        self._staged_deadline_ms: int | None = None
+        """The earliest deadline among the staged write requests."""
         self._sessions: dict[int, BrokerSession] = {}
         self._leader_id: int | None = None
         self._epoch = -1
@@ -369,6 +409,7 @@ class QuorumController:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._ticker = self._consumer = None
+        self._reset_linger()
         self._fail_waiters(not_controller(self._leader_id))
         while not self._queue.empty():
             event = self._queue.get_nowait()
@@ -559,7 +600,13 @@ class QuorumController:
             last_offset = base + len(staged) - 1
             self._pending.extend(zip(range(base, last_offset + 1), staged, strict=True))
             self._unappended += len(staged)
-            if self._room_to_append():
+            if event.wait_for_commit:
+                self._writes.stage()
+                if event.deadline_ms is not None and (
+                    self._staged_deadline_ms is None or event.deadline_ms < self._staged_deadline_ms
+                ):
+                    self._staged_deadline_ms = event.deadline_ms
+            if self._append_due():
                 try:
                     self._append_unappended()
                 except KafkaError as error:
@@ -647,12 +694,61 @@ class QuorumController:
             or self._unappended >= MAX_RECORDS_PER_USER_OP
         )
 
+    def _append_due(self) -> bool:
+        """Whether the staged records go to Raft now; if they wait for more writers, arms
+        the timer that ends the wait.
+
+        They go when there is room (see :meth:`_room_to_append`) and: the wait is off (or
+        appends are not limited, so each request goes as it runs), or over, or every writer
+        lately seen at once is outstanding (always so for a lone client), or they already
+        make a batch as large as one request may write, or a staged request's deadline would
+        pass during the wait.
+        """
+        if not self._room_to_append():
+            return False
+        linger_ms = self.settings.append_linger_max_ms
+        if (
+            linger_ms <= 0
+            or self.settings.appends_in_flight is None  # one append per request, as asked
+            or self._linger_over
+            or self._unappended >= MAX_RECORDS_PER_USER_OP
+            or self._writes.all_expected_here()
+        ):
+            return True
+        deadline = self._staged_deadline_ms
+        if deadline is not None and deadline <= self._clock() + linger_ms:
+            return True
+        if self._linger is None:
+            call_later = self._call_later or asyncio.get_running_loop().call_later
+            self._linger = call_later(linger_ms / 1000, self._end_linger)
+        return False
+
+    def _end_linger(self) -> None:
+        """The timer: the staged records waited long enough and go once there is room."""
+        self._linger = None
+        if not self._active:  # resigning cancels the timer; this is belt and braces
+            return
+        self._linger_over = True
+        self._writes.waited_out()
+        if self._unappended and self._room_to_append():
+            with contextlib.suppress(KafkaError):  # its requests were failed with the error
+                self._append_unappended()
+
+    def _reset_linger(self) -> None:
+        """No staged records remain to wait: stop the timer, forget the wait."""
+        if self._linger is not None:
+            self._linger.cancel()
+            self._linger = None
+        self._linger_over = False
+        self._staged_deadline_ms = None
+
     def _append_unappended(self) -> None:
         """Appends every staged record not yet appended (the tail of ``_pending``), as one
         batch."""
         count = self._unappended
         if not count:
             return
+        self._reset_linger()
         tail = self.unappended_records
         base = tail[0][0]
         if self._log.next_offset() != base:  # not yet committed, so not caught there
@@ -664,6 +760,7 @@ class QuorumController:
             raise error
         self._unappended = 0
         self._append([record for _, record in tail], base)
+        self._writes.append()
 
     def _append(self, records: list[Record], base: int) -> int:
         """Appends staged records, already in ``_pending`` from ``base`` on, as one batch;
@@ -704,6 +801,8 @@ class QuorumController:
         while pending and pending[-1][0] >= offset:
             pending.pop()
         self._unappended = 0
+        self._writes.drop_staged()
+        self._reset_linger()
         # Out of the purgatory too: the offsets will be handed out again, and the purgatory
         # releases in offset order.
         purgatory = self._purgatory
@@ -750,8 +849,9 @@ class QuorumController:
             appended_ends = self._appended_ends
             while appended_ends and appended_ends[0] <= batch.last_offset:
                 appended_ends.popleft()
+                self._writes.commit()
             self._release(batch)
-        if self._unappended and self._active and self._room_to_append():
+        if self._unappended and self._active and self._append_due():
             # What gathered while earlier appends were in flight goes as one batch now.
             with contextlib.suppress(KafkaError):  # its requests were failed with the error
                 self._append_unappended()
@@ -848,6 +948,8 @@ class QuorumController:
         self._pending.clear()
         self._unappended = 0
         self._appended_ends.clear()
+        self._writes.clear()
+        self._reset_linger()
         self._sessions.clear()
         self._fail_waiters(not_controller(leader_id))
 

@@ -43,6 +43,38 @@ class FakeClock:
         self.now_ms += ms
 
 
+class FakeTimers:
+    """The controller's ``call_later``: callbacks wait here until the test fires them."""
+
+    @dataclass
+    class Timer:
+        seconds: float
+        callback: Callable[[], None]
+        cancelled: bool = False
+
+        def cancel(self) -> None:
+            self.cancelled = True
+
+    def __init__(self) -> None:
+        self.scheduled: list[FakeTimers.Timer] = []
+
+    def call_later(self, seconds: float, callback: Callable[[], None]) -> FakeTimers.Timer:
+        timer = FakeTimers.Timer(seconds, callback)
+        self.scheduled.append(timer)
+        return timer
+
+    @property
+    def armed(self) -> list[FakeTimers.Timer]:
+        return [timer for timer in self.scheduled if not timer.cancelled]
+
+    def fire(self) -> int:
+        """Runs every armed timer, as if its time came; how many ran."""
+        due, self.scheduled = self.armed, []
+        for timer in due:
+            timer.callback()
+        return len(due)
+
+
 @dataclass
 class FakeLog:
     """A single-node log whose high watermark moves only when the test says so."""
@@ -146,12 +178,17 @@ class Harness:
         # in flight (test_random_histories, test_append_grouping), so a test can commit
         # request by request.
         settings.setdefault("appends_in_flight", None)
+        # No adaptive wait unless a test asks for it (test_append_linger): it would hold a
+        # test's second concurrent request for the timer.
+        settings.setdefault("append_linger_max_ms", 0)
+        self.timers = FakeTimers()
         self.controller = QuorumController(
             ControllerSettings(NODE_ID, CLUSTER_ID, **settings),
             self.log,
             clock=self.clock,
             placer=placer,
             new_topic_id=new_topic_id or self._next_topic_id,
+            call_later=self.timers.call_later,
         )
         self.log.controller = self.controller
 
