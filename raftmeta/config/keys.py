@@ -213,7 +213,7 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
     ConfigKey(
         "controller.append.linger.max.ms",
         ConfigType.INT,
-        "3",
+        "5",
         "The longest the active controller's staged requests wait for other writers before "
         "they append, once it has lately seen several write requests outstanding at once "
         "(then they go as soon as as many are outstanding again). A lone client never waits. "

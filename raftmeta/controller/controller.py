@@ -149,7 +149,7 @@ RERUN_CAPPED_MS = 10
 APPENDS_IN_FLIGHT = 1
 """The default of ``controller.append.max.in.flight``: appends awaiting their commit at once."""
 
-APPEND_LINGER_MAX_MS = 3
+APPEND_LINGER_MAX_MS = 5
 """The default of ``controller.append.linger.max.ms``: the longest staged records wait for the
 other writers the controller expects (see *Adaptive wait* above)."""
 
@@ -335,8 +335,6 @@ class QuorumController:
         """Write requests outstanding, and how many at once lately: the adaptive wait's guide."""
         self._linger: Cancellable | None = None
         """The timer ending the adaptive wait of the staged records, while they wait."""
-        self._linger_over = False
-        """The staged records waited ``append_linger_max_ms``: they go as soon as they may."""
         self._staged_deadline_ms: int | None = None
         """The earliest deadline among the staged write requests."""
         self._sessions: dict[int, BrokerSession] = {}
@@ -699,7 +697,7 @@ class QuorumController:
         the timer that ends the wait.
 
         They go when there is room (see :meth:`_room_to_append`) and: the wait is off (or
-        appends are not limited, so each request goes as it runs), or over, or every writer
+        appends are not limited, so each request goes as it runs), or every writer
         lately seen at once is outstanding (always so for a lone client), or they already
         make a batch as large as one request may write, or a staged request's deadline would
         pass during the wait.
@@ -710,7 +708,6 @@ class QuorumController:
         if (
             linger_ms <= 0
             or self.settings.appends_in_flight is None  # one append per request, as asked
-            or self._linger_over
             or self._unappended >= MAX_RECORDS_PER_USER_OP
             or self._writes.all_expected_here()
         ):
@@ -724,11 +721,12 @@ class QuorumController:
         return False
 
     def _end_linger(self) -> None:
-        """The timer: the staged records waited long enough and go once there is room."""
+        """The timer: the staged records waited long enough and go.
+
+        The timer is armed only when there was room to append, and every append or drop of
+        the staged records, and resigning, cancels it; so when it fires they can go.
+        """
         self._linger = None
-        if not self._active:  # resigning cancels the timer; this is belt and braces
-            return
-        self._linger_over = True
         self._writes.waited_out()
         if self._unappended and self._room_to_append():
             with contextlib.suppress(KafkaError):  # its requests were failed with the error
@@ -739,7 +737,6 @@ class QuorumController:
         if self._linger is not None:
             self._linger.cancel()
             self._linger = None
-        self._linger_over = False
         self._staged_deadline_ms = None
 
     def _append_unappended(self) -> None:

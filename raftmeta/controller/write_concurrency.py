@@ -95,8 +95,10 @@ class WriteConcurrency:
         self.staged = 0
 
     def clear(self) -> None:
-        """Leadership is gone: nothing is outstanding here any more. The peaks stay, as the
-        clients do; they only shape waits if this controller leads again."""
+        """Leadership is gone: nothing is outstanding here any more, and whoever writes to
+        this controller if it leads again is learnt afresh (a lone client first)."""
         self.staged = 0
         self._appended.clear()
         self._appended_total = 0
+        self._peak = 0
+        self._peaks.clear()

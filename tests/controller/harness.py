@@ -169,8 +169,11 @@ class Harness:
         *,
         placer: ReplicaPlacer | None = None,
         new_topic_id: Callable[[], bytes] | None = None,
+        real_timers: bool = False,
         **settings: Any,
     ) -> None:
+        """``real_timers`` leaves the controller's timer on the event loop, not on
+        :attr:`timers`."""
         self.clock = FakeClock()
         self.log = FakeLog()
         self._ids = 0
@@ -188,7 +191,7 @@ class Harness:
             clock=self.clock,
             placer=placer,
             new_topic_id=new_topic_id or self._next_topic_id,
-            call_later=self.timers.call_later,
+            call_later=None if real_timers else self.timers.call_later,
         )
         self.log.controller = self.controller
 

@@ -68,6 +68,8 @@ async def step(h: Harness, rng: random.Random, epochs: dict[int, int]) -> asynci
         )
     elif choice == 4:
         h.log.commit(rng.randint(0, len(h.log.uncommitted)))
+        if rng.random() < 0.5:
+            h.timers.fire()  # an adaptive wait runs out
         call = controller.flush_events()
     elif choice == 7:
         if h.log.leader_id == h.log.node_id:
@@ -88,9 +90,13 @@ async def step(h: Harness, rng: random.Random, epochs: dict[int, int]) -> asynci
     return await h.submit(call)
 
 
-@pytest.mark.parametrize("appends_in_flight", [None, 1, 2])
+@pytest.mark.parametrize(
+    ("appends_in_flight", "append_linger_max_ms"), [(None, 0), (1, 0), (2, 0), (1, 5), (2, 5)]
+)
 @pytest.mark.parametrize("seed", range(12))
-def test_random_history(seed: int, appends_in_flight: int | None) -> None:
+def test_random_history(
+    seed: int, appends_in_flight: int | None, append_linger_max_ms: int
+) -> None:
     @run_async
     async def body() -> None:
         rng = random.Random(seed)
@@ -98,6 +104,7 @@ def test_random_history(seed: int, appends_in_flight: int | None) -> None:
             broker_session_timeout_ms=9_000,
             request_timeout_ms=30_000,
             appends_in_flight=appends_in_flight,
+            append_linger_max_ms=append_linger_max_ms,
         )
         await h.start()
         epochs = await h.add_brokers(3)
@@ -107,16 +114,18 @@ def test_random_history(seed: int, appends_in_flight: int | None) -> None:
             check(h)
         if not h.controller.is_active:
             h.log.become_leader()
-        while h.log.uncommitted:  # each commit may append what gathered behind it
+        while h.log.uncommitted or h.timers.armed:  # each commit may append what gathered
             h.log.commit()
+            h.timers.fire()
             check(h)
         for task in tasks:
             try:
                 await task
             except KafkaError as error:
                 assert error.code in ACCEPTED_FAILURES, error
-        while h.log.uncommitted:  # what the last tasks wrote (a tick's NoOp, say)
+        while h.log.uncommitted or h.timers.armed:  # what the last tasks wrote (a NoOp, say)
             h.log.commit()
+            h.timers.fire()
             check(h)
         assert h.controller.latest_image == h.controller.committed_image
         await h.stop()

@@ -116,6 +116,7 @@ def test_settings_from_config() -> None:
     assert settings.unclean_leader_election_enable
     assert settings.metadata_max_idle_interval_ms == 500
     assert settings.appends_in_flight == 1  # the shipped default: group commit on
+    assert settings.append_linger_max_ms == 5  # and the adaptive wait, capped at 5 ms
 
 
 @pytest.mark.parametrize(("value", "expected"), [(0, None), (3, 3)])
@@ -130,6 +131,18 @@ def test_appends_in_flight_from_config(value: int, expected: int | None) -> None
     )
     # 0 appends each request's records as it runs: no limit on appends in flight.
     assert ControllerSettings.from_config(config, "abc").appends_in_flight == expected
+
+
+def test_append_linger_max_from_config() -> None:
+    config = parse_config(
+        {
+            "node.id": 1,
+            "controller.quorum.voters": "1@127.0.0.1:9093",
+            "metadata.log.dir": "/tmp/unused",
+            "controller.append.linger.max.ms": 0,
+        }
+    )
+    assert ControllerSettings.from_config(config, "abc").append_linger_max_ms == 0
 
 
 class _Client:
