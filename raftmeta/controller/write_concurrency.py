@@ -14,9 +14,13 @@ more than one outstanding, so it is never waited for. With many clients, the pea
 grow towards their real number: a group that waits until everyone expected is outstanding
 sees, counting the requests that arrive while it is being written, at least as many as it
 waited for. (Taking instead the number a commit released locks into small groups: a group of
-two releases two, so two are expected, and the next group is two again.) A group that was
-sent because the cap ran out shows the estimate too high: the earlier peaks are forgotten, so
-a client left alone waits the cap once, not once per remembered group.
+two releases two, so two are expected, and the next group is two again.) The estimate falls
+as the groups that saw more writers leave the window; a request that waited the whole cap as
+the only one outstanding shows a client left alone, and the earlier peaks are forgotten at
+once, so it waits the cap once, not once per remembered group.
+
+Only the active controller's own requests that write and wait for their commit count; its
+periodic writes (fencing, elections, NoOps) and replies that write nothing do not.
 
 Pure bookkeeping, no clock: the controller calls it as requests stage, append and commit.
 """
