@@ -24,6 +24,10 @@ each other on racks of equal size (the property tests check both).
 
 The random order is redrawn after every round of as many partitions as there are unfenced
 brokers, so ties do not keep pairing the same brokers.
+
+Two ways to find the best broker give the same answer, because every rule above is a total order
+(the random ranks are distinct): lazy heaps per rack for large clusters, and a plain scan for
+small ones, where building the heaps cost more than the whole placement of a small topic.
 """
 
 from __future__ import annotations
@@ -31,11 +35,16 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from placement.api import ClusterView, PlacementSpec, UsableBroker
+from placement._layout import BrokerLayout
+from placement.api import ClusterView, PlacementSpec
+
+SCAN_MAX_BROKERS = 24
+"""Up to this many usable brokers a partition's replicas are found by scanning them; beyond it
+by the heaps. Both give the same placement; this only says which is cheaper (see
+benchmarks/placement_bench.py)."""
 
 
 class NoCandidateError(Exception):
@@ -49,17 +58,18 @@ class NoCandidateError(Exception):
         self.leader = leader
 
 
-_UNLIMITED = sys.maxsize
-
-
 class BalancedStripe:
     """Placement state for one ``place`` call: counts, budgets and the current random order.
 
-    Each rack keeps two lazy heaps, one ordering its possible leaders and one its possible
-    followers. Counts only grow, so a heap entry whose counts no longer match the broker's is
-    stale and is dropped when it reaches the top; a broker that changes is pushed again. That
-    makes a partition cost a pass over the racks plus a few heap operations, not a pass over
-    every broker, which matters because placement runs on the controller's event thread.
+    Brokers are known by their index in the :class:`BrokerLayout`, which the stripe only reads,
+    so one layout serves every call while the broker set stays the same.
+
+    On a large cluster each rack keeps two lazy heaps, one ordering its possible leaders and one
+    its possible followers. Counts only grow, so a heap entry whose counts no longer match the
+    broker's is stale and is dropped when it reaches the top; a broker that changes is pushed
+    again. That makes a partition cost a pass over the racks plus a few heap operations, not a
+    pass over every broker, which matters because placement runs on the controller's event
+    thread. On a small cluster a pass over the brokers is cheaper than filling the heaps.
     """
 
     __slots__ = (
@@ -69,8 +79,6 @@ class BalancedStripe:
         "_lead_heaps",
         "_leaders",
         "_members",
-        "_rack_follow_order",
-        "_rack_lead_load",
         "_rack_leaders",
         "_rack_of",
         "_rack_open",
@@ -86,12 +94,73 @@ class BalancedStripe:
         "_since_shuffle",
         "_tie_leaders",
         "_tie_replicas",
+        "_unfenced",
         "_unfenced_count",
+        "_use_heaps",
     )
 
     def __init__(
         self,
-        brokers: Sequence[UsableBroker],
+        layout: BrokerLayout,
+        rng: random.Random,
+        leaders: list[int],
+        replicas: list[int],
+        room: list[int] | None,
+        tie_leaders: list[int],
+        tie_replicas: list[int],
+    ) -> None:
+        """Counts are lists by layout index, which the stripe takes over and changes.
+
+        ``leaders`` and ``replicas`` are the counts to balance; ``tie_leaders`` and
+        ``tie_replicas`` (usually cluster-wide counts) only break ties between brokers that
+        those leave equal, ahead of the random order. ``room`` None means no budget.
+        """
+        self._rng = rng
+        self._ids = layout.ids
+        self._fenced = layout.fenced
+        self._unfenced = layout.unfenced
+        self._unfenced_count = layout.unfenced_count
+        self._rack_of = layout.rack_of
+        self._members = layout.members
+        self._rack_weight = layout.rack_weight
+        self._leaders = leaders
+        self._replicas = replicas
+        self._tie_leaders = tie_leaders
+        self._tie_replicas = tie_replicas
+        self._room = room
+        members = layout.members
+        if len(members) == 1:
+            self._rack_leaders = [sum(leaders)]
+            self._rack_replicas = [sum(replicas)]
+            self._rack_tie_replicas = [sum(tie_replicas)]
+        else:
+            self._rack_leaders = [sum(leaders[index] for index in rack) for rack in members]
+            self._rack_replicas = [sum(replicas[index] for index in rack) for rack in members]
+            self._rack_tie_replicas = [
+                sum(tie_replicas[index] for index in rack) for rack in members
+            ]
+        if room is None:
+            self._rack_open = [len(rack) for rack in members]
+            self._rack_open_unfenced = list(layout.unfenced_per_rack)
+        else:
+            fenced = layout.fenced
+            self._rack_open = [sum(room[index] > 0 for index in rack) for rack in members]
+            self._rack_open_unfenced = [
+                sum(room[index] > 0 and not fenced[index] for index in rack) for rack in members
+            ]
+        self._use_heaps = len(self._ids) > SCAN_MAX_BROKERS
+        # Filled in by _reshuffle, which also draws the rack order they end with.
+        self._rank: list[int] = []
+        self._rack_rank: list[int] = []
+        self._lead_heaps: list[list[tuple[int, int, int, int, int]]] = []
+        self._follow_heaps: list[list[tuple[bool, int, int, int, int, int]]] = []
+        self._since_shuffle = 0
+        self._reshuffle()
+
+    @classmethod
+    def from_counts(
+        cls,
+        layout: BrokerLayout,
         rng: random.Random,
         leaders: Mapping[int, int],
         replicas: Mapping[int, int],
@@ -99,67 +168,25 @@ class BalancedStripe:
         *,
         tie_leaders: Mapping[int, int] | None = None,
         tie_replicas: Mapping[int, int] | None = None,
-    ) -> None:
-        """``brokers`` distinct and sorted by id; ``room`` absent means no budget.
-
-        ``leaders`` and ``replicas`` are the counts to balance; ``tie_leaders`` and
-        ``tie_replicas`` (usually cluster-wide counts) only break ties between brokers that
-        those leave equal, ahead of the random order.
-        """
-        self._rng = rng
-        self._ids = [broker.id for broker in brokers]
-        self._fenced = [broker.fenced for broker in brokers]
-        self._unfenced_count = sum(not fenced for fenced in self._fenced)
-        rack_names = sorted({broker.rack for broker in brokers}, key=rack_order_key)
-        rack_index = {name: index for index, name in enumerate(rack_names)}
-        self._rack_of = [rack_index[broker.rack] for broker in brokers]
-        self._members: list[list[int]] = [[] for _ in rack_names]
-        for index, rack in enumerate(self._rack_of):
-            self._members[rack].append(index)
-        self._leaders = [leaders.get(broker_id, 0) for broker_id in self._ids]
-        self._replicas = [replicas.get(broker_id, 0) for broker_id in self._ids]
+    ) -> BalancedStripe:
+        """The stripe for counts keyed by broker id; a broker absent from a count has 0."""
+        ids = layout.ids
         tie_leaders = tie_leaders or {}
         tie_replicas = tie_replicas or {}
-        self._tie_leaders = [tie_leaders.get(broker_id, 0) for broker_id in self._ids]
-        self._tie_replicas = [tie_replicas.get(broker_id, 0) for broker_id in self._ids]
-        if room is None:
-            self._room = [_UNLIMITED] * len(self._ids)
-        else:
-            self._room = [max(0, room.get(broker_id, 0)) for broker_id in self._ids]
-        rack_count = len(rack_names)
-        self._rank: list[int] = []
-        self._rack_rank: list[int] = []
-        self._rack_leaders = [0] * rack_count
-        self._rack_replicas = [0] * rack_count
-        self._rack_tie_replicas = [0] * rack_count
-        self._rack_open = [0] * rack_count
-        self._rack_open_unfenced = [0] * rack_count
-        unfenced_per_rack = [0] * rack_count
-        for index, rack in enumerate(self._rack_of):
-            self._rack_leaders[rack] += self._leaders[index]
-            self._rack_replicas[rack] += self._replicas[index]
-            self._rack_tie_replicas[rack] += self._tie_replicas[index]
-            if not self._fenced[index]:
-                unfenced_per_rack[rack] += 1
-            if self._room[index] > 0:
-                self._rack_open[rack] += 1
-                if not self._fenced[index]:
-                    self._rack_open_unfenced[rack] += 1
-        # Racks are compared per unfenced broker: fenced brokers take replicas only as a last
-        # resort, so counting them would send a rack's share to its few live brokers.
-        self._rack_weight = [float(max(count, 1)) for count in unfenced_per_rack]
-        # Filled in by _reshuffle, which also draws the rack order they end with.
-        self._rack_lead_load = [0.0] * rack_count
-        self._rack_follow_order = [(0.0, 0.0, 0.0, 0)] * rack_count
-        self._lead_heaps: list[list[tuple[int, int, int, int, int]]] = []
-        self._follow_heaps: list[list[tuple[bool, int, int, int, int, int]]] = []
-        self._since_shuffle = 0
-        self._reshuffle()
+        return cls(
+            layout,
+            rng,
+            [leaders.get(broker_id, 0) for broker_id in ids],
+            [replicas.get(broker_id, 0) for broker_id in ids],
+            None if room is None else [max(0, room.get(broker_id, 0)) for broker_id in ids],
+            [tie_leaders.get(broker_id, 0) for broker_id in ids],
+            [tie_replicas.get(broker_id, 0) for broker_id in ids],
+        )
 
     @classmethod
     def from_assignment(
         cls,
-        brokers: Sequence[UsableBroker],
+        layout: BrokerLayout,
         assignment: Sequence[Sequence[int]],
         rng: random.Random,
         room: Mapping[int, int] | None = None,
@@ -170,36 +197,140 @@ class BalancedStripe:
         With ``cluster``, its per-broker counts break ties, so that many small topics, each
         balanced on its own, also add up to a balanced cluster.
         """
-        # Counter counts in C: this runs over the whole topic on every CreatePartitions.
-        leaders = Counter(partition[0] for partition in assignment if partition)
-        replicas = Counter(itertools.chain.from_iterable(assignment))
-        tie_leaders: dict[int, int] | None = None
-        tie_replicas: dict[int, int] | None = None
-        if cluster is not None:
-            tie_leaders = {broker.id: cluster.leader_count(broker.id) for broker in brokers}
-            tie_replicas = {broker.id: cluster.replica_count(broker.id) for broker in brokers}
-        return cls(
-            brokers,
-            rng,
-            leaders,
-            replicas,
-            room,
-            tie_leaders=tie_leaders,
-            tie_replicas=tie_replicas,
-        )
+        ids = layout.ids
+        if assignment:
+            # Counter counts in C: this runs over the whole topic on every CreatePartitions.
+            leader_counts = Counter(partition[0] for partition in assignment if partition)
+            replica_counts = Counter(itertools.chain.from_iterable(assignment))
+            leaders = [leader_counts.get(broker_id, 0) for broker_id in ids]
+            replicas = [replica_counts.get(broker_id, 0) for broker_id in ids]
+        else:
+            # A new topic, the common case: nothing to count.
+            leaders = [0] * len(ids)
+            replicas = [0] * len(ids)
+        if cluster is None:
+            tie_leaders = [0] * len(ids)
+            tie_replicas = [0] * len(ids)
+        else:
+            leader_count = cluster.leader_count
+            replica_count = cluster.replica_count
+            tie_leaders = [leader_count(broker_id) for broker_id in ids]
+            tie_replicas = [replica_count(broker_id) for broker_id in ids]
+        budget = None if room is None else [max(0, room.get(broker_id, 0)) for broker_id in ids]
+        return cls(layout, rng, leaders, replicas, budget, tie_leaders, tie_replicas)
 
     def place_many(self, spec: PlacementSpec) -> list[list[int]]:
+        if not self._use_heaps:
+            return self._scan_many(spec)
         return [
-            self.place(spec.start_partition + offset, spec.replication_factor)
+            self._place_with_heaps(spec.start_partition + offset, spec.replication_factor)
             for offset in range(spec.partition_count)
         ]
 
-    def place(self, partition: int, replication_factor: int) -> list[int]:
-        """Choose one partition's replicas, leader first, and count them."""
+    def _scan_many(self, spec: PlacementSpec) -> list[list[int]]:
+        """:meth:`place` for every partition of ``spec``, scanning the brokers instead of heaps.
+
+        The same rules in one frame: each choice is the least key over the eligible brokers,
+        the key the heaps order by, so both find the same broker. With one rack every broker
+        shares the rack's load and every follower the rack, so those steps drop out.
+        """
+        replication_factor = spec.replication_factor
+        ids = self._ids
+        fenced = self._fenced
+        rack_of = self._rack_of
+        members = self._members
+        single_rack = len(members) == 1
+        leaders = self._leaders
+        replicas = self._replicas
+        tie_leaders = self._tie_leaders
+        tie_replicas = self._tie_replicas
+        rack_leaders = self._rack_leaders
+        rack_replicas = self._rack_replicas
+        rack_tie_replicas = self._rack_tie_replicas
+        rack_open = self._rack_open
+        rack_open_unfenced = self._rack_open_unfenced
+        rack_weight = self._rack_weight
+        room = self._room
+        unfenced_count = self._unfenced_count
+        leader_candidates = self._unfenced
+        placed: list[list[int]] = []
+        first = spec.start_partition
+        for partition in range(first, first + spec.partition_count):
+            if unfenced_count > 1 and self._since_shuffle == unfenced_count:
+                self._reshuffle()
+            self._since_shuffle += 1
+            rank = self._rank
+            if room is not None:
+                leader_candidates = [index for index in self._unfenced if room[index] > 0]
+            if not leader_candidates:
+                raise NoCandidateError(partition, replication_factor, 0, leader=True)
+            if single_rack:
+                leader = min(
+                    (leaders[i], replicas[i], tie_leaders[i], rank[i], i) for i in leader_candidates
+                )[-1]
+            else:
+                loads = [
+                    count / weight for count, weight in zip(rack_leaders, rack_weight, strict=True)
+                ]
+                leader = min(
+                    (leaders[i], loads[rack_of[i]], replicas[i], tie_leaders[i], rank[i], i)
+                    for i in leader_candidates
+                )[-1]
+            leaders[leader] += 1
+            tie_leaders[leader] += 1
+            rack_leaders[rack_of[leader]] += 1
+            chosen = [leader]
+            presence = [0] * len(members)
+            presence_unfenced = [0] * len(members)
+            presence[rack_of[leader]] = 1
+            presence_unfenced[rack_of[leader]] = 1
+            while len(chosen) < replication_factor:
+                rack: int | None
+                if single_rack:
+                    rack = 0 if rack_open[0] > len(chosen) else None
+                else:
+                    rack = self._choose_follower_rack(presence, presence_unfenced)
+                if rack is None:
+                    raise NoCandidateError(partition, replication_factor, len(chosen), leader=False)
+                # Non-empty: the rack has more brokers with room than this partition took.
+                if room is None:
+                    follower = min(
+                        (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
+                        for i in members[rack]
+                        if i not in chosen
+                    )[-1]
+                else:
+                    follower = min(
+                        (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
+                        for i in members[rack]
+                        if i not in chosen and room[i] > 0
+                    )[-1]
+                chosen.append(follower)
+                if not single_rack:
+                    presence[rack] += 1
+                    if not fenced[follower]:
+                        presence_unfenced[rack] += 1
+            for index in chosen:
+                rack = rack_of[index]
+                replicas[index] += 1
+                tie_replicas[index] += 1
+                rack_replicas[rack] += 1
+                rack_tie_replicas[rack] += 1
+                if room is not None:
+                    room[index] -= 1
+                    if room[index] == 0:
+                        rack_open[rack] -= 1
+                        if not fenced[index]:
+                            rack_open_unfenced[rack] -= 1
+            placed.append([ids[index] for index in chosen])
+        return placed
+
+    def _place_with_heaps(self, partition: int, replication_factor: int) -> list[int]:
+        """Choose one partition's replicas, leader first, and count them (the heaps' way)."""
         if self._unfenced_count > 1 and self._since_shuffle == self._unfenced_count:
             self._reshuffle()
         self._since_shuffle += 1
-        leader = self._choose_leader()
+        leader = self._choose_leader_from_heaps()
         if leader is None:
             raise NoCandidateError(partition, replication_factor, 0, leader=True)
         # The leadership counts at once: a rack that has just been given this leader has had its
@@ -211,7 +342,8 @@ class BalancedStripe:
         presence[self._rack_of[leader]] = 1
         presence_unfenced[self._rack_of[leader]] = 1
         while len(chosen) < replication_factor:
-            follower = self._choose_follower(chosen, presence, presence_unfenced)
+            rack = self._choose_follower_rack(presence, presence_unfenced)
+            follower = None if rack is None else self._choose_follower_from_heap(rack, chosen)
             if follower is None:
                 raise NoCandidateError(partition, replication_factor, len(chosen), leader=False)
             chosen.append(follower)
@@ -220,21 +352,21 @@ class BalancedStripe:
             if not self._fenced[follower]:
                 presence_unfenced[rack] += 1
         self._count(chosen)
-        return [self._ids[index] for index in chosen]
+        ids = self._ids
+        return [ids[index] for index in chosen]
 
     def _reshuffle(self) -> None:
         self._rank = _random_ranks(len(self._ids), self._rng)
         self._rack_rank = _random_ranks(len(self._members), self._rng)
         self._since_shuffle = 0
-        for rack in range(len(self._members)):
-            self._update_rack_loads(rack)
-        self._lead_heaps = [[] for _ in self._members]
-        self._follow_heaps = [[] for _ in self._members]
-        for index in range(len(self._ids)):
-            self._push(index)
+        if self._use_heaps:
+            self._lead_heaps = [[] for _ in self._members]
+            self._follow_heaps = [[] for _ in self._members]
+            for index in range(len(self._ids)):
+                self._push(index)
 
     def _push(self, index: int) -> None:
-        if self._room[index] <= 0:
+        if self._room is not None and self._room[index] <= 0:
             return
         rack = self._rack_of[index]
         fenced = self._fenced[index]
@@ -251,19 +383,18 @@ class BalancedStripe:
             (fenced, replicas, -leaders, self._tie_replicas[index], rank, index),
         )
 
-    def _update_rack_loads(self, rack: int) -> None:
+    def _follow_order(self, rack: int) -> tuple[float, float, float, int]:
         weight = self._rack_weight[rack]
-        self._rack_lead_load[rack] = self._rack_leaders[rack] / weight
         # Among racks equally full, prefer the one that has already led more: its brokers have
         # had their leader replicas, while the others will get theirs soon.
-        self._rack_follow_order[rack] = (
+        return (
             self._rack_replicas[rack] / weight,
             -self._rack_leaders[rack] / weight,
             self._rack_tie_replicas[rack] / weight,
             self._rack_rank[rack],
         )
 
-    def _choose_leader(self) -> int | None:
+    def _choose_leader_from_heaps(self) -> int | None:
         leaders = self._leaders
         replicas = self._replicas
         best_index: int | None = None
@@ -274,7 +405,7 @@ class BalancedStripe:
                 if lead_count == leaders[index] and replica_count == replicas[index]:
                     key = (
                         lead_count,
-                        self._rack_lead_load[rack],
+                        self._rack_leaders[rack] / self._rack_weight[rack],
                         replica_count,
                         tie_leaders,
                         rank,
@@ -285,8 +416,8 @@ class BalancedStripe:
                 heapq.heappop(heap)
         return best_index
 
-    def _choose_follower(
-        self, chosen: list[int], presence: list[int], presence_unfenced: list[int]
+    def _choose_follower_rack(
+        self, presence: list[int], presence_unfenced: list[int]
     ) -> int | None:
         # Rack spread first: only racks this partition uses least, and of those the ones that can
         # still offer an unfenced broker, are candidates; their standing order breaks the tie.
@@ -306,8 +437,12 @@ class BalancedStripe:
                 candidates.append(rack)
         if not candidates:
             return None
-        best_rack = min(candidates, key=self._rack_follow_order.__getitem__)
-        heap = self._follow_heaps[best_rack]
+        if len(candidates) == 1:
+            return candidates[0]
+        return min(candidates, key=self._follow_order)
+
+    def _choose_follower_from_heap(self, rack: int, chosen: list[int]) -> int | None:
+        heap = self._follow_heaps[rack]
         leaders = self._leaders
         replicas = self._replicas
         set_aside = []
@@ -326,31 +461,26 @@ class BalancedStripe:
         return found
 
     def _count_leader(self, leader: int) -> None:
-        rack = self._rack_of[leader]
         self._leaders[leader] += 1
         self._tie_leaders[leader] += 1
-        self._rack_leaders[rack] += 1
-        self._update_rack_loads(rack)
+        self._rack_leaders[self._rack_of[leader]] += 1
 
     def _count(self, chosen: list[int]) -> None:
+        # Only place() calls this; _scan_many counts inline.
+        room = self._room
         for index in chosen:
             rack = self._rack_of[index]
             self._replicas[index] += 1
             self._tie_replicas[index] += 1
             self._rack_replicas[rack] += 1
             self._rack_tie_replicas[rack] += 1
-            self._room[index] -= 1
-            if self._room[index] == 0:
-                self._rack_open[rack] -= 1
-                if not self._fenced[index]:
-                    self._rack_open_unfenced[rack] -= 1
-            self._update_rack_loads(rack)
+            if room is not None:
+                room[index] -= 1
+                if room[index] == 0:
+                    self._rack_open[rack] -= 1
+                    if not self._fenced[index]:
+                        self._rack_open_unfenced[rack] -= 1
             self._push(index)
-
-
-def rack_order_key(rack: str | None) -> tuple[bool, str]:
-    """Brokers without a rack form one rack of their own, which sorts first, as in Kafka."""
-    return (rack is not None, rack or "")
 
 
 def _random_ranks(count: int, rng: random.Random) -> list[int]:
