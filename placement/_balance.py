@@ -43,8 +43,10 @@ from placement.api import ClusterView, PlacementSpec
 
 SCAN_MAX_BROKERS = 24
 """Up to this many usable brokers a partition's replicas are found by scanning them; beyond it
-by the heaps. Both give the same placement; this only says which is cheaper (see
-benchmarks/placement_bench.py)."""
+by the heaps, unless the call places at most SCAN_MAX_PARTITIONS partitions. Both ways give the
+same placement; these only say which is cheaper (see benchmarks/placement_bench.py)."""
+SCAN_MAX_PARTITIONS = 8
+"""Filling the heaps costs about as much as scanning every broker for this many partitions."""
 
 
 class NoCandidateError(Exception):
@@ -69,7 +71,8 @@ class BalancedStripe:
     broker's is stale and is dropped when it reaches the top; a broker that changes is pushed
     again. That makes a partition cost a pass over the racks plus a few heap operations, not a
     pass over every broker, which matters because placement runs on the controller's event
-    thread. On a small cluster a pass over the brokers is cheaper than filling the heaps.
+    thread. On a small cluster, or for a few partitions, a pass over the brokers is cheaper than
+    filling the heaps.
     """
 
     __slots__ = (
@@ -129,16 +132,9 @@ class BalancedStripe:
         self._tie_replicas = tie_replicas
         self._room = room
         members = layout.members
-        if len(members) == 1:
-            self._rack_leaders = [sum(leaders)]
-            self._rack_replicas = [sum(replicas)]
-            self._rack_tie_replicas = [sum(tie_replicas)]
-        else:
-            self._rack_leaders = [sum(leaders[index] for index in rack) for rack in members]
-            self._rack_replicas = [sum(replicas[index] for index in rack) for rack in members]
-            self._rack_tie_replicas = [
-                sum(tie_replicas[index] for index in rack) for rack in members
-            ]
+        self._rack_leaders = _rack_sums(leaders, members)
+        self._rack_replicas = _rack_sums(replicas, members)
+        self._rack_tie_replicas = _rack_sums(tie_replicas, members)
         if room is None:
             self._rack_open = [len(rack) for rack in members]
             self._rack_open_unfenced = list(layout.unfenced_per_rack)
@@ -148,7 +144,9 @@ class BalancedStripe:
             self._rack_open_unfenced = [
                 sum(room[index] > 0 and not fenced[index] for index in rack) for rack in members
             ]
-        self._use_heaps = len(self._ids) > SCAN_MAX_BROKERS
+        # Chosen by place_many, which knows how many partitions it places; the heaps are only
+        # filled then, from the random order drawn here.
+        self._use_heaps = False
         # Filled in by _reshuffle, which also draws the rack order they end with.
         self._rank: list[int] = []
         self._rack_rank: list[int] = []
@@ -220,26 +218,98 @@ class BalancedStripe:
         return cls(layout, rng, leaders, replicas, budget, tie_leaders, tie_replicas)
 
     def place_many(self, spec: PlacementSpec) -> list[list[int]]:
+        if (
+            not self._use_heaps
+            and len(self._ids) > SCAN_MAX_BROKERS
+            and spec.partition_count > SCAN_MAX_PARTITIONS
+        ):
+            self._use_heaps = True
+            self._fill_heaps()
         if not self._use_heaps:
+            if len(self._members) == 1:
+                return self._scan_one_rack(spec)
             return self._scan_many(spec)
         return [
             self._place_with_heaps(spec.start_partition + offset, spec.replication_factor)
             for offset in range(spec.partition_count)
         ]
 
+    def _scan_one_rack(self, spec: PlacementSpec) -> list[list[int]]:
+        """:meth:`_scan_many` for a cluster of one rack, the commonest small cluster.
+
+        Every broker shares the rack's load and every follower comes from the one rack, and
+        no follower's key changes while a partition is placed (only the leader's count moves,
+        and the leader is not a follower candidate), so the followers are the first of one
+        sorted list instead of one search each.
+        """
+        replication_factor = spec.replication_factor
+        ids = self._ids
+        fenced = self._fenced
+        leaders = self._leaders
+        replicas = self._replicas
+        tie_leaders = self._tie_leaders
+        tie_replicas = self._tie_replicas
+        room = self._room
+        unfenced_count = self._unfenced_count
+        leader_candidates = self._unfenced
+        eligible = self._members[0]
+        placed: list[list[int]] = []
+        first = spec.start_partition
+        for partition in range(first, first + spec.partition_count):
+            if unfenced_count > 1 and self._since_shuffle == unfenced_count:
+                self._reshuffle()
+            self._since_shuffle += 1
+            rank = self._rank
+            if room is not None:
+                leader_candidates = [index for index in self._unfenced if room[index] > 0]
+                eligible = [index for index in self._members[0] if room[index] > 0]
+            if not leader_candidates:
+                raise NoCandidateError(partition, replication_factor, 0, leader=True)
+            leader = min(
+                (leaders[i], replicas[i], tie_leaders[i], rank[i], i) for i in leader_candidates
+            )[-1]
+            leaders[leader] += 1
+            tie_leaders[leader] += 1
+            chosen = [leader]
+            if replication_factor > 1:
+                if len(eligible) < replication_factor:
+                    # The leader is one of them: the rack ran out after the eligible ones.
+                    raise NoCandidateError(
+                        partition, replication_factor, len(eligible), leader=False
+                    )
+                followers = sorted(
+                    (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
+                    for i in eligible
+                    if i != leader
+                )
+                chosen.extend(key[-1] for key in followers[: replication_factor - 1])
+            for index in chosen:
+                replicas[index] += 1
+                tie_replicas[index] += 1
+                if room is not None:
+                    room[index] -= 1
+                    if room[index] == 0:
+                        self._rack_open[0] -= 1
+                        if not fenced[index]:
+                            self._rack_open_unfenced[0] -= 1
+            self._rack_leaders[0] += 1
+            self._rack_replicas[0] += replication_factor
+            self._rack_tie_replicas[0] += replication_factor
+            placed.append([ids[index] for index in chosen])
+        return placed
+
     def _scan_many(self, spec: PlacementSpec) -> list[list[int]]:
         """:meth:`place` for every partition of ``spec``, scanning the brokers instead of heaps.
 
         The same rules in one frame: each choice is the least key over the eligible brokers,
-        the key the heaps order by, so both find the same broker. With one rack every broker
-        shares the rack's load and every follower the rack, so those steps drop out.
+        the key the heaps order by, so both find the same broker.
         """
         replication_factor = spec.replication_factor
         ids = self._ids
         fenced = self._fenced
         rack_of = self._rack_of
         members = self._members
-        single_rack = len(members) == 1
+        rack_count = len(members)
         leaders = self._leaders
         replicas = self._replicas
         tie_leaders = self._tie_leaders
@@ -264,34 +334,48 @@ class BalancedStripe:
                 leader_candidates = [index for index in self._unfenced if room[index] > 0]
             if not leader_candidates:
                 raise NoCandidateError(partition, replication_factor, 0, leader=True)
-            if single_rack:
-                leader = min(
-                    (leaders[i], replicas[i], tie_leaders[i], rank[i], i) for i in leader_candidates
-                )[-1]
-            else:
-                loads = [
-                    count / weight for count, weight in zip(rack_leaders, rack_weight, strict=True)
-                ]
-                leader = min(
-                    (leaders[i], loads[rack_of[i]], replicas[i], tie_leaders[i], rank[i], i)
-                    for i in leader_candidates
-                )[-1]
+            loads = [
+                count / weight for count, weight in zip(rack_leaders, rack_weight, strict=True)
+            ]
+            leader = min(
+                (leaders[i], loads[rack_of[i]], replicas[i], tie_leaders[i], rank[i], i)
+                for i in leader_candidates
+            )[-1]
             leaders[leader] += 1
             tie_leaders[leader] += 1
             rack_leaders[rack_of[leader]] += 1
             chosen = [leader]
-            presence = [0] * len(members)
-            presence_unfenced = [0] * len(members)
+            presence = [0] * rack_count
+            presence_unfenced = [0] * rack_count
             presence[rack_of[leader]] = 1
             presence_unfenced[rack_of[leader]] = 1
+            # No rack's standing order moves while one partition is placed (the leader has
+            # been counted already), so it is computed once, and only if racks tie.
+            orders: list[tuple[float, float, float, int]] | None = None
             while len(chosen) < replication_factor:
-                rack: int | None
-                if single_rack:
-                    rack = 0 if rack_open[0] > len(chosen) else None
-                else:
-                    rack = self._choose_follower_rack(presence, presence_unfenced)
-                if rack is None:
+                # Rack spread first, as in _choose_follower_rack.
+                best_level = -1
+                candidates: list[int] = []
+                for rack in range(rack_count):
+                    taken = presence[rack]
+                    if rack_open[rack] <= taken:
+                        continue
+                    level = 2 * taken
+                    if rack_open_unfenced[rack] <= presence_unfenced[rack]:
+                        level += 1
+                    if best_level < 0 or level < best_level:
+                        best_level = level
+                        candidates = [rack]
+                    elif level == best_level:
+                        candidates.append(rack)
+                if not candidates:
                     raise NoCandidateError(partition, replication_factor, len(chosen), leader=False)
+                if len(candidates) == 1:
+                    rack = candidates[0]
+                else:
+                    if orders is None:
+                        orders = [self._follow_order(index) for index in range(rack_count)]
+                    rack = min(candidates, key=orders.__getitem__)
                 # Non-empty: the rack has more brokers with room than this partition took.
                 if room is None:
                     follower = min(
@@ -306,10 +390,9 @@ class BalancedStripe:
                         if i not in chosen and room[i] > 0
                     )[-1]
                 chosen.append(follower)
-                if not single_rack:
-                    presence[rack] += 1
-                    if not fenced[follower]:
-                        presence_unfenced[rack] += 1
+                presence[rack] += 1
+                if not fenced[follower]:
+                    presence_unfenced[rack] += 1
             for index in chosen:
                 rack = rack_of[index]
                 replicas[index] += 1
@@ -360,10 +443,13 @@ class BalancedStripe:
         self._rack_rank = _random_ranks(len(self._members), self._rng)
         self._since_shuffle = 0
         if self._use_heaps:
-            self._lead_heaps = [[] for _ in self._members]
-            self._follow_heaps = [[] for _ in self._members]
-            for index in range(len(self._ids)):
-                self._push(index)
+            self._fill_heaps()
+
+    def _fill_heaps(self) -> None:
+        self._lead_heaps = [[] for _ in self._members]
+        self._follow_heaps = [[] for _ in self._members]
+        for index in range(len(self._ids)):
+            self._push(index)
 
     def _push(self, index: int) -> None:
         if self._room is not None and self._room[index] <= 0:
@@ -483,10 +569,21 @@ class BalancedStripe:
             self._push(index)
 
 
+def _rack_sums(counts: list[int], members: list[list[int]]) -> list[int]:
+    """Each rack's total of ``counts``; in C, as this runs for every placement call."""
+    if len(members) == 1:
+        return [sum(counts)]
+    if not any(counts):
+        # A new topic's own counts: nothing to add up.
+        return [0] * len(members)
+    return [sum(map(counts.__getitem__, rack)) for rack in members]
+
+
 def _random_ranks(count: int, rng: random.Random) -> list[int]:
+    """Each index's place in a random order: ``rng.shuffle`` of the indexes, inverted."""
     order = list(range(count))
-    rng.shuffle(order)
-    ranks = [0] * count
-    for position, index in enumerate(order):
-        ranks[index] = position
-    return ranks
+    if count > 1:
+        # Shuffling one item draws nothing, so skipping it leaves the random state as it was.
+        rng.shuffle(order)
+    # The inverse permutation, sorted in C.
+    return sorted(range(count), key=order.__getitem__)

@@ -154,7 +154,7 @@ tests/placement/test_properties.py); checking each of their answers again cost t
 a pass over every replica per request. Exact types only: a subclass may override ``place``."""
 
 
-def _place(placer: ReplicaPlacer, spec: PlacementSpec, view: ClusterView) -> list[list[int]]:
+def place_checked(placer: ReplicaPlacer, spec: PlacementSpec, view: ClusterView) -> list[list[int]]:
     """Calls the placer and checks its answer; any failure is a :class:`KafkaError`."""
     try:
         answer = placer.place(spec, view)
@@ -320,7 +320,7 @@ def create_topic_records(
         )
         spec = PlacementSpec(0, partition_count, replication_factor)
         try:
-            assignment = _place(placer, spec, ImageClusterView(image))
+            assignment = place_checked(placer, spec, ImageClusterView(image))
         except PlacementError as error:
             if error.code is ErrorCode.INVALID_REPLICATION_FACTOR:
                 raise KafkaError(
@@ -394,7 +394,7 @@ def create_partitions_records(
     else:
         spec = PlacementSpec(current, added, replication_factor)
         try:
-            assignment = _place(placer, spec, ImageClusterView(image, topic))
+            assignment = place_checked(placer, spec, ImageClusterView(image, topic))
         except PlacementError as error:
             if error.code is ErrorCode.INVALID_REPLICATION_FACTOR:
                 raise KafkaError(
