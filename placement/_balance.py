@@ -82,6 +82,7 @@ class BalancedStripe:
         "_lead_heaps",
         "_leaders",
         "_members",
+        "_rack_follow_order",
         "_rack_leaders",
         "_rack_of",
         "_rack_open",
@@ -150,6 +151,8 @@ class BalancedStripe:
         # Filled in by _reshuffle, which also draws the rack order they end with.
         self._rank: list[int] = []
         self._rack_rank: list[int] = []
+        self._rack_follow_order: list[tuple[float, float, float, int]] = []
+        """Each rack's _follow_order, kept up to date while the heaps are in use."""
         self._lead_heaps: list[list[tuple[int, int, int, int, int]]] = []
         self._follow_heaps: list[list[tuple[bool, int, int, int, int, int]]] = []
         self._since_shuffle = 0
@@ -446,6 +449,7 @@ class BalancedStripe:
             self._fill_heaps()
 
     def _fill_heaps(self) -> None:
+        self._rack_follow_order = [self._follow_order(rack) for rack in range(len(self._members))]
         self._lead_heaps = [[] for _ in self._members]
         self._follow_heaps = [[] for _ in self._members]
         for index in range(len(self._ids)):
@@ -525,7 +529,7 @@ class BalancedStripe:
             return None
         if len(candidates) == 1:
             return candidates[0]
-        return min(candidates, key=self._follow_order)
+        return min(candidates, key=self._rack_follow_order.__getitem__)
 
     def _choose_follower_from_heap(self, rack: int, chosen: list[int]) -> int | None:
         heap = self._follow_heaps[rack]
@@ -547,12 +551,14 @@ class BalancedStripe:
         return found
 
     def _count_leader(self, leader: int) -> None:
+        rack = self._rack_of[leader]
         self._leaders[leader] += 1
         self._tie_leaders[leader] += 1
-        self._rack_leaders[self._rack_of[leader]] += 1
+        self._rack_leaders[rack] += 1
+        self._rack_follow_order[rack] = self._follow_order(rack)
 
     def _count(self, chosen: list[int]) -> None:
-        # Only place() calls this; _scan_many counts inline.
+        # Only _place_with_heaps calls this; the scans count inline.
         room = self._room
         for index in chosen:
             rack = self._rack_of[index]
@@ -566,6 +572,7 @@ class BalancedStripe:
                     self._rack_open[rack] -= 1
                     if not self._fenced[index]:
                         self._rack_open_unfenced[rack] -= 1
+            self._rack_follow_order[rack] = self._follow_order(rack)
             self._push(index)
 
 
