@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from placement._layout import BrokerLayout
-from placement.api import ClusterView, PlacementSpec
+from placement.api import ClusterCounts, ClusterView, PlacementSpec
 
 SCAN_MAX_BROKERS = 24
 """Up to this many usable brokers a partition's replicas are found by scanning them; beyond it
@@ -213,10 +213,7 @@ class BalancedStripe:
             tie_leaders = [0] * len(ids)
             tie_replicas = [0] * len(ids)
         else:
-            leader_count = cluster.leader_count
-            replica_count = cluster.replica_count
-            tie_leaders = [leader_count(broker_id) for broker_id in ids]
-            tie_replicas = [replica_count(broker_id) for broker_id in ids]
+            tie_leaders, tie_replicas = counts_of(cluster, ids)
         budget = None if room is None else [max(0, room.get(broker_id, 0)) for broker_id in ids]
         return cls(layout, rng, leaders, replicas, budget, tie_leaders, tie_replicas)
 
@@ -574,6 +571,13 @@ class BalancedStripe:
                         self._rack_open_unfenced[rack] -= 1
             self._rack_follow_order[rack] = self._follow_order(rack)
             self._push(index)
+
+
+def counts_of(cluster: ClusterView, broker_ids: list[int]) -> tuple[list[int], list[int]]:
+    """Leaders and replicas per broker across the cluster, in one call each if the view can."""
+    if isinstance(cluster, ClusterCounts):
+        return cluster.leader_counts_of(broker_ids), cluster.replica_counts_of(broker_ids)
+    return list(map(cluster.leader_count, broker_ids)), list(map(cluster.replica_count, broker_ids))
 
 
 def _rack_sums(counts: list[int], members: list[list[int]]) -> list[int]:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from placement import (
     CapacityAwarePlacer,
+    ClusterCounts,
     ClusterView,
     EmptiestBrokerPlacer,
     KafkaStripedReplicaPlacer,
@@ -118,7 +119,7 @@ class _UsableBrokersCache:
 _USABLE_BROKERS = _UsableBrokersCache()
 
 
-class ImageClusterView:
+class ImageClusterView(ClusterCounts):
     """The :class:`ClusterView` a placer gets, answered from the image's indexes without a scan.
 
     ``replica_count`` counts ISR memberships, the per-broker index the image keeps; it equals
@@ -129,15 +130,24 @@ class ImageClusterView:
         self._image = image
         self._topic = topic
         self._preferred_counts = image.preferred_counts
+        self._isr_partitions = image.partitions_with_isr_member
 
     def usable_brokers(self) -> Iterable[UsableBroker]:
         return _USABLE_BROKERS.usable(self._image)
 
     def replica_count(self, broker_id: int) -> int:
-        return len(self._image.partitions_with_isr_member(broker_id))
+        return len(self._isr_partitions(broker_id))
 
     def leader_count(self, broker_id: int) -> int:
         return self._preferred_counts.get(broker_id, 0)
+
+    def leader_counts_of(self, broker_ids: Sequence[int]) -> list[int]:
+        get = self._preferred_counts.get
+        return [get(broker_id, 0) for broker_id in broker_ids]
+
+    def replica_counts_of(self, broker_ids: Sequence[int]) -> list[int]:
+        isr_partitions = self._isr_partitions
+        return [len(isr_partitions(broker_id)) for broker_id in broker_ids]
 
     def existing_assignment(self) -> Sequence[Sequence[int]]:
         if self._topic is None:

@@ -24,8 +24,10 @@ from raftmeta.records import (
     BrokerRegistrationChangeRecord,
     ControlledShutdownChange,
     FencingChange,
+    PartitionRecord,
     Record,
     RegisterBrokerRecord,
+    TopicRecord,
     UnregisterBrokerRecord,
 )
 from tests.placement.clusters import seeded
@@ -107,6 +109,35 @@ def test_the_placer_sees_a_fenced_broker_at_once() -> None:
     for _ in range(5):
         answer = place_checked(placer, spec, ImageClusterView(cluster.image))
         assert {replicas[0] for replicas in answer} == {1, 2}
+
+
+def test_counts_in_bulk_equal_the_per_broker_counts() -> None:
+    cluster = _Image()
+    for broker_id in (1, 2, 3, 4):
+        cluster.apply(register(broker_id))
+    placer = StripedReplicaPlacer(seeded(5))
+    topic_id = uuid.UUID(int=77).bytes
+    cluster.apply(TopicRecord("t", topic_id))
+    spec = PlacementSpec(0, 5, 2)
+    for partition, replicas in enumerate(
+        place_checked(placer, spec, ImageClusterView(cluster.image))
+    ):
+        cluster.apply(
+            PartitionRecord(
+                partition_id=partition,
+                topic_id=topic_id,
+                replicas=tuple(replicas),
+                isr=tuple(replicas),
+                leader=replicas[0],
+            )
+        )
+    view = ImageClusterView(cluster.image)
+    ids = [4, 1, 2, 3, 9]
+    leaders = view.leader_counts_of(ids)
+    replicas = view.replica_counts_of(ids)
+    assert leaders == [view.leader_count(broker_id) for broker_id in ids]
+    assert replicas == [view.replica_count(broker_id) for broker_id in ids]
+    assert sum(leaders) == 5 and sum(replicas) == 10
 
 
 class _DerivedPlacer(StripedReplicaPlacer):

@@ -10,11 +10,12 @@ extended and broker sets changing between calls of one placer.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 
 import pytest
 
 from placement import (
+    ClusterView,
     EmptiestBrokerPlacer,
     PlacementError,
     PlacementSpec,
@@ -72,13 +73,34 @@ def outcome(call: Callable[..., list[list[int]]], *arguments: object) -> object:
         return ("error", error.code, error.message)
 
 
+class PerBrokerView:
+    """A view with only the protocol's per-broker methods, not ClusterCounts."""
+
+    def __init__(self, view: StaticClusterView) -> None:
+        self._view = view
+
+    def usable_brokers(self) -> Iterable[UsableBroker]:
+        return self._view.usable_brokers()
+
+    def replica_count(self, broker_id: int) -> int:
+        return self._view.replica_count(broker_id)
+
+    def leader_count(self, broker_id: int) -> int:
+        return self._view.leader_count(broker_id)
+
+    def existing_assignment(self) -> Sequence[Sequence[int]]:
+        return self._view.existing_assignment()
+
+
+@pytest.mark.parametrize("bulk_counts", [True, False], ids=["bulk", "per-broker"])
 @pytest.mark.parametrize("seed", range(6))
-def test_the_default_placer_places_as_before(seed: int) -> None:
+def test_the_default_placer_places_as_before(seed: int, bulk_counts: bool) -> None:
     rng = random.Random(seed)
     for case in range(60):
         brokers = random_cluster(rng)
-        view = random_view(rng, brokers)
-        spec = random_spec(rng, view)
+        static_view = random_view(rng, brokers)
+        view: ClusterView = static_view if bulk_counts else PerBrokerView(static_view)
+        spec = random_spec(rng, static_view)
         placer_seed = rng.getrandbits(32)
         old = outcome(legacy_balance.legacy_default, random.Random(placer_seed), spec, view)
         new = outcome(StripedReplicaPlacer(random.Random(placer_seed)).place, spec, view)
