@@ -79,6 +79,7 @@ class BalancedStripe:
         "_fenced",
         "_follow_heaps",
         "_ids",
+        "_layout",
         "_lead_heaps",
         "_leaders",
         "_members",
@@ -120,6 +121,7 @@ class BalancedStripe:
         those leave equal, ahead of the random order. ``room`` None means no budget.
         """
         self._rng = rng
+        self._layout = layout
         self._ids = layout.ids
         self._fenced = layout.fenced
         self._unfenced = layout.unfenced
@@ -137,8 +139,9 @@ class BalancedStripe:
         self._rack_replicas = _rack_sums(replicas, members)
         self._rack_tie_replicas = _rack_sums(tie_replicas, members)
         if room is None:
-            self._rack_open = [len(rack) for rack in members]
-            self._rack_open_unfenced = list(layout.unfenced_per_rack)
+            # Without budgets these never change: the layout's own lists serve, uncopied.
+            self._rack_open = layout.rack_sizes
+            self._rack_open_unfenced = layout.unfenced_per_rack
         else:
             fenced = layout.fenced
             self._rack_open = [sum(room[index] > 0 for index in rack) for rack in members]
@@ -309,7 +312,12 @@ class BalancedStripe:
         fenced = self._fenced
         rack_of = self._rack_of
         members = self._members
-        rack_count = len(members)
+        rack_indexes = range(len(members))
+        layout = self._layout
+        # Without budgets, the eligible brokers and racks are the layout's own.
+        every_broker_leads = self._room is None and layout.all_unfenced
+        every_rack_leads = self._room is None and layout.every_rack_unfenced
+        other_racks = layout.other_racks
         leaders = self._leaders
         replicas = self._replicas
         tie_leaders = self._tie_leaders
@@ -324,75 +332,92 @@ class BalancedStripe:
         unfenced_count = self._unfenced_count
         leader_candidates = self._unfenced
         placed: list[list[int]] = []
+        # Each rack's leaders per unfenced broker, the leader's second rule; only the rack that
+        # gains a leader changes.
+        loads = [count / weight for count, weight in zip(rack_leaders, rack_weight, strict=True)]
         first = spec.start_partition
         for partition in range(first, first + spec.partition_count):
             if unfenced_count > 1 and self._since_shuffle == unfenced_count:
                 self._reshuffle()
             self._since_shuffle += 1
             rank = self._rank
+            rack_rank = self._rack_rank
             if room is not None:
                 leader_candidates = [index for index in self._unfenced if room[index] > 0]
             if not leader_candidates:
                 raise NoCandidateError(partition, replication_factor, 0, leader=True)
-            loads = [
-                count / weight for count, weight in zip(rack_leaders, rack_weight, strict=True)
-            ]
-            leader = min(
-                (leaders[i], loads[rack_of[i]], replicas[i], tie_leaders[i], rank[i], i)
-                for i in leader_candidates
-            )[-1]
+            if every_broker_leads:
+                # Every broker is a candidate: the same keys, built by zip in C.
+                leader = min(
+                    zip(
+                        leaders,
+                        map(loads.__getitem__, rack_of),
+                        replicas,
+                        tie_leaders,
+                        rank,
+                        range(len(ids)),
+                        strict=True,
+                    )
+                )[-1]
+            else:
+                leader = min(
+                    (leaders[i], loads[rack_of[i]], replicas[i], tie_leaders[i], rank[i], i)
+                    for i in leader_candidates
+                )[-1]
             leaders[leader] += 1
             tie_leaders[leader] += 1
-            rack_leaders[rack_of[leader]] += 1
+            leader_rack = rack_of[leader]
+            rack_leaders[leader_rack] += 1
+            loads[leader_rack] = rack_leaders[leader_rack] / rack_weight[leader_rack]
             chosen = [leader]
-            presence = [0] * rack_count
-            presence_unfenced = [0] * rack_count
-            presence[rack_of[leader]] = 1
-            presence_unfenced[rack_of[leader]] = 1
-            # No rack's standing order moves while one partition is placed (the leader has
-            # been counted already), so it is computed once, and only if racks tie.
-            orders: list[tuple[float, float, float, int]] | None = None
-            while len(chosen) < replication_factor:
-                # Rack spread first, as in _choose_follower_rack.
-                best_level = -1
-                candidates: list[int] = []
-                for rack in range(rack_count):
-                    taken = presence[rack]
-                    if rack_open[rack] <= taken:
-                        continue
-                    level = 2 * taken
-                    if rack_open_unfenced[rack] <= presence_unfenced[rack]:
-                        level += 1
-                    if best_level < 0 or level < best_level:
-                        best_level = level
-                        candidates = [rack]
-                    elif level == best_level:
-                        candidates.append(rack)
-                if not candidates:
-                    raise NoCandidateError(partition, replication_factor, len(chosen), leader=False)
-                if len(candidates) == 1:
-                    rack = candidates[0]
+            if replication_factor > 1:
+                # The first lap: a rack not used yet always comes before a used one, and such a
+                # rack's level (unable to offer an unfenced broker, or not) cannot change until
+                # it is used, so the racks of the first lap are known at once, in order.
+                if every_rack_leads:
+                    # Each rack has room and an unfenced broker: the order alone decides, and
+                    # only the racks the leader left are ordered.
+                    lap = [
+                        key[-1]
+                        for key in sorted(
+                            [
+                                (
+                                    rack_replicas[rack] / rack_weight[rack],
+                                    -rack_leaders[rack] / rack_weight[rack],
+                                    rack_tie_replicas[rack] / rack_weight[rack],
+                                    rack_rank[rack],
+                                    rack,
+                                )
+                                for rack in other_racks[leader_rack]
+                            ]
+                        )
+                    ]
                 else:
-                    if orders is None:
-                        orders = [self._follow_order(index) for index in range(rack_count)]
-                    rack = min(candidates, key=orders.__getitem__)
-                # Non-empty: the rack has more brokers with room than this partition took.
-                if room is None:
-                    follower = min(
-                        (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
-                        for i in members[rack]
-                        if i not in chosen
-                    )[-1]
-                else:
-                    follower = min(
-                        (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
-                        for i in members[rack]
-                        if i not in chosen and room[i] > 0
-                    )[-1]
-                chosen.append(follower)
-                presence[rack] += 1
-                if not fenced[follower]:
-                    presence_unfenced[rack] += 1
+                    orders = self._rack_orders()
+                    lap = [
+                        rack
+                        for _, _, rack in sorted(
+                            (rack_open_unfenced[rack] <= 0, orders[rack], rack)
+                            for rack in rack_indexes
+                            if rack != leader_rack and rack_open[rack] > 0
+                        )
+                    ]
+                for rack in lap[: replication_factor - 1]:
+                    # Nobody in this rack is chosen yet; the rack has a broker with room.
+                    if room is None:
+                        follower = min(
+                            (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
+                            for i in members[rack]
+                        )[-1]
+                    else:
+                        follower = min(
+                            (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
+                            for i in members[rack]
+                            if room[i] > 0
+                        )[-1]
+                    chosen.append(follower)
+                if len(chosen) < replication_factor:
+                    self._scan_more_laps(chosen, replication_factor, partition)
             for index in chosen:
                 rack = rack_of[index]
                 replicas[index] += 1
@@ -407,6 +432,67 @@ class BalancedStripe:
                             rack_open_unfenced[rack] -= 1
             placed.append([ids[index] for index in chosen])
         return placed
+
+    def _rack_orders(self) -> list[tuple[float, float, float, int]]:
+        """Every rack's _follow_order. None moves while one partition's followers are chosen:
+        the leader has been counted already, the followers are counted after."""
+        return [
+            (replica_count / weight, -leader_count / weight, tie_count / weight, rack_rank)
+            for replica_count, leader_count, tie_count, weight, rack_rank in zip(
+                self._rack_replicas,
+                self._rack_leaders,
+                self._rack_tie_replicas,
+                self._rack_weight,
+                self._rack_rank,
+                strict=True,
+            )
+        ]
+
+    def _scan_more_laps(self, chosen: list[int], replication_factor: int, partition: int) -> None:
+        """The followers after every rack has one replica of the partition (RF > racks)."""
+        orders = self._rack_orders()
+        rack_of = self._rack_of
+        fenced = self._fenced
+        replicas = self._replicas
+        leaders = self._leaders
+        tie_replicas = self._tie_replicas
+        rank = self._rank
+        room = self._room
+        rack_open = self._rack_open
+        rack_open_unfenced = self._rack_open_unfenced
+        presence = [0] * len(self._members)
+        presence_unfenced = [0] * len(self._members)
+        for index in chosen:
+            presence[rack_of[index]] += 1
+            if not fenced[index]:
+                presence_unfenced[rack_of[index]] += 1
+        while len(chosen) < replication_factor:
+            # Rack spread first, as in _choose_follower_rack: the least level, then the order.
+            best_rack = min(
+                (
+                    (
+                        2 * presence[rack] + (rack_open_unfenced[rack] <= presence_unfenced[rack]),
+                        orders[rack],
+                        rack,
+                    )
+                    for rack in range(len(self._members))
+                    if rack_open[rack] > presence[rack]
+                ),
+                default=None,
+            )
+            if best_rack is None:
+                raise NoCandidateError(partition, replication_factor, len(chosen), leader=False)
+            rack = best_rack[-1]
+            # Non-empty: the rack has more brokers with room than this partition took.
+            follower = min(
+                (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
+                for i in self._members[rack]
+                if i not in chosen and (room is None or room[i] > 0)
+            )[-1]
+            chosen.append(follower)
+            presence[rack] += 1
+            if not fenced[follower]:
+                presence_unfenced[rack] += 1
 
     def _place_with_heaps(self, partition: int, replication_factor: int) -> list[int]:
         """Choose one partition's replicas, leader first, and count them (the heaps' way)."""

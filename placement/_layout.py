@@ -23,15 +23,20 @@ def rack_order_key(rack: str | None) -> tuple[bool, str]:
 class BrokerLayout:
     """The usable brokers sorted by id, by index: racks, fencing, and each rack's members.
 
-    Read-only once built: every placement call that shares it keeps its counts elsewhere.
+    Read-only once built: every placement call that shares it keeps its counts elsewhere (a
+    stripe without budgets reads ``rack_sizes`` and ``unfenced_per_rack`` without copying).
     """
 
     __slots__ = (
+        "all_unfenced",
         "brokers",
+        "every_rack_unfenced",
         "fenced",
         "ids",
         "members",
+        "other_racks",
         "rack_of",
+        "rack_sizes",
         "rack_weight",
         "unfenced",
         "unfenced_count",
@@ -55,6 +60,16 @@ class BrokerLayout:
             self.members[rack].append(index)
             if not self.fenced[index]:
                 self.unfenced_per_rack[rack] += 1
+        self.rack_sizes = [len(rack) for rack in self.members]
+        self.all_unfenced = self.unfenced_count == len(self.ids)
+        self.every_rack_unfenced = all(self.unfenced_per_rack)
+        """Every rack can offer an unfenced broker: with no budgets, rack spread alone orders a
+        partition's first lap of racks."""
+        self.other_racks = [
+            [other for other in range(len(rack_names)) if other != rack]
+            for rack in range(len(rack_names))
+        ]
+        """For each rack, every other rack, in index order."""
         # Racks are compared per unfenced broker: fenced brokers take replicas only as a last
         # resort, so counting them would send a rack's share to its few live brokers.
         self.rack_weight = [float(max(count, 1)) for count in self.unfenced_per_rack]
