@@ -25,9 +25,12 @@ each other on racks of equal size (the property tests check both).
 The random order is redrawn after every round of as many partitions as there are unfenced
 brokers, so ties do not keep pairing the same brokers.
 
-Two ways to find the best broker give the same answer, because every rule above is a total order
-(the random ranks are distinct): lazy heaps per rack for large clusters, and a plain scan for
-small ones, where building the heaps cost more than the whole placement of a small topic.
+Two engines find the best broker and give the same answer, because every rule above is a total
+order (the random ranks are distinct): :class:`HeapStripe`, lazy heaps per rack, for many
+partitions on a large cluster; and a scan over the brokers (:func:`_scan_one_rack`,
+:func:`_scan_racks`) for everything else, where filling the heaps cost more than the whole
+placement of a small topic. :func:`place_balanced` chooses; the counts are lists by
+:class:`~placement._layout.BrokerLayout` index, which the engines take over and change.
 """
 
 from __future__ import annotations
@@ -60,26 +63,371 @@ class NoCandidateError(Exception):
         self.leader = leader
 
 
-class BalancedStripe:
-    """Placement state for one ``place`` call: counts, budgets and the current random order.
+def place_balanced(
+    layout: BrokerLayout,
+    spec: PlacementSpec,
+    rng: random.Random,
+    counts: TopicCounts,
+    room: list[int] | None = None,
+) -> list[list[int]]:
+    """Replicas for every partition of ``spec`` by the rules above, leader first.
 
-    Brokers are known by their index in the :class:`BrokerLayout`, which the stripe only reads,
-    so one layout serves every call while the broker set stays the same.
+    ``counts`` (taken over and changed) are the counts to balance and the tie-breaking ones;
+    ``room`` (taken over too) is each broker's budget of new replicas, None for no budget.
+    Raises :class:`NoCandidateError` when a budget leaves no broker for a replica.
+    """
+    if len(layout.ids) > SCAN_MAX_BROKERS and spec.partition_count > SCAN_MAX_PARTITIONS:
+        return HeapStripe(
+            layout,
+            rng,
+            counts.leaders,
+            counts.replicas,
+            room,
+            counts.tie_leaders,
+            counts.tie_replicas,
+        ).place_many(spec)
+    if len(layout.members) == 1:
+        return _scan_one_rack(layout, spec, rng, counts, room)
+    return _scan_racks(layout, spec, rng, counts, room)
 
-    On a large cluster each rack keeps two lazy heaps, one ordering its possible leaders and one
-    its possible followers. Counts only grow, so a heap entry whose counts no longer match the
-    broker's is stale and is dropped when it reaches the top; a broker that changes is pushed
-    again. That makes a partition cost a pass over the racks plus a few heap operations, not a
-    pass over every broker, which matters because placement runs on the controller's event
-    thread. On a small cluster, or for a few partitions, a pass over the brokers is cheaper than
-    filling the heaps.
+
+class TopicCounts:
+    """The four counts per broker (by layout index) that one placement call balances."""
+
+    __slots__ = ("leaders", "replicas", "tie_leaders", "tie_replicas")
+
+    def __init__(
+        self,
+        leaders: list[int],
+        replicas: list[int],
+        tie_leaders: list[int],
+        tie_replicas: list[int],
+    ) -> None:
+        self.leaders = leaders
+        """Preferred leaders to balance (usually the topic's)."""
+        self.replicas = replicas
+        """Replicas to balance (usually the topic's)."""
+        self.tie_leaders = tie_leaders
+        """Leaders that only break ties (usually the cluster's)."""
+        self.tie_replicas = tie_replicas
+        """Replicas that only break ties (usually the cluster's)."""
+
+    @classmethod
+    def of_topic(
+        cls,
+        layout: BrokerLayout,
+        assignment: Sequence[Sequence[int]],
+        cluster: ClusterView | None,
+    ) -> TopicCounts:
+        """A topic's own counts from its existing partitions, the cluster's to break ties.
+
+        New partitions then even out the whole topic, and many small topics, each balanced on
+        its own, also add up to a balanced cluster.
+        """
+        ids = layout.ids
+        if assignment:
+            # Counter counts in C: this runs over the whole topic on every CreatePartitions.
+            leader_counts = Counter(partition[0] for partition in assignment if partition)
+            replica_counts = Counter(itertools.chain.from_iterable(assignment))
+            leaders = [leader_counts.get(broker_id, 0) for broker_id in ids]
+            replicas = [replica_counts.get(broker_id, 0) for broker_id in ids]
+        else:
+            # A new topic, the common case: nothing to count.
+            leaders = [0] * len(ids)
+            replicas = [0] * len(ids)
+        if cluster is None:
+            return cls(leaders, replicas, [0] * len(ids), [0] * len(ids))
+        return cls(leaders, replicas, *cluster_counts(cluster, ids))
+
+
+def cluster_counts(cluster: ClusterView, broker_ids: list[int]) -> tuple[list[int], list[int]]:
+    """Leaders and replicas per broker across the cluster, in one call each if the view can."""
+    if isinstance(cluster, ClusterCounts):
+        return cluster.leader_counts_of(broker_ids), cluster.replica_counts_of(broker_ids)
+    return list(map(cluster.leader_count, broker_ids)), list(map(cluster.replica_count, broker_ids))
+
+
+def budget(layout: BrokerLayout, room: Mapping[int, int]) -> list[int]:
+    """Room per broker by layout index; a broker absent from ``room`` has none."""
+    return [max(0, room.get(broker_id, 0)) for broker_id in layout.ids]
+
+
+def _scan_one_rack(
+    layout: BrokerLayout,
+    spec: PlacementSpec,
+    rng: random.Random,
+    counts: TopicCounts,
+    room: list[int] | None,
+) -> list[list[int]]:
+    """The scan on a cluster of one rack, the commonest small cluster.
+
+    Every broker shares the rack's load and every follower comes from the one rack, so those
+    rules drop out; and no follower's key changes while a partition is placed (only the
+    leader's count moves, and the leader is not a follower candidate), so the followers are the
+    first of one sorted list instead of one search each.
+    """
+    replication_factor = spec.replication_factor
+    ids = layout.ids
+    fenced = layout.fenced
+    leaders = counts.leaders
+    replicas = counts.replicas
+    tie_leaders = counts.tie_leaders
+    tie_replicas = counts.tie_replicas
+    unfenced_count = layout.unfenced_count
+    leader_candidates = layout.unfenced
+    eligible = layout.members[0]
+    # The random order, redrawn after every round of as many partitions as unfenced brokers.
+    # (One rack's rank is drawn too, as the heaps do; shuffling one item draws nothing.)
+    rank = _random_ranks(len(ids), rng)
+    since_shuffle = 0
+    placed: list[list[int]] = []
+    first = spec.start_partition
+    for partition in range(first, first + spec.partition_count):
+        if unfenced_count > 1 and since_shuffle == unfenced_count:
+            rank = _random_ranks(len(ids), rng)
+            since_shuffle = 0
+        since_shuffle += 1
+        if room is not None:
+            leader_candidates = [index for index in layout.unfenced if room[index] > 0]
+            eligible = [index for index in layout.members[0] if room[index] > 0]
+        if not leader_candidates:
+            raise NoCandidateError(partition, replication_factor, 0, leader=True)
+        leader = min(
+            (leaders[i], replicas[i], tie_leaders[i], rank[i], i) for i in leader_candidates
+        )[-1]
+        leaders[leader] += 1
+        tie_leaders[leader] += 1
+        chosen = [leader]
+        if replication_factor > 1:
+            if len(eligible) < replication_factor:
+                # The leader is one of them: the rack ran out after the eligible ones.
+                raise NoCandidateError(partition, replication_factor, len(eligible), leader=False)
+            followers = sorted(
+                (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
+                for i in eligible
+                if i != leader
+            )
+            chosen.extend(key[-1] for key in followers[: replication_factor - 1])
+        for index in chosen:
+            replicas[index] += 1
+            tie_replicas[index] += 1
+            if room is not None:
+                room[index] -= 1
+        placed.append([ids[index] for index in chosen])
+    return placed
+
+
+def _scan_racks(
+    layout: BrokerLayout,
+    spec: PlacementSpec,
+    rng: random.Random,
+    counts: TopicCounts,
+    room: list[int] | None,
+) -> list[list[int]]:
+    """The scan on a cluster of several racks: each choice is the least key over the eligible
+    brokers, the key the heaps order by, so both engines find the same broker."""
+    replication_factor = spec.replication_factor
+    ids = layout.ids
+    fenced = layout.fenced
+    rack_of = layout.rack_of
+    members = layout.members
+    rack_weight = layout.rack_weight
+    rack_indexes = range(len(members))
+    other_racks = layout.other_racks
+    leaders = counts.leaders
+    replicas = counts.replicas
+    tie_leaders = counts.tie_leaders
+    tie_replicas = counts.tie_replicas
+    rack_leaders = _rack_sums(leaders, members)
+    rack_replicas = _rack_sums(replicas, members)
+    rack_tie_replicas = _rack_sums(tie_replicas, members)
+    if room is None:
+        # Without budgets these never change: the layout's own lists serve, uncopied.
+        rack_open = layout.rack_sizes
+        rack_open_unfenced = layout.unfenced_per_rack
+    else:
+        rack_open = [sum(room[index] > 0 for index in rack) for rack in members]
+        rack_open_unfenced = [
+            sum(room[index] > 0 and not fenced[index] for index in rack) for rack in members
+        ]
+    # Without budgets, the brokers that may lead and the racks that can take a follower are the
+    # layout's own, so neither needs filtering.
+    every_broker_leads = room is None and layout.all_unfenced
+    every_rack_leads = room is None and layout.every_rack_unfenced
+    leader_candidates = layout.unfenced
+    unfenced_count = layout.unfenced_count
+    # The random orders, redrawn after every round of as many partitions as unfenced brokers.
+    rank = _random_ranks(len(ids), rng)
+    rack_rank = _random_ranks(len(members), rng)
+    since_shuffle = 0
+    # Each rack's leaders per unfenced broker, the leader's second rule; only the rack that
+    # gains a leader changes.
+    loads = [count / weight for count, weight in zip(rack_leaders, rack_weight, strict=True)]
+    placed: list[list[int]] = []
+    first = spec.start_partition
+    for partition in range(first, first + spec.partition_count):
+        if unfenced_count > 1 and since_shuffle == unfenced_count:
+            rank = _random_ranks(len(ids), rng)
+            rack_rank = _random_ranks(len(members), rng)
+            since_shuffle = 0
+        since_shuffle += 1
+        if room is not None:
+            leader_candidates = [index for index in layout.unfenced if room[index] > 0]
+        if not leader_candidates:
+            raise NoCandidateError(partition, replication_factor, 0, leader=True)
+        if every_broker_leads:
+            # Every broker is a candidate: the same keys, built by zip in C.
+            leader = min(
+                zip(
+                    leaders,
+                    map(loads.__getitem__, rack_of),
+                    replicas,
+                    tie_leaders,
+                    rank,
+                    range(len(ids)),
+                    strict=True,
+                )
+            )[-1]
+        else:
+            leader = min(
+                (leaders[i], loads[rack_of[i]], replicas[i], tie_leaders[i], rank[i], i)
+                for i in leader_candidates
+            )[-1]
+        leaders[leader] += 1
+        tie_leaders[leader] += 1
+        leader_rack = rack_of[leader]
+        rack_leaders[leader_rack] += 1
+        loads[leader_rack] = rack_leaders[leader_rack] / rack_weight[leader_rack]
+        chosen = [leader]
+        if replication_factor > 1:
+            # The first lap: a rack not used yet always comes before a used one, and such a
+            # rack's level (unable to offer an unfenced broker, or not) cannot change until it
+            # is used, so the racks of the first lap are known at once, in order. No rack's
+            # standing order moves while the partition is placed: the leader has been counted
+            # already, the followers are counted after.
+            if every_rack_leads:
+                lap = [
+                    key[-1]
+                    for key in sorted(
+                        [
+                            (
+                                rack_replicas[rack] / rack_weight[rack],
+                                -rack_leaders[rack] / rack_weight[rack],
+                                rack_tie_replicas[rack] / rack_weight[rack],
+                                rack_rank[rack],
+                                rack,
+                            )
+                            for rack in other_racks[leader_rack]
+                        ]
+                    )
+                ]
+            else:
+                orders = _rack_orders(
+                    rack_replicas, rack_leaders, rack_tie_replicas, rack_weight, rack_rank
+                )
+                lap = [
+                    rack
+                    for _, _, rack in sorted(
+                        (rack_open_unfenced[rack] <= 0, orders[rack], rack)
+                        for rack in rack_indexes
+                        if rack != leader_rack and rack_open[rack] > 0
+                    )
+                ]
+            for rack in lap[: replication_factor - 1]:
+                # Nobody in this rack is chosen yet, and it has a broker with room.
+                chosen.append(
+                    min(
+                        (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
+                        for i in members[rack]
+                        if room is None or room[i] > 0
+                    )[-1]
+                )
+            if len(chosen) < replication_factor:
+                # More replicas than racks offer in one lap: rack spread by level, then order.
+                orders = _rack_orders(
+                    rack_replicas, rack_leaders, rack_tie_replicas, rack_weight, rack_rank
+                )
+                presence = [0] * len(members)
+                presence_unfenced = [0] * len(members)
+                for index in chosen:
+                    presence[rack_of[index]] += 1
+                    if not fenced[index]:
+                        presence_unfenced[rack_of[index]] += 1
+                while len(chosen) < replication_factor:
+                    best_rack = min(
+                        (
+                            (
+                                2 * presence[rack]
+                                + (rack_open_unfenced[rack] <= presence_unfenced[rack]),
+                                orders[rack],
+                                rack,
+                            )
+                            for rack in rack_indexes
+                            if rack_open[rack] > presence[rack]
+                        ),
+                        default=None,
+                    )
+                    if best_rack is None:
+                        raise NoCandidateError(
+                            partition, replication_factor, len(chosen), leader=False
+                        )
+                    rack = best_rack[-1]
+                    # Non-empty: the rack has more brokers with room than this partition took.
+                    follower = min(
+                        (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
+                        for i in members[rack]
+                        if i not in chosen and (room is None or room[i] > 0)
+                    )[-1]
+                    chosen.append(follower)
+                    presence[rack] += 1
+                    if not fenced[follower]:
+                        presence_unfenced[rack] += 1
+        for index in chosen:
+            rack = rack_of[index]
+            replicas[index] += 1
+            tie_replicas[index] += 1
+            rack_replicas[rack] += 1
+            rack_tie_replicas[rack] += 1
+            if room is not None:
+                room[index] -= 1
+                if room[index] == 0:
+                    rack_open[rack] -= 1
+                    if not fenced[index]:
+                        rack_open_unfenced[rack] -= 1
+        placed.append([ids[index] for index in chosen])
+    return placed
+
+
+def _rack_orders(
+    rack_replicas: list[int],
+    rack_leaders: list[int],
+    rack_tie_replicas: list[int],
+    rack_weight: list[float],
+    rack_rank: list[int],
+) -> list[tuple[float, float, float, int]]:
+    """Every rack's standing order for followers, as :meth:`HeapStripe._follow_order`."""
+    return [
+        (replica_count / weight, -leader_count / weight, tie_count / weight, rank)
+        for replica_count, leader_count, tie_count, weight, rank in zip(
+            rack_replicas, rack_leaders, rack_tie_replicas, rack_weight, rack_rank, strict=True
+        )
+    ]
+
+
+class HeapStripe:
+    """The heaps' engine: state for one ``place`` call of many partitions on a large cluster.
+
+    Each rack keeps two lazy heaps, one ordering its possible leaders and one its possible
+    followers. Counts only grow, so a heap entry whose counts no longer match the broker's is
+    stale and is dropped when it reaches the top; a broker that changes is pushed again. That
+    makes a partition cost a pass over the racks plus a few heap operations, not a pass over
+    every broker, which matters because placement runs on the controller's event thread.
     """
 
     __slots__ = (
         "_fenced",
         "_follow_heaps",
         "_ids",
-        "_layout",
         "_lead_heaps",
         "_leaders",
         "_members",
@@ -101,7 +449,6 @@ class BalancedStripe:
         "_tie_replicas",
         "_unfenced",
         "_unfenced_count",
-        "_use_heaps",
     )
 
     def __init__(
@@ -121,7 +468,6 @@ class BalancedStripe:
         those leave equal, ahead of the random order. ``room`` None means no budget.
         """
         self._rng = rng
-        self._layout = layout
         self._ids = layout.ids
         self._fenced = layout.fenced
         self._unfenced = layout.unfenced
@@ -148,9 +494,6 @@ class BalancedStripe:
             self._rack_open_unfenced = [
                 sum(room[index] > 0 and not fenced[index] for index in rack) for rack in members
             ]
-        # Chosen by place_many, which knows how many partitions it places; the heaps are only
-        # filled then, from the random order drawn here.
-        self._use_heaps = False
         # Filled in by _reshuffle, which also draws the rack order they end with.
         self._rank: list[int] = []
         self._rack_rank: list[int] = []
@@ -161,341 +504,14 @@ class BalancedStripe:
         self._since_shuffle = 0
         self._reshuffle()
 
-    @classmethod
-    def from_counts(
-        cls,
-        layout: BrokerLayout,
-        rng: random.Random,
-        leaders: Mapping[int, int],
-        replicas: Mapping[int, int],
-        room: Mapping[int, int] | None = None,
-        *,
-        tie_leaders: Mapping[int, int] | None = None,
-        tie_replicas: Mapping[int, int] | None = None,
-    ) -> BalancedStripe:
-        """The stripe for counts keyed by broker id; a broker absent from a count has 0."""
-        ids = layout.ids
-        tie_leaders = tie_leaders or {}
-        tie_replicas = tie_replicas or {}
-        return cls(
-            layout,
-            rng,
-            [leaders.get(broker_id, 0) for broker_id in ids],
-            [replicas.get(broker_id, 0) for broker_id in ids],
-            None if room is None else [max(0, room.get(broker_id, 0)) for broker_id in ids],
-            [tie_leaders.get(broker_id, 0) for broker_id in ids],
-            [tie_replicas.get(broker_id, 0) for broker_id in ids],
-        )
-
-    @classmethod
-    def from_assignment(
-        cls,
-        layout: BrokerLayout,
-        assignment: Sequence[Sequence[int]],
-        rng: random.Random,
-        room: Mapping[int, int] | None = None,
-        cluster: ClusterView | None = None,
-    ) -> BalancedStripe:
-        """Start from a topic's existing partitions, so new ones even out the whole topic.
-
-        With ``cluster``, its per-broker counts break ties, so that many small topics, each
-        balanced on its own, also add up to a balanced cluster.
-        """
-        ids = layout.ids
-        if assignment:
-            # Counter counts in C: this runs over the whole topic on every CreatePartitions.
-            leader_counts = Counter(partition[0] for partition in assignment if partition)
-            replica_counts = Counter(itertools.chain.from_iterable(assignment))
-            leaders = [leader_counts.get(broker_id, 0) for broker_id in ids]
-            replicas = [replica_counts.get(broker_id, 0) for broker_id in ids]
-        else:
-            # A new topic, the common case: nothing to count.
-            leaders = [0] * len(ids)
-            replicas = [0] * len(ids)
-        if cluster is None:
-            tie_leaders = [0] * len(ids)
-            tie_replicas = [0] * len(ids)
-        else:
-            tie_leaders, tie_replicas = counts_of(cluster, ids)
-        budget = None if room is None else [max(0, room.get(broker_id, 0)) for broker_id in ids]
-        return cls(layout, rng, leaders, replicas, budget, tie_leaders, tie_replicas)
-
     def place_many(self, spec: PlacementSpec) -> list[list[int]]:
-        if (
-            not self._use_heaps
-            and len(self._ids) > SCAN_MAX_BROKERS
-            and spec.partition_count > SCAN_MAX_PARTITIONS
-        ):
-            self._use_heaps = True
-            self._fill_heaps()
-        if not self._use_heaps:
-            if len(self._members) == 1:
-                return self._scan_one_rack(spec)
-            return self._scan_many(spec)
         return [
-            self._place_with_heaps(spec.start_partition + offset, spec.replication_factor)
+            self._place_one(spec.start_partition + offset, spec.replication_factor)
             for offset in range(spec.partition_count)
         ]
 
-    def _scan_one_rack(self, spec: PlacementSpec) -> list[list[int]]:
-        """:meth:`_scan_many` for a cluster of one rack, the commonest small cluster.
-
-        Every broker shares the rack's load and every follower comes from the one rack, and
-        no follower's key changes while a partition is placed (only the leader's count moves,
-        and the leader is not a follower candidate), so the followers are the first of one
-        sorted list instead of one search each.
-        """
-        replication_factor = spec.replication_factor
-        ids = self._ids
-        fenced = self._fenced
-        leaders = self._leaders
-        replicas = self._replicas
-        tie_leaders = self._tie_leaders
-        tie_replicas = self._tie_replicas
-        room = self._room
-        unfenced_count = self._unfenced_count
-        leader_candidates = self._unfenced
-        eligible = self._members[0]
-        placed: list[list[int]] = []
-        first = spec.start_partition
-        for partition in range(first, first + spec.partition_count):
-            if unfenced_count > 1 and self._since_shuffle == unfenced_count:
-                self._reshuffle()
-            self._since_shuffle += 1
-            rank = self._rank
-            if room is not None:
-                leader_candidates = [index for index in self._unfenced if room[index] > 0]
-                eligible = [index for index in self._members[0] if room[index] > 0]
-            if not leader_candidates:
-                raise NoCandidateError(partition, replication_factor, 0, leader=True)
-            leader = min(
-                (leaders[i], replicas[i], tie_leaders[i], rank[i], i) for i in leader_candidates
-            )[-1]
-            leaders[leader] += 1
-            tie_leaders[leader] += 1
-            chosen = [leader]
-            if replication_factor > 1:
-                if len(eligible) < replication_factor:
-                    # The leader is one of them: the rack ran out after the eligible ones.
-                    raise NoCandidateError(
-                        partition, replication_factor, len(eligible), leader=False
-                    )
-                followers = sorted(
-                    (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
-                    for i in eligible
-                    if i != leader
-                )
-                chosen.extend(key[-1] for key in followers[: replication_factor - 1])
-            for index in chosen:
-                replicas[index] += 1
-                tie_replicas[index] += 1
-                if room is not None:
-                    room[index] -= 1
-                    if room[index] == 0:
-                        self._rack_open[0] -= 1
-                        if not fenced[index]:
-                            self._rack_open_unfenced[0] -= 1
-            self._rack_leaders[0] += 1
-            self._rack_replicas[0] += replication_factor
-            self._rack_tie_replicas[0] += replication_factor
-            placed.append([ids[index] for index in chosen])
-        return placed
-
-    def _scan_many(self, spec: PlacementSpec) -> list[list[int]]:
-        """:meth:`place` for every partition of ``spec``, scanning the brokers instead of heaps.
-
-        The same rules in one frame: each choice is the least key over the eligible brokers,
-        the key the heaps order by, so both find the same broker.
-        """
-        replication_factor = spec.replication_factor
-        ids = self._ids
-        fenced = self._fenced
-        rack_of = self._rack_of
-        members = self._members
-        rack_indexes = range(len(members))
-        layout = self._layout
-        # Without budgets, the eligible brokers and racks are the layout's own.
-        every_broker_leads = self._room is None and layout.all_unfenced
-        every_rack_leads = self._room is None and layout.every_rack_unfenced
-        other_racks = layout.other_racks
-        leaders = self._leaders
-        replicas = self._replicas
-        tie_leaders = self._tie_leaders
-        tie_replicas = self._tie_replicas
-        rack_leaders = self._rack_leaders
-        rack_replicas = self._rack_replicas
-        rack_tie_replicas = self._rack_tie_replicas
-        rack_open = self._rack_open
-        rack_open_unfenced = self._rack_open_unfenced
-        rack_weight = self._rack_weight
-        room = self._room
-        unfenced_count = self._unfenced_count
-        leader_candidates = self._unfenced
-        placed: list[list[int]] = []
-        # Each rack's leaders per unfenced broker, the leader's second rule; only the rack that
-        # gains a leader changes.
-        loads = [count / weight for count, weight in zip(rack_leaders, rack_weight, strict=True)]
-        first = spec.start_partition
-        for partition in range(first, first + spec.partition_count):
-            if unfenced_count > 1 and self._since_shuffle == unfenced_count:
-                self._reshuffle()
-            self._since_shuffle += 1
-            rank = self._rank
-            rack_rank = self._rack_rank
-            if room is not None:
-                leader_candidates = [index for index in self._unfenced if room[index] > 0]
-            if not leader_candidates:
-                raise NoCandidateError(partition, replication_factor, 0, leader=True)
-            if every_broker_leads:
-                # Every broker is a candidate: the same keys, built by zip in C.
-                leader = min(
-                    zip(
-                        leaders,
-                        map(loads.__getitem__, rack_of),
-                        replicas,
-                        tie_leaders,
-                        rank,
-                        range(len(ids)),
-                        strict=True,
-                    )
-                )[-1]
-            else:
-                leader = min(
-                    (leaders[i], loads[rack_of[i]], replicas[i], tie_leaders[i], rank[i], i)
-                    for i in leader_candidates
-                )[-1]
-            leaders[leader] += 1
-            tie_leaders[leader] += 1
-            leader_rack = rack_of[leader]
-            rack_leaders[leader_rack] += 1
-            loads[leader_rack] = rack_leaders[leader_rack] / rack_weight[leader_rack]
-            chosen = [leader]
-            if replication_factor > 1:
-                # The first lap: a rack not used yet always comes before a used one, and such a
-                # rack's level (unable to offer an unfenced broker, or not) cannot change until
-                # it is used, so the racks of the first lap are known at once, in order.
-                if every_rack_leads:
-                    # Each rack has room and an unfenced broker: the order alone decides, and
-                    # only the racks the leader left are ordered.
-                    lap = [
-                        key[-1]
-                        for key in sorted(
-                            [
-                                (
-                                    rack_replicas[rack] / rack_weight[rack],
-                                    -rack_leaders[rack] / rack_weight[rack],
-                                    rack_tie_replicas[rack] / rack_weight[rack],
-                                    rack_rank[rack],
-                                    rack,
-                                )
-                                for rack in other_racks[leader_rack]
-                            ]
-                        )
-                    ]
-                else:
-                    orders = self._rack_orders()
-                    lap = [
-                        rack
-                        for _, _, rack in sorted(
-                            (rack_open_unfenced[rack] <= 0, orders[rack], rack)
-                            for rack in rack_indexes
-                            if rack != leader_rack and rack_open[rack] > 0
-                        )
-                    ]
-                for rack in lap[: replication_factor - 1]:
-                    # Nobody in this rack is chosen yet; the rack has a broker with room.
-                    if room is None:
-                        follower = min(
-                            (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
-                            for i in members[rack]
-                        )[-1]
-                    else:
-                        follower = min(
-                            (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
-                            for i in members[rack]
-                            if room[i] > 0
-                        )[-1]
-                    chosen.append(follower)
-                if len(chosen) < replication_factor:
-                    self._scan_more_laps(chosen, replication_factor, partition)
-            for index in chosen:
-                rack = rack_of[index]
-                replicas[index] += 1
-                tie_replicas[index] += 1
-                rack_replicas[rack] += 1
-                rack_tie_replicas[rack] += 1
-                if room is not None:
-                    room[index] -= 1
-                    if room[index] == 0:
-                        rack_open[rack] -= 1
-                        if not fenced[index]:
-                            rack_open_unfenced[rack] -= 1
-            placed.append([ids[index] for index in chosen])
-        return placed
-
-    def _rack_orders(self) -> list[tuple[float, float, float, int]]:
-        """Every rack's _follow_order. None moves while one partition's followers are chosen:
-        the leader has been counted already, the followers are counted after."""
-        return [
-            (replica_count / weight, -leader_count / weight, tie_count / weight, rack_rank)
-            for replica_count, leader_count, tie_count, weight, rack_rank in zip(
-                self._rack_replicas,
-                self._rack_leaders,
-                self._rack_tie_replicas,
-                self._rack_weight,
-                self._rack_rank,
-                strict=True,
-            )
-        ]
-
-    def _scan_more_laps(self, chosen: list[int], replication_factor: int, partition: int) -> None:
-        """The followers after every rack has one replica of the partition (RF > racks)."""
-        orders = self._rack_orders()
-        rack_of = self._rack_of
-        fenced = self._fenced
-        replicas = self._replicas
-        leaders = self._leaders
-        tie_replicas = self._tie_replicas
-        rank = self._rank
-        room = self._room
-        rack_open = self._rack_open
-        rack_open_unfenced = self._rack_open_unfenced
-        presence = [0] * len(self._members)
-        presence_unfenced = [0] * len(self._members)
-        for index in chosen:
-            presence[rack_of[index]] += 1
-            if not fenced[index]:
-                presence_unfenced[rack_of[index]] += 1
-        while len(chosen) < replication_factor:
-            # Rack spread first, as in _choose_follower_rack: the least level, then the order.
-            best_rack = min(
-                (
-                    (
-                        2 * presence[rack] + (rack_open_unfenced[rack] <= presence_unfenced[rack]),
-                        orders[rack],
-                        rack,
-                    )
-                    for rack in range(len(self._members))
-                    if rack_open[rack] > presence[rack]
-                ),
-                default=None,
-            )
-            if best_rack is None:
-                raise NoCandidateError(partition, replication_factor, len(chosen), leader=False)
-            rack = best_rack[-1]
-            # Non-empty: the rack has more brokers with room than this partition took.
-            follower = min(
-                (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
-                for i in self._members[rack]
-                if i not in chosen and (room is None or room[i] > 0)
-            )[-1]
-            chosen.append(follower)
-            presence[rack] += 1
-            if not fenced[follower]:
-                presence_unfenced[rack] += 1
-
-    def _place_with_heaps(self, partition: int, replication_factor: int) -> list[int]:
-        """Choose one partition's replicas, leader first, and count them (the heaps' way)."""
+    def _place_one(self, partition: int, replication_factor: int) -> list[int]:
+        """Choose one partition's replicas, leader first, and count them."""
         if self._unfenced_count > 1 and self._since_shuffle == self._unfenced_count:
             self._reshuffle()
         self._since_shuffle += 1
@@ -528,8 +544,7 @@ class BalancedStripe:
         self._rank = _random_ranks(len(self._ids), self._rng)
         self._rack_rank = _random_ranks(len(self._members), self._rng)
         self._since_shuffle = 0
-        if self._use_heaps:
-            self._fill_heaps()
+        self._fill_heaps()
 
     def _fill_heaps(self) -> None:
         self._rack_follow_order = [self._follow_order(rack) for rack in range(len(self._members))]
@@ -641,7 +656,6 @@ class BalancedStripe:
         self._rack_follow_order[rack] = self._follow_order(rack)
 
     def _count(self, chosen: list[int]) -> None:
-        # Only _place_with_heaps calls this; the scans count inline.
         room = self._room
         for index in chosen:
             rack = self._rack_of[index]
@@ -657,13 +671,6 @@ class BalancedStripe:
                         self._rack_open_unfenced[rack] -= 1
             self._rack_follow_order[rack] = self._follow_order(rack)
             self._push(index)
-
-
-def counts_of(cluster: ClusterView, broker_ids: list[int]) -> tuple[list[int], list[int]]:
-    """Leaders and replicas per broker across the cluster, in one call each if the view can."""
-    if isinstance(cluster, ClusterCounts):
-        return cluster.leader_counts_of(broker_ids), cluster.replica_counts_of(broker_ids)
-    return list(map(cluster.leader_count, broker_ids)), list(map(cluster.replica_count, broker_ids))
 
 
 def _rack_sums(counts: list[int], members: list[list[int]]) -> list[int]:

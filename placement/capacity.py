@@ -26,7 +26,7 @@ import random
 from collections.abc import Mapping
 
 from placement import _config
-from placement._balance import BalancedStripe, NoCandidateError
+from placement._balance import NoCandidateError, TopicCounts, budget, place_balanced
 from placement._layout import LayoutCache
 from placement.api import ClusterView, PlacementError, PlacementSpec, PlacerConfigError
 from placement.striped import SEED_KEY
@@ -110,11 +110,9 @@ class CapacityAwarePlacer:
                 if limit is None
                 else limit - cluster.replica_count(broker_id)
             )
-        stripe = BalancedStripe.from_assignment(
-            layout, cluster.existing_assignment(), self._rng, room, cluster
-        )
+        counts = TopicCounts.of_topic(layout, cluster.existing_assignment(), cluster)
         try:
-            return stripe.place_many(spec)
+            return place_balanced(layout, spec, self._rng, counts, budget(layout, room))
         except NoCandidateError as failure:
             line = f"{100 - self._headroom_percent}% of their replica capacity"
             if failure.leader:

@@ -17,7 +17,7 @@ import random
 from collections.abc import Mapping
 
 from placement import _config
-from placement._balance import BalancedStripe, counts_of
+from placement._balance import TopicCounts, cluster_counts, place_balanced
 from placement._layout import LayoutCache
 from placement.api import ClusterView, PlacementSpec
 from placement.striped import SEED_KEY
@@ -42,8 +42,7 @@ class EmptiestBrokerPlacer:
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
         layout = self._layouts.layout(cluster.usable_brokers())
         layout.check_replication_factor(spec.replication_factor)
-        leaders, replicas = counts_of(cluster, layout.ids)
+        leaders, replicas = cluster_counts(cluster, layout.ids)
         zeros = [0] * len(layout.ids)
-        return BalancedStripe(
-            layout, self._rng, leaders, replicas, None, zeros, list(zeros)
-        ).place_many(spec)
+        counts = TopicCounts(leaders, replicas, zeros, list(zeros))
+        return place_balanced(layout, spec, self._rng, counts)

@@ -23,7 +23,7 @@ import random
 from collections.abc import Mapping, Sequence
 
 from placement import _config
-from placement._balance import BalancedStripe
+from placement._balance import TopicCounts, place_balanced
 from placement._layout import LayoutCache, rack_order_key
 from placement.api import ClusterDescriber, ClusterView, PlacementSpec, UsableBroker
 from placement.checks import check_replication_factor, distinct_brokers
@@ -186,7 +186,5 @@ class StripedReplicaPlacer:
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
         layout = self._layouts.layout(cluster.usable_brokers())
         layout.check_replication_factor(spec.replication_factor)
-        stripe = BalancedStripe.from_assignment(
-            layout, cluster.existing_assignment(), self._rng, cluster=cluster
-        )
-        return stripe.place_many(spec)
+        counts = TopicCounts.of_topic(layout, cluster.existing_assignment(), cluster)
+        return place_balanced(layout, spec, self._rng, counts)

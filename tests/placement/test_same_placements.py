@@ -23,7 +23,13 @@ from placement import (
     StripedReplicaPlacer,
     UsableBroker,
 )
-from placement._balance import SCAN_MAX_BROKERS, BalancedStripe, NoCandidateError
+from placement._balance import (
+    SCAN_MAX_BROKERS,
+    NoCandidateError,
+    TopicCounts,
+    budget,
+    place_balanced,
+)
 from placement._layout import BrokerLayout
 from tests.placement import legacy_balance
 
@@ -134,11 +140,17 @@ def test_budgets_run_out_where_they_did(seed: int) -> None:
         old_stripe = legacy_balance.BalancedStripe.from_assignment(
             sorted_brokers, view.assignment, random.Random(stripe_seed), room, view
         )
-        new_stripe = BalancedStripe.from_assignment(
-            BrokerLayout(brokers), view.assignment, random.Random(stripe_seed), room, view
-        )
+        layout = BrokerLayout(brokers)
+        counts = TopicCounts.of_topic(layout, view.assignment, view)
         old = outcome(old_stripe.place_many, spec)
-        new = outcome(new_stripe.place_many, spec)
+        new = outcome(
+            place_balanced,
+            layout,
+            spec,
+            random.Random(stripe_seed),
+            counts,
+            budget(layout, room),
+        )
         assert new == old, f"seed {seed} case {case}: {spec} on {brokers} with {room}"
 
 
