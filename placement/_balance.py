@@ -306,21 +306,41 @@ def _scan_racks(
             # standing order moves while the partition is placed: the leader has been counted
             # already, the followers are counted after.
             if every_rack_leads:
-                lap = [
-                    key[-1]
-                    for key in sorted(
-                        [
-                            (
-                                rack_replicas[rack] / rack_weight[rack],
-                                -rack_leaders[rack] / rack_weight[rack],
-                                rack_tie_replicas[rack] / rack_weight[rack],
-                                rack_rank[rack],
-                                rack,
-                            )
-                            for rack in other_racks[leader_rack]
-                        ]
-                    )
-                ]
+                others = other_racks[leader_rack]
+                if len(others) == 2:
+                    # Three racks, the commonest case: one comparison, not a sort.
+                    first_rack, second_rack = others
+                    first_weight = rack_weight[first_rack]
+                    second_weight = rack_weight[second_rack]
+                    if (
+                        rack_replicas[first_rack] / first_weight,
+                        -rack_leaders[first_rack] / first_weight,
+                        rack_tie_replicas[first_rack] / first_weight,
+                        rack_rank[first_rack],
+                    ) > (
+                        rack_replicas[second_rack] / second_weight,
+                        -rack_leaders[second_rack] / second_weight,
+                        rack_tie_replicas[second_rack] / second_weight,
+                        rack_rank[second_rack],
+                    ):
+                        first_rack, second_rack = second_rack, first_rack
+                    lap = [first_rack, second_rack]
+                else:
+                    lap = [
+                        key[-1]
+                        for key in sorted(
+                            [
+                                (
+                                    rack_replicas[rack] / rack_weight[rack],
+                                    -rack_leaders[rack] / rack_weight[rack],
+                                    rack_tie_replicas[rack] / rack_weight[rack],
+                                    rack_rank[rack],
+                                    rack,
+                                )
+                                for rack in others
+                            ]
+                        )
+                    ]
             else:
                 orders = _rack_orders(
                     rack_replicas, rack_leaders, rack_tie_replicas, rack_weight, rack_rank
@@ -335,13 +355,18 @@ def _scan_racks(
                 ]
             for rack in lap[: replication_factor - 1]:
                 # Nobody in this rack is chosen yet, and it has a broker with room.
-                chosen.append(
-                    min(
+                if room is None:
+                    follower = min(
                         (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
                         for i in members[rack]
-                        if room is None or room[i] > 0
                     )[-1]
-                )
+                else:
+                    follower = min(
+                        (fenced[i], replicas[i], -leaders[i], tie_replicas[i], rank[i], i)
+                        for i in members[rack]
+                        if room[i] > 0
+                    )[-1]
+                chosen.append(follower)
             if len(chosen) < replication_factor:
                 # More replicas than racks offer in one lap: rack spread by level, then order.
                 orders = _rack_orders(
