@@ -1,8 +1,9 @@
 """The counting stripe as it was before the small-cluster scan and the cached broker layout.
 
-Kept only for tests/placement/test_same_placements.py, which pins that today's placers give the
-same replicas as this one for the same brokers, counts and random state. Not imported by the
-library; do not change it, or the pin means nothing.
+Kept for tests/placement/test_same_placements.py, which pins that today's placers give the same
+replicas as this one for the same brokers, counts and random state, and for the "before" rows of
+benchmarks/placement_bench.py. Not imported by the library; do not change it, or the pin means
+nothing.
 """
 
 from __future__ import annotations
