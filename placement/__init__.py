@@ -19,6 +19,7 @@ May import ``raftmeta.common``, ``raftmeta.records``, ``raftmeta.image`` and
 
 from placement.api import (
     CloseablePlacer,
+    ClusterCounts,
     ClusterDescriber,
     ClusterView,
     ConfigurablePlacer,
@@ -44,6 +45,7 @@ __all__ = [
     "PLACER_CLASS_KEY",
     "CapacityAwarePlacer",
     "CloseablePlacer",
+    "ClusterCounts",
     "ClusterDescriber",
     "ClusterView",
     "ConfigurablePlacer",

@@ -98,6 +98,25 @@ class ClusterView(ClusterDescriber, Protocol):
         ...
 
 
+class ClusterCounts:
+    """An optional base for a :class:`ClusterView`: many brokers' counts in one call.
+
+    Placing a small topic asks for every usable broker's counts, and one Python call per broker
+    and count was a tenth of the controller's placement cost. The built-in placers check for
+    this base (a plain class, so the check is cheap) and fall back to the per-broker methods.
+    Each method returns a new list, in the order of ``broker_ids``, equal to what the
+    per-broker method gives for each id; the caller may change it.
+    """
+
+    __slots__ = ()
+
+    def leader_counts_of(self, broker_ids: Sequence[int]) -> list[int]:
+        raise NotImplementedError
+
+    def replica_counts_of(self, broker_ids: Sequence[int]) -> list[int]:
+        raise NotImplementedError
+
+
 @runtime_checkable
 class ReplicaPlacer(Protocol):
     """Chooses replicas for new partitions.
@@ -162,7 +181,7 @@ class PlacerConfigError(PlacerLoadError):
 
 
 @dataclass(frozen=True, slots=True)
-class StaticClusterView:
+class StaticClusterView(ClusterCounts):
     """A fixed :class:`ClusterView` for tests, tools and benchmarks.
 
     The controller implements the protocol over its live image; this one holds plain values.
@@ -184,3 +203,11 @@ class StaticClusterView:
 
     def existing_assignment(self) -> Sequence[Sequence[int]]:
         return self.assignment
+
+    def leader_counts_of(self, broker_ids: Sequence[int]) -> list[int]:
+        get = self.leader_counts.get
+        return [get(broker_id, 0) for broker_id in broker_ids]
+
+    def replica_counts_of(self, broker_ids: Sequence[int]) -> list[int]:
+        get = self.replica_counts.get
+        return [get(broker_id, 0) for broker_id in broker_ids]

@@ -26,9 +26,9 @@ import random
 from collections.abc import Mapping
 
 from placement import _config
-from placement._balance import BalancedStripe, NoCandidateError
+from placement._balance import NoCandidateError, TopicCounts, budget, place_balanced
+from placement._layout import LayoutCache
 from placement.api import ClusterView, PlacementError, PlacementSpec, PlacerConfigError
-from placement.checks import check_replication_factor, distinct_brokers
 from placement.striped import SEED_KEY
 
 MAX_REPLICAS_KEY = "replica.placer.capacity.max.replicas"
@@ -51,6 +51,7 @@ class CapacityAwarePlacer:
         self._default_capacity: int | None = None
         self._capacities: dict[int, int] = {}
         self._headroom_percent = DEFAULT_HEADROOM_PERCENT
+        self._layouts = LayoutCache()
 
     def configure(self, config: Mapping[str, str]) -> None:
         seed = _config.optional_int(config, SEED_KEY)
@@ -99,21 +100,19 @@ class CapacityAwarePlacer:
         return capacity * (100 - self._headroom_percent) // 100
 
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
-        brokers = distinct_brokers(cluster.usable_brokers())
-        check_replication_factor(spec.replication_factor, brokers)
+        layout = self._layouts.layout(cluster.usable_brokers())
+        layout.check_replication_factor(spec.replication_factor)
         room: dict[int, int] = {}
-        for broker in brokers:
-            limit = self.limit(broker.id)
-            room[broker.id] = (
+        for broker_id in layout.ids:
+            limit = self.limit(broker_id)
+            room[broker_id] = (
                 spec.partition_count * spec.replication_factor
                 if limit is None
-                else limit - cluster.replica_count(broker.id)
+                else limit - cluster.replica_count(broker_id)
             )
-        stripe = BalancedStripe.from_assignment(
-            brokers, cluster.existing_assignment(), self._rng, room, cluster
-        )
+        counts = TopicCounts.of_topic(layout, cluster.existing_assignment(), cluster)
         try:
-            return stripe.place_many(spec)
+            return place_balanced(layout, spec, self._rng, counts, budget(layout, room))
         except NoCandidateError as failure:
             line = f"{100 - self._headroom_percent}% of their replica capacity"
             if failure.leader:

@@ -24,17 +24,26 @@ from placement.api import (
 
 def check_replication_factor(replication_factor: int, brokers: Sequence[UsableBroker]) -> None:
     """Raise :class:`InvalidReplicationFactorError` with Kafka's message if RF cannot be met."""
+    check_replication_factor_of(
+        replication_factor, len(brokers), any(not broker.fenced for broker in brokers)
+    )
+
+
+def check_replication_factor_of(
+    replication_factor: int, broker_count: int, any_unfenced: bool
+) -> None:
+    """:func:`check_replication_factor` from counts a placer may already hold."""
     if replication_factor <= 0:
         raise InvalidReplicationFactorError(
             f"Invalid replication factor {replication_factor}: "
             "the replication factor must be positive."
         )
-    if all(broker.fenced for broker in brokers):
+    if not any_unfenced:
         raise InvalidReplicationFactorError("All brokers are currently fenced.")
-    if replication_factor > len(brokers):
+    if replication_factor > broker_count:
         raise InvalidReplicationFactorError(
             f"The target replication factor of {replication_factor} cannot be reached because "
-            f"only {len(brokers)} broker(s) are registered."
+            f"only {broker_count} broker(s) are registered."
         )
 
 

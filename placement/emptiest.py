@@ -17,9 +17,9 @@ import random
 from collections.abc import Mapping
 
 from placement import _config
-from placement._balance import BalancedStripe
+from placement._balance import TopicCounts, cluster_counts, place_balanced
+from placement._layout import LayoutCache
 from placement.api import ClusterView, PlacementSpec
-from placement.checks import check_replication_factor, distinct_brokers
 from placement.striped import SEED_KEY
 
 
@@ -32,6 +32,7 @@ class EmptiestBrokerPlacer:
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self._rng = rng if rng is not None else random.Random()
+        self._layouts = LayoutCache()
 
     def configure(self, config: Mapping[str, str]) -> None:
         seed = _config.optional_int(config, SEED_KEY)
@@ -39,8 +40,9 @@ class EmptiestBrokerPlacer:
             self._rng.seed(seed)
 
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
-        brokers = distinct_brokers(cluster.usable_brokers())
-        check_replication_factor(spec.replication_factor, brokers)
-        leaders = {broker.id: cluster.leader_count(broker.id) for broker in brokers}
-        replicas = {broker.id: cluster.replica_count(broker.id) for broker in brokers}
-        return BalancedStripe(brokers, self._rng, leaders, replicas).place_many(spec)
+        layout = self._layouts.layout(cluster.usable_brokers())
+        layout.check_replication_factor(spec.replication_factor)
+        leaders, replicas = cluster_counts(cluster, layout.ids)
+        zeros = [0] * len(layout.ids)
+        counts = TopicCounts(leaders, replicas, zeros, list(zeros))
+        return place_balanced(layout, spec, self._rng, counts)

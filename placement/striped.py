@@ -23,7 +23,8 @@ import random
 from collections.abc import Mapping, Sequence
 
 from placement import _config
-from placement._balance import BalancedStripe, rack_order_key
+from placement._balance import TopicCounts, place_balanced
+from placement._layout import LayoutCache, rack_order_key
 from placement.api import ClusterDescriber, ClusterView, PlacementSpec, UsableBroker
 from placement.checks import check_replication_factor, distinct_brokers
 
@@ -168,12 +169,14 @@ class StripedReplicaPlacer:
     partitions as there are unfenced brokers, so that large topics do not repeat the same replica
     sets (Kafka reshuffles for the same reason). Same seed, same view: same answer.
 
-    Cost: a pass over the racks and a few heap operations per partition, plus one pass over the
-    topic's existing partitions per call.
+    Cost: a pass over the racks and a few heap operations per partition (a pass over the
+    brokers on small clusters), plus one pass over the topic's existing partitions per call.
+    What depends only on the broker set is kept between calls until the set changes.
     """
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self._rng = rng if rng is not None else random.Random()
+        self._layouts = LayoutCache()
 
     def configure(self, config: Mapping[str, str]) -> None:
         seed = _config.optional_int(config, SEED_KEY)
@@ -181,9 +184,7 @@ class StripedReplicaPlacer:
             self._rng.seed(seed)
 
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
-        brokers = distinct_brokers(cluster.usable_brokers())
-        check_replication_factor(spec.replication_factor, brokers)
-        stripe = BalancedStripe.from_assignment(
-            brokers, cluster.existing_assignment(), self._rng, cluster=cluster
-        )
-        return stripe.place_many(spec)
+        layout = self._layouts.layout(cluster.usable_brokers())
+        layout.check_replication_factor(spec.replication_factor)
+        counts = TopicCounts.of_topic(layout, cluster.existing_assignment(), cluster)
+        return place_balanced(layout, spec, self._rng, counts)

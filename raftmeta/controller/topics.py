@@ -14,17 +14,22 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from placement import (
+    CapacityAwarePlacer,
+    ClusterCounts,
     ClusterView,
+    EmptiestBrokerPlacer,
+    KafkaStripedReplicaPlacer,
     PlacementError,
     PlacementSpec,
     ReplicaPlacer,
+    StripedReplicaPlacer,
     UsableBroker,
     check_assignment,
 )
 from raftmeta.common.topics import NewPartitions, NewTopic
 from raftmeta.controller.configs import TOPIC_CONFIGS, check_config
 from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.image import MetadataImage, TopicImage
+from raftmeta.image import BrokerRegistration, MetadataImage, TopicImage
 from raftmeta.records import (
     ConfigRecord,
     ConfigResourceType,
@@ -81,7 +86,40 @@ def check_partition_total(topics: Iterable[NewTopic], default_partitions: int, l
             raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE)
 
 
-class ImageClusterView:
+class _UsableBrokersCache:
+    """The usable brokers of the last broker set seen, handed out as one tuple until it changes.
+
+    Every CreateTopics asks for them, while the set changes only when a broker registers,
+    fences, unfences or shuts down. The key is the image's registrations themselves: they are
+    frozen values, replaced on every change, so comparing the tuple of them (by identity first,
+    then by value) is exact and costs a pass over the brokers in C. Handing out the same tuple
+    also lets a placer recognise the set in O(1) and keep what it derived from it.
+    """
+
+    __slots__ = ("_entry",)
+
+    def __init__(self) -> None:
+        # One tuple, replaced whole: a reader never pairs one set's key with another's answer.
+        self._entry: tuple[tuple[BrokerRegistration, ...], tuple[UsableBroker, ...]] | None = None
+
+    def usable(self, image: MetadataImage) -> tuple[UsableBroker, ...]:
+        registrations = tuple(image.brokers.values())
+        entry = self._entry
+        if entry is not None and entry[0] == registrations:
+            return entry[1]
+        usable = tuple(
+            UsableBroker(broker.broker_id, broker.rack, broker.fenced)
+            for broker in registrations
+            if not broker.in_controlled_shutdown
+        )
+        self._entry = (registrations, usable)
+        return usable
+
+
+_USABLE_BROKERS = _UsableBrokersCache()
+
+
+class ImageClusterView(ClusterCounts):
     """The :class:`ClusterView` a placer gets, answered from the image's indexes without a scan.
 
     ``replica_count`` counts ISR memberships, the per-broker index the image keeps; it equals
@@ -91,24 +129,25 @@ class ImageClusterView:
     def __init__(self, image: MetadataImage, topic: TopicImage | None = None) -> None:
         self._image = image
         self._topic = topic
-        self._usable: tuple[UsableBroker, ...] | None = None
+        self._preferred_counts = image.preferred_counts
+        self._isr_partitions = image.partitions_with_isr_member
 
     def usable_brokers(self) -> Iterable[UsableBroker]:
-        # Built once per view (the controller and the placer both ask, once per request):
-        # the image does not change while one request is placed.
-        if self._usable is None:
-            self._usable = tuple(
-                UsableBroker(broker.broker_id, broker.rack, broker.fenced)
-                for broker in self._image.brokers.values()
-                if not broker.in_controlled_shutdown
-            )
-        return self._usable
+        return _USABLE_BROKERS.usable(self._image)
 
     def replica_count(self, broker_id: int) -> int:
-        return len(self._image.partitions_with_isr_member(broker_id))
+        return len(self._isr_partitions(broker_id))
 
     def leader_count(self, broker_id: int) -> int:
-        return self._image.preferred_count(broker_id)
+        return self._preferred_counts.get(broker_id, 0)
+
+    def leader_counts_of(self, broker_ids: Sequence[int]) -> list[int]:
+        get = self._preferred_counts.get
+        return [get(broker_id, 0) for broker_id in broker_ids]
+
+    def replica_counts_of(self, broker_ids: Sequence[int]) -> list[int]:
+        isr_partitions = self._isr_partitions
+        return [len(isr_partitions(broker_id)) for broker_id in broker_ids]
 
     def existing_assignment(self) -> Sequence[Sequence[int]]:
         if self._topic is None:
@@ -117,12 +156,21 @@ class ImageClusterView:
         return [partitions[partition_id].replicas for partition_id in sorted(partitions)]
 
 
-def _place(placer: ReplicaPlacer, spec: PlacementSpec, view: ClusterView) -> list[list[int]]:
+_CORRECT_BY_CONSTRUCTION: frozenset[type[ReplicaPlacer]] = frozenset(
+    {StripedReplicaPlacer, EmptiestBrokerPlacer, CapacityAwarePlacer, KafkaStripedReplicaPlacer}
+)
+"""Built-in placers whose answers the placement tests prove well formed on every cluster (see
+tests/placement/test_properties.py); checking each of their answers again cost the controller
+a pass over every replica per request. Exact types only: a subclass may override ``place``."""
+
+
+def place_checked(placer: ReplicaPlacer, spec: PlacementSpec, view: ClusterView) -> list[list[int]]:
     """Calls the placer and checks its answer; any failure is a :class:`KafkaError`."""
-    brokers = list(view.usable_brokers())
     try:
         answer = placer.place(spec, view)
-        return check_assignment(spec, brokers, answer)
+        if type(placer) in _CORRECT_BY_CONSTRUCTION:
+            return answer
+        return check_assignment(spec, view.usable_brokers(), answer)
     except PlacementError:
         raise
     except Exception as error:
@@ -282,7 +330,7 @@ def create_topic_records(
         )
         spec = PlacementSpec(0, partition_count, replication_factor)
         try:
-            assignment = _place(placer, spec, ImageClusterView(image))
+            assignment = place_checked(placer, spec, ImageClusterView(image))
         except PlacementError as error:
             if error.code is ErrorCode.INVALID_REPLICATION_FACTOR:
                 raise KafkaError(
@@ -356,7 +404,7 @@ def create_partitions_records(
     else:
         spec = PlacementSpec(current, added, replication_factor)
         try:
-            assignment = _place(placer, spec, ImageClusterView(image, topic))
+            assignment = place_checked(placer, spec, ImageClusterView(image, topic))
         except PlacementError as error:
             if error.code is ErrorCode.INVALID_REPLICATION_FACTOR:
                 raise KafkaError(
