@@ -40,7 +40,10 @@ OPTION_SETS: dict[str, tuple[tuple[str, Any], ...]] = {
     "none": (),
     "no-bdp": (("grpc.http2.bdp_probe", 0),),
     "throughput": (("grpc.optimization_target", "throughput"),),
-    "no-bdp+throughput": (("grpc.http2.bdp_probe", 0), ("grpc.optimization_target", "throughput")),
+    "no-retries": (("grpc.enable_retries", 0),),
+    "no-channelz": (("grpc.enable_channelz", 0),),
+    "streams-100": (("grpc.max_concurrent_streams", 100),),
+    "no-retries+no-channelz": (("grpc.enable_retries", 0), ("grpc.enable_channelz", 0)),
 }
 """Extra gRPC options tried on both server and channel (``--options``), for the A/B of
 option sets."""
