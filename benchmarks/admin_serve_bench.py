@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run as a script from any directory
-    sys.path.insert(0, str(ROOT))
+if str(ROOT) not in sys.path:  # run as a script; PYTHONPATH (the code measured) goes first
+    sys.path.append(str(ROOT))
 
 from benchmarks.machine import describe_machine, load_average, process_cpu_seconds  # noqa: E402
 
@@ -184,6 +184,79 @@ def _through_stub(stub: Any, request: Any) -> Any:
     return send
 
 
+# ----------------------------------------------------------------------------- layer role
+
+
+class _Context:
+    """A servicer context with no metadata, as an anonymous caller's."""
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ()
+
+
+async def _layers(calls: int) -> dict[str, float]:
+    """Microseconds of Python per CreateTopics in each layer alone, without gRPC: the
+    service's handler called directly, and the channel's call over a stand-in stub whose
+    answer comes one loop turn later (as a real call's does), less that stub's own cost."""
+    from raftmeta.controller_channel import ControllerChannel
+    from raftmeta.rpc import admin_pb2 as apb
+    from raftmeta.server.admin_service import AdminService
+
+    service = AdminService(_Host())  # type: ignore[arg-type]
+    context = _Context()
+    request = apb.CreateTopicsRequest(
+        topics=[apb.NewTopic(name="t", num_partitions=3, replication_factor=3)],
+        timeout_ms=30_000,
+    )
+    loop = asyncio.get_running_loop()
+    answer = await service.CreateTopics(request, context)
+
+    def stub(message: Any, timeout: float | None = None, metadata: Any = None) -> Any:
+        done = loop.create_future()
+        loop.call_soon(done.set_result, answer)
+        return done
+
+    channel = ControllerChannel(["127.0.0.1:1"])
+    channel._stub = lambda endpoint, spec: stub  # type: ignore[method-assign]
+
+    async def timed(one: Any) -> float:
+        began = time.process_time()
+        for _ in range(calls):
+            await one()
+        return 1e6 * (time.process_time() - began) / calls
+
+    async def serve() -> Any:
+        return await service.CreateTopics(request, context)
+
+    async def bare() -> Any:
+        return await stub(request, timeout=30)
+
+    async def through_channel() -> Any:
+        return await channel.call("Admin/CreateTopics", request)
+
+    figures: dict[str, list[float]] = {"service": [], "bare": [], "channel": []}
+    for _ in range(5):
+        figures["service"].append(await timed(serve))
+        figures["bare"].append(await timed(bare))
+        figures["channel"].append(await timed(through_channel))
+    service_us = statistics.median(figures["service"])
+    bare_us = statistics.median(figures["bare"])
+    channel_us = statistics.median(figures["channel"]) - bare_us
+    return {"service_us": service_us, "channel_us": channel_us}
+
+
+def _layer_figures(root: Path, calls: int) -> dict[str, float]:
+    client = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--role", "layers", "--calls", str(calls)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        check=True,
+    )
+    figures: dict[str, float] = json.loads(client.stdout.strip().splitlines()[-1])
+    return figures
+
+
 # ----------------------------------------------------------------------------- driver
 
 
@@ -236,7 +309,9 @@ def _one_run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--role", choices=("driver", "server", "client"), default="driver")
+    parser.add_argument(
+        "--role", choices=("driver", "server", "client", "layers"), default="driver"
+    )
     parser.add_argument("--target", default="")
     parser.add_argument("--how", choices=("channel", "stub"), default="channel")
     parser.add_argument("--clients", type=int, default=16)
@@ -252,6 +327,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.role == "server":
         asyncio.run(_serve(OPTION_SETS[args.options]))
+        return
+    if args.role == "layers":
+        print(json.dumps(asyncio.run(_layers(args.calls))))
         return
     if args.role == "client":
         figures = asyncio.run(
@@ -301,6 +379,30 @@ def main() -> None:
                 f"new/old{suffix}: server CPU {new[0] / old[0]:.2f}x, "
                 f"client CPU {new[1] / old[1]:.2f}x, calls/s {new[2] / old[2]:.2f}x"
             )
+    print(
+        "Python per CreateTopics in each layer alone (no gRPC; the service over a stand-in "
+        f"controller, the channel less a bare stand-in stub), {args.rounds} rounds, medians:"
+    )
+    roots = [("new", ROOT)] if args.baseline is None else [("old", args.baseline), ("new", ROOT)]
+    layers: dict[str, list[dict[str, float]]] = {name: [] for name, _ in roots}
+    for _ in range(args.rounds):
+        for name, root in roots:
+            layers[name].append(_layer_figures(root, 4 * args.calls))
+    layer_medians = {
+        name: {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+        for name, runs in layers.items()
+    }
+    for name, layer in layer_medians.items():
+        print(
+            f"{name:<4} service layer {layer['service_us']:6.1f} us/call, "
+            f"ControllerChannel beyond a bare stub {layer['channel_us']:6.1f} us/call"
+        )
+    if args.baseline is not None:
+        was, now = layer_medians["old"], layer_medians["new"]
+        print(
+            f"new/old: service layer {now['service_us'] / was['service_us']:.2f}x, "
+            f"channel {now['channel_us'] / was['channel_us']:.2f}x"
+        )
     print(f"load at end {load_average()}")
 
 
