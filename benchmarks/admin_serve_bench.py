@@ -3,9 +3,9 @@
 The quorum benchmarks measure a CreateTopics end to end, where the controller, placement and
 Raft hide the serving layer's own cost. This one takes them away: a real ``grpc.aio`` server on
 127.0.0.1 serves the real :class:`~raftmeta.server.admin_service.AdminService` (registered as
-the controller node registers it) over a stand-in controller that answers every CreateTopics
-at once (one loop turn later, as a commit would), and a client process sends CreateTopics from
-``--clients`` concurrent callers, through :class:`~raftmeta.controller_channel.ControllerChannel`
+the controller node registers it, on the event loop a controller process runs on) over a
+stand-in controller that answers every CreateTopics at once (one loop turn later, as a commit
+would), and a client process sends CreateTopics from ``--clients`` concurrent callers, through :class:`~raftmeta.controller_channel.ControllerChannel`
 (the library's client) and through a bare ``grpc.aio`` stub (the floor).
 
 Server and client each run in their own process, so each one's CPU is its own: the server's is
@@ -14,6 +14,10 @@ checkout of the old code, e.g. ``git archive main | tar -x -C DIR``) each round 
 code and the new code in turn, and the figures are medians over rounds.
 
     python benchmarks/admin_serve_bench.py --baseline /tmp/serve-old [--rounds 5] [--calls 300]
+
+``--options none,no-retries,...`` runs each named set of extra gRPC options (server and client
+both) beside the others. ``layers`` (printed last) times the Python of each layer alone: the
+service's handler called directly and the channel's call over a stand-in stub.
 """
 
 from __future__ import annotations
@@ -326,7 +330,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.role == "server":
-        asyncio.run(_serve(OPTION_SETS[args.options]))
+        from raftmeta.quorum.event_loop import run
+
+        run(_serve(OPTION_SETS[args.options]))  # on the loop a controller process runs on
         return
     if args.role == "layers":
         print(json.dumps(asyncio.run(_layers(args.calls))))
