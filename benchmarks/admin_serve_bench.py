@@ -5,8 +5,9 @@ Raft hide the serving layer's own cost. This one takes them away: a real ``grpc.
 127.0.0.1 serves the real :class:`~raftmeta.server.admin_service.AdminService` (registered as
 the controller node registers it, on the event loop a controller process runs on) over a
 stand-in controller that answers every CreateTopics at once (one loop turn later, as a commit
-would), and a client process sends CreateTopics from ``--clients`` concurrent callers, through :class:`~raftmeta.controller_channel.ControllerChannel`
-(the library's client) and through a bare ``grpc.aio`` stub (the floor).
+would), and a client process sends CreateTopics from ``--clients`` concurrent callers,
+through :class:`~raftmeta.controller_channel.ControllerChannel` (the library's client) and
+through a bare ``grpc.aio`` stub (the floor).
 
 Server and client each run in their own process, so each one's CPU is its own: the server's is
 read from /proc, the client's is the client's ``process_time``. With ``--baseline DIR`` (a
@@ -48,6 +49,7 @@ OPTION_SETS: dict[str, tuple[tuple[str, Any], ...]] = {
     "no-channelz": (("grpc.enable_channelz", 0),),
     "streams-100": (("grpc.max_concurrent_streams", 100),),
     "no-retries+no-channelz": (("grpc.enable_retries", 0), ("grpc.enable_channelz", 0)),
+    "no-bdp+no-channelz": (("grpc.http2.bdp_probe", 0), ("grpc.enable_channelz", 0)),
 }
 """Extra gRPC options tried on both server and channel (``--options``), for the A/B of
 option sets."""
