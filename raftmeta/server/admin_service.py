@@ -164,7 +164,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 lambda topic: convert.topic_result_to_pb(TopicResult(topic.name, DENIED)),
                 grow,
             )
-            return apb.CreatePartitionsResponse(header=convert.header(), results=ordered)
+            return apb.CreatePartitionsResponse(header=convert.OK_HEADER, results=ordered)
 
         return await self.serve(context, fail, body)
 
@@ -195,7 +195,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 lambda name: convert.topic_result_to_pb(TopicResult(name, DENIED)),
                 delete,
             )
-            return apb.DeleteTopicsResponse(header=convert.header(), results=ordered)
+            return apb.DeleteTopicsResponse(header=convert.OK_HEADER, results=ordered)
 
         return await self.serve(context, fail, body)
 
@@ -254,7 +254,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 else:
                     described.append(convert.topic_description(image, topic))
         return apb.DescribeTopicsResponse(
-            header=convert.header(), topics=described, metadata_offset=image.offset
+            header=convert.OK_HEADER, topics=described, metadata_offset=image.offset
         )
 
     async def DescribeCluster(
@@ -268,7 +268,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             await controller.sync()
             image = controller.committed_image
             return apb.DescribeClusterResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 cluster_id=controller.settings.cluster_id,
                 controller_id=controller.settings.node_id,
                 brokers=convert.broker_descriptions(image),
@@ -364,7 +364,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             for resource, error in zip(resources, errors, strict=True)
         ]
         return apb.DescribeConfigsResponse(
-            header=convert.header(),
+            header=convert.OK_HEADER,
             results=[convert.describe_result_to_pb(result) for result in results],
         )
 
@@ -415,7 +415,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 for result in reply.results:
                     outcome[convert.resource_from_pb(result.resource)] = result
             return apb.IncrementalAlterConfigsResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 results=[
                     convert.alter_result_to_pb(resource, error)
                     if error is not None
@@ -442,7 +442,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             self.require_cluster(principal, Operation.DESCRIBE)
             finalized, supported, epoch = await controller.describe_features()
             return apb.DescribeFeaturesResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 finalized=[
                     apb.FinalizedFeature(name=name, level=level)
                     for name, level in sorted(finalized.items())
@@ -473,7 +473,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 timeout_ms=timeout_of(request.timeout_ms),
             )
             return apb.UpdateFeaturesResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 results=[apb.UpdatableFeatureResult(feature=update.name) for update in updates],
             )
 
@@ -498,7 +498,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             self.require_cluster(principal, Operation.ALTER)
             election_type = ElectionType.from_request(request.election_type)
             if partitions is not None and not partitions:
-                return apb.ElectLeadersResponse(header=convert.header())
+                return apb.ElectLeadersResponse(header=convert.OK_HEADER)
             reply: apb.ElectLeadersResponse = await remembered(
                 request.request_id,
                 "ElectLeaders",
@@ -513,7 +513,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 ),
                 apb.ElectLeadersResponse.FromString,
             )
-            reply.header.CopyFrom(convert.header())
+            reply.header.CopyFrom(convert.OK_HEADER)
             return reply
 
         return await self.serve(context, fail, body)
