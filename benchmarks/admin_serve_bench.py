@@ -86,8 +86,13 @@ class _Controller:
         if request is not None:
             request.keep(results)  # the controller keeps the reply beside the records
         done: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
-        asyncio.get_running_loop().call_soon(done.set_result, results)
+        asyncio.get_running_loop().call_soon(_settle, done, results)
         return await done
+
+
+def _settle(done: asyncio.Future[list[Any]], results: list[Any]) -> None:
+    if not done.done():  # a cancelled call leaves nobody waiting
+        done.set_result(results)
 
 
 class _Host:
