@@ -380,6 +380,14 @@ class AccessControl:
         tokens = read_tokens(tokens_file) if tokens_file else None
         return cls(authorizer, config.super_users, tokens)
 
+    def call_principal(self, context: object) -> str:
+        """The principal of a gRPC call made without a client certificate (:meth:`principal`
+        of its metadata). Without a tokens file every such caller is ``User:ANONYMOUS``
+        whatever it sends, so its metadata is not read at all."""
+        if self.tokens is None:
+            return ANONYMOUS
+        return self.principal(call_metadata(context))
+
     def principal(
         self,
         metadata: Iterable[tuple[str, str | bytes]] | None,

@@ -125,6 +125,16 @@ def _methods(modules: Sequence[Any]) -> dict[str, _Method]:
 _METHODS = _methods([admin_pb2, broker_pb2])
 
 
+class _Watch:
+    """One call's leader watch: the watcher task once it runs, and the leader it found."""
+
+    __slots__ = ("moved_to", "task")
+
+    def __init__(self) -> None:
+        self.task: asyncio.Future[None] | None = None
+        self.moved_to: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class _LeaderMoved:
     """What a call that was abandoned for another leader answers instead."""
@@ -229,6 +239,8 @@ class ControllerChannel:
             (("authorization", f"Bearer {bearer_token}"),) if bearer_token is not None else ()
         )
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._stubs: dict[tuple[str, str], Any] = {}
+        """Each endpoint's callable per method path, made on first use."""
         self._checks: dict[str, asyncio.Future[str | None]] = {}
         """The leader check under way for each silent server, shared by the calls waiting on it."""
         self._controller: str | None = None
@@ -302,6 +314,7 @@ class ControllerChannel:
         """Close every channel; calls after this raise RuntimeError."""
         self._closed = True
         channels, self._channels = list(self._channels.values()), {}
+        self._stubs = {}
         for channel in channels:
             await channel.close()
 
@@ -364,42 +377,64 @@ class ControllerChannel:
             ) from None
 
     def _stub(self, endpoint: str, spec: _Method) -> Any:
+        """The callable for ``spec`` on ``endpoint``'s channel, made once and kept with the
+        channel: a multi-callable is gRPC's per-method state, not per call."""
+        stub = self._stubs.get((endpoint, spec.path))
+        if stub is not None:
+            return stub
         channel = self._channels.get(endpoint)
         if channel is None:
             channel = aio_channel(endpoint, self._credentials, CONTROLLER_CHANNEL_OPTIONS)
             self._channels[endpoint] = channel
-        return channel.unary_unary(
+        stub = channel.unary_unary(
             spec.path, request_serializer=_serialize, response_deserializer=spec.response_type
         )
+        self._stubs[(endpoint, spec.path)] = stub
+        return stub
 
     async def _answer_or_new_leader(self, endpoint: str, call: Any) -> Any:
         """``call``'s response (or its gRPC error, raised), or :class:`_LeaderMoved` when
         the other servers name another leader while ``endpoint`` stays silent (the call is
-        then cancelled)."""
-        waiting: asyncio.Future[Any] = asyncio.ensure_future(call)
+        then cancelled).
+
+        The call is awaited as it is, with one timer beside it: most calls are answered
+        well before :data:`LEADER_CHECK_AFTER_S`, and then cost no task, no ``asyncio.wait``
+        and no check. Only a call still open when the timer fires gets a watcher task,
+        which asks the others and cancels the call when they name another leader.
+        """
+        loop = asyncio.get_running_loop()
+        watch = _Watch()
+        timer = loop.call_later(LEADER_CHECK_AFTER_S, self._start_watch, endpoint, call, watch)
         try:
-            wait_s = LEADER_CHECK_AFTER_S
-            while True:
-                await asyncio.wait({waiting}, timeout=wait_s)
-                if waiting.done():
-                    return waiting.result()
-                # The check races the call: a slow answer is not held up by the check.
-                check = asyncio.ensure_future(self._leader_elsewhere(endpoint))
-                try:
-                    await asyncio.wait({waiting, check}, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    check.cancel()
-                if waiting.done():
-                    return waiting.result()
-                moved_to = check.result()
-                if moved_to is not None:
-                    log.info("%s stopped answering; %s leads now", endpoint, moved_to)
-                    return _LeaderMoved(moved_to)
-                wait_s = LEADER_CHECK_EVERY_S
+            return await call
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if watch.moved_to is None or (task is not None and task.cancelling()):
+                raise  # cancelled by the caller, not by the watcher
+            log.info("%s stopped answering; %s leads now", endpoint, watch.moved_to)
+            return _LeaderMoved(watch.moved_to)
         finally:
-            if not waiting.done():
+            timer.cancel()
+            if watch.task is not None:
+                watch.task.cancel()
+
+    def _start_watch(self, endpoint: str, call: Any, watch: _Watch) -> None:
+        if not call.done():
+            watch.task = asyncio.ensure_future(self._watch(endpoint, call, watch))
+
+    async def _watch(self, endpoint: str, call: Any, watch: _Watch) -> None:
+        """Ask the others every :data:`LEADER_CHECK_EVERY_S` while ``call`` stays open; when
+        they name another leader, note it and cancel the call. The check races the call: a
+        slow answer is not held up by it."""
+        while True:
+            moved_to = await self._leader_elsewhere(endpoint)
+            if call.done():
+                return
+            if moved_to is not None:
+                watch.moved_to = moved_to
                 call.cancel()
-                waiting.cancel()
+                return
+            await asyncio.sleep(LEADER_CHECK_EVERY_S)
 
     async def _leader_elsewhere(self, silent: str) -> str | None:
         """The leader the other bootstrap servers name, in the newest epoch any of them

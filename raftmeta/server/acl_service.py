@@ -94,7 +94,7 @@ class AclMethods(ServiceBase):
             self._require_authorizer()
             bindings = [binding_from_pb(creation) for creation in request.creations]
             if not bindings:
-                return apb.CreateAclsResponse(header=convert.header())
+                return apb.CreateAclsResponse(header=convert.OK_HEADER)
             reply: apb.CreateAclsResponse = await remembered(
                 request.request_id,
                 "CreateAcls",
@@ -111,7 +111,7 @@ class AclMethods(ServiceBase):
                 ),
                 apb.CreateAclsResponse.FromString,
             )
-            reply.header.CopyFrom(convert.header())
+            reply.header.CopyFrom(convert.OK_HEADER)
             return reply
 
         return await self.serve(context, fail, body)
@@ -132,7 +132,7 @@ class AclMethods(ServiceBase):
             await controller.sync(timeout_ms=timeout_of(request.timeout_ms))
             found = await controller.describe_acls(acl_filter)
             return apb.DescribeAclsResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 acls=[binding_to_pb(binding) for binding in found],
             )
 
@@ -154,7 +154,7 @@ class AclMethods(ServiceBase):
             self._require_authorizer()
             filters = [filter_from_pb(item) for item in request.filters]
             if not filters:
-                return apb.DeleteAclsResponse(header=convert.header())
+                return apb.DeleteAclsResponse(header=convert.OK_HEADER)
             reply: apb.DeleteAclsResponse = await remembered(
                 request.request_id,
                 "DeleteAcls",
@@ -166,7 +166,7 @@ class AclMethods(ServiceBase):
                 ),
                 apb.DeleteAclsResponse.FromString,
             )
-            reply.header.CopyFrom(convert.header())
+            reply.header.CopyFrom(convert.OK_HEADER)
             return reply
 
         return await self.serve(context, fail, body)

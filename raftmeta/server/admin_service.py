@@ -35,7 +35,6 @@ from raftmeta.server.acl_service import AclMethods
 from raftmeta.server.service_base import (
     AUTHORIZATION_FAILED,
     CLUSTER_DENIED,
-    call_metadata,
     remembered,
     timeout_of,
 )
@@ -63,49 +62,73 @@ async def for_permitted(
 DENIED = ItemError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, AUTHORIZATION_FAILED)
 
 
+def _create_topics_failed(header: apb.ResponseHeader) -> apb.CreateTopicsResponse:
+    return apb.CreateTopicsResponse(header=header)
+
+
+def _create_topics_reply(results: Sequence[CreateTopicResult]) -> apb.CreateTopicsResponse:
+    """The controller's results as the reply (the one kept for retries, too)."""
+    return apb.CreateTopicsResponse(topics=[convert.create_result_to_pb(r) for r in results])
+
+
 class AdminService(AclMethods, apb_grpc.AdminServicer):
     # ------------------------------------------------------------------------ topics
 
     async def CreateTopics(
         self, request: apb.CreateTopicsRequest, context: Any
     ) -> apb.CreateTopicsResponse:
-        def fail(header: apb.ResponseHeader) -> apb.CreateTopicsResponse:
-            return apb.CreateTopicsResponse(header=header)
+        return await self.serve_request(
+            context, request, _create_topics_failed, self._create_topics
+        )
 
-        async def body(controller: QuorumController, principal: str) -> apb.CreateTopicsResponse:
-            cluster_ok = self.allowed(
-                principal, Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME
+    async def _create_topics(
+        self, controller: QuorumController, principal: str, request: apb.CreateTopicsRequest
+    ) -> apb.CreateTopicsResponse:
+        topics = request.topics
+        if not topics:
+            return apb.CreateTopicsResponse(header=convert.OK_HEADER)
+        if self.allowed(principal, Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
+            # CREATE on the cluster allows every topic: the controller's reply is the answer.
+            reply = await self._create_permitted(controller, request, topics)
+            reply.header.CopyFrom(convert.OK_HEADER)
+            return reply
+
+        async def create(chosen: list[apb.NewTopic]) -> list[apb.CreatableTopicResult]:
+            return list((await self._create_permitted(controller, request, chosen)).topics)
+
+        ordered = await for_permitted(
+            topics,
+            lambda topic: self.allowed(principal, Operation.CREATE, ResourceType.TOPIC, topic.name),
+            lambda topic: convert.create_result_to_pb(CreateTopicResult(topic.name, DENIED)),
+            create,
+        )
+        return apb.CreateTopicsResponse(header=convert.OK_HEADER, topics=ordered)
+
+    async def _create_permitted(
+        self,
+        controller: QuorumController,
+        request: apb.CreateTopicsRequest,
+        topics: Sequence[apb.NewTopic],
+    ) -> apb.CreateTopicsResponse:
+        """The controller's answer for ``topics`` (all of them permitted), without a header."""
+        validate_only = request.validate_only
+        new_topics = [convert.new_topic_from_pb(topic) for topic in topics]
+        timeout_ms = timeout_of(request.timeout_ms)
+        request_id = b"" if validate_only else request.request_id
+        if not request_id:  # the common case, without the bookkeeping of request ids
+            results = await controller.create_topics(
+                new_topics, validate_only=validate_only, timeout_ms=timeout_ms
             )
-
-            async def create(topics: list[apb.NewTopic]) -> list[apb.CreatableTopicResult]:
-                reply = await remembered(
-                    b"" if request.validate_only else request.request_id,
-                    "CreateTopics",
-                    lambda tag: controller.create_topics(
-                        [convert.new_topic_from_pb(topic) for topic in topics],
-                        validate_only=request.validate_only,
-                        timeout_ms=timeout_of(request.timeout_ms),
-                        request=tag,
-                    ),
-                    lambda results: apb.CreateTopicsResponse(
-                        topics=[convert.create_result_to_pb(result) for result in results]
-                    ),
-                    apb.CreateTopicsResponse.FromString,
-                )
-                return list(reply.topics)
-
-            ordered = await for_permitted(
-                request.topics,
-                lambda topic: (
-                    cluster_ok
-                    or self.allowed(principal, Operation.CREATE, ResourceType.TOPIC, topic.name)
-                ),
-                lambda topic: convert.create_result_to_pb(CreateTopicResult(topic.name, DENIED)),
-                create,
-            )
-            return apb.CreateTopicsResponse(header=convert.header(), topics=ordered)
-
-        return await self.serve(context, fail, body)
+            return _create_topics_reply(results)
+        return await remembered(
+            request_id,
+            "CreateTopics",
+            lambda tag: controller.create_topics(
+                new_topics, validate_only=validate_only, timeout_ms=timeout_ms, request=tag
+            ),
+            _create_topics_reply,
+            apb.CreateTopicsResponse.FromString,
+        )
 
     async def CreatePartitions(
         self, request: apb.CreatePartitionsRequest, context: Any
@@ -141,7 +164,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 lambda topic: convert.topic_result_to_pb(TopicResult(topic.name, DENIED)),
                 grow,
             )
-            return apb.CreatePartitionsResponse(header=convert.header(), results=ordered)
+            return apb.CreatePartitionsResponse(header=convert.OK_HEADER, results=ordered)
 
         return await self.serve(context, fail, body)
 
@@ -172,7 +195,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 lambda name: convert.topic_result_to_pb(TopicResult(name, DENIED)),
                 delete,
             )
-            return apb.DeleteTopicsResponse(header=convert.header(), results=ordered)
+            return apb.DeleteTopicsResponse(header=convert.OK_HEADER, results=ordered)
 
         return await self.serve(context, fail, body)
 
@@ -200,7 +223,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
         controller = self._owner.maybe_controller
         if controller is None:
             return None
-        principal = self._owner.access.principal(call_metadata(context))
+        principal = self._owner.access.call_principal(context)
         return self._describe_topics(controller.committed_image, principal, request)
 
     def _describe_topics(
@@ -231,7 +254,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 else:
                     described.append(convert.topic_description(image, topic))
         return apb.DescribeTopicsResponse(
-            header=convert.header(), topics=described, metadata_offset=image.offset
+            header=convert.OK_HEADER, topics=described, metadata_offset=image.offset
         )
 
     async def DescribeCluster(
@@ -245,7 +268,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             await controller.sync()
             image = controller.committed_image
             return apb.DescribeClusterResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 cluster_id=controller.settings.cluster_id,
                 controller_id=controller.settings.node_id,
                 brokers=convert.broker_descriptions(image),
@@ -262,7 +285,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
         follower, naming the leader)."""
         owner = self._owner
         try:
-            principal = owner.access.principal(call_metadata(context))
+            principal = owner.access.call_principal(context)
         except KafkaError as error:
             return rpb.DescribeQuorumResponse(
                 error_code=int(error.code), leader_id=-1, leader_epoch=-1, high_watermark=-1
@@ -321,7 +344,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
         if controller is None:
             return None
         try:
-            principal = self._owner.access.principal(call_metadata(context))
+            principal = self._owner.access.call_principal(context)
         except KafkaError as error:
             return apb.DescribeConfigsResponse(header=convert.header(error.code, error.message))
         return await self._describe_configs(controller, principal, request)
@@ -341,7 +364,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             for resource, error in zip(resources, errors, strict=True)
         ]
         return apb.DescribeConfigsResponse(
-            header=convert.header(),
+            header=convert.OK_HEADER,
             results=[convert.describe_result_to_pb(result) for result in results],
         )
 
@@ -392,7 +415,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 for result in reply.results:
                     outcome[convert.resource_from_pb(result.resource)] = result
             return apb.IncrementalAlterConfigsResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 results=[
                     convert.alter_result_to_pb(resource, error)
                     if error is not None
@@ -419,7 +442,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             self.require_cluster(principal, Operation.DESCRIBE)
             finalized, supported, epoch = await controller.describe_features()
             return apb.DescribeFeaturesResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 finalized=[
                     apb.FinalizedFeature(name=name, level=level)
                     for name, level in sorted(finalized.items())
@@ -450,7 +473,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 timeout_ms=timeout_of(request.timeout_ms),
             )
             return apb.UpdateFeaturesResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 results=[apb.UpdatableFeatureResult(feature=update.name) for update in updates],
             )
 
@@ -475,7 +498,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             self.require_cluster(principal, Operation.ALTER)
             election_type = ElectionType.from_request(request.election_type)
             if partitions is not None and not partitions:
-                return apb.ElectLeadersResponse(header=convert.header())
+                return apb.ElectLeadersResponse(header=convert.OK_HEADER)
             reply: apb.ElectLeadersResponse = await remembered(
                 request.request_id,
                 "ElectLeaders",
@@ -490,7 +513,7 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
                 ),
                 apb.ElectLeadersResponse.FromString,
             )
-            reply.header.CopyFrom(convert.header())
+            reply.header.CopyFrom(convert.OK_HEADER)
             return reply
 
         return await self.serve(context, fail, body)

@@ -52,7 +52,7 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
             epoch = await controller.register_broker(
                 convert.registration_from_pb(request), timeout_ms=timeout_of(request.timeout_ms)
             )
-            return bpb.RegisterBrokerResponse(header=convert.header(), broker_epoch=epoch)
+            return bpb.RegisterBrokerResponse(header=convert.OK_HEADER, broker_epoch=epoch)
 
         return await self.serve(context, fail, body)
 
@@ -76,7 +76,7 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
                 )
             )
             return bpb.BrokerHeartbeatResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 is_caught_up=reply.is_caught_up,
                 is_fenced=reply.is_fenced,
                 should_shut_down=reply.should_shut_down,
@@ -98,7 +98,7 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
                 timeout_ms=timeout_of(request.timeout_ms),
             )
             return bpb.AlterPartitionResponse(
-                header=convert.header(),
+                header=convert.OK_HEADER,
                 partitions=[convert.alter_partition_result_to_pb(result) for result in results],
             )
 
@@ -116,7 +116,7 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
             self.require_broker(context, "UnregisterBroker", request.broker_id)
             self.require_cluster(principal, Operation.CLUSTER_ACTION)
             await controller.unregister_broker(request.broker_id)
-            return bpb.UnregisterBrokerResponse(header=convert.header())
+            return bpb.UnregisterBrokerResponse(header=convert.OK_HEADER)
 
         return await self.serve(context, fail, body)
 
@@ -132,7 +132,7 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
             self.require_controller(context, request.controller_id)
             self.require_cluster(principal, Operation.CLUSTER_ACTION)
             await controller.register_controller(convert.controller_registration_from_pb(request))
-            return bpb.RegisterControllerResponse(header=convert.header())
+            return bpb.RegisterControllerResponse(header=convert.OK_HEADER)
 
         return await self.serve(context, fail, body)
 

@@ -51,6 +51,11 @@ def header(
     )
 
 
+OK_HEADER = header()
+"""The header of every successful answer, made once; a response copies it in. Never change
+it in place."""
+
+
 def item_message(error: ItemError) -> str:
     return "" if error.ok else (error.message or error.code.name)
 

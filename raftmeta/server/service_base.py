@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 _Reply = TypeVar("_Reply")
 _Result = TypeVar("_Result")
 _Message = TypeVar("_Message")
+_Request = TypeVar("_Request")
 
 AUTHORIZATION_FAILED = "Authorization failed."
 CLUSTER_DENIED = "Cluster authorization failed."
@@ -95,6 +96,8 @@ async def remembered(
     An empty ``request_id`` runs the request as it comes.
     """
     known_id = check_request_id(request_id)
+    if known_id is None:  # nothing to keep, and nothing kept to answer with
+        return reply(await call(None))
     kept: list[tuple[object, _Message]] = []
 
     def keep(result: Any) -> bytes:
@@ -103,9 +106,8 @@ async def remembered(
         data: bytes = message.SerializeToString()  # type: ignore[attr-defined]
         return data
 
-    tag = None if known_id is None else RequestTag(known_id, operation, keep)
     try:
-        result = await call(tag)
+        result = await call(RequestTag(known_id, operation, keep))
     except AnsweredBefore as seen:
         log.info("%s request %s answered again from its first outcome", operation, known_id)
         return parse(seen.outcome)
@@ -146,23 +148,48 @@ class ServiceBase:
         owner = self._owner
         controller = owner.maybe_controller
         try:
-            principal = owner.access.principal(call_metadata(context))
+            principal = owner.access.call_principal(context)
             if controller is None or not controller.is_active:
-                leader = None if controller is None else controller.leader_id
-                if leader == owner.node_id:
-                    leader = None
-                return fail(self.not_controller(leader))
+                return fail(self._inactive(controller))
             return await body(controller, principal)
-        except NotControllerError as error:
-            leader = error.leader_id if error.leader_id != owner.node_id else None
-            return fail(self.not_controller(leader))
-        except KafkaError as error:
-            return fail(convert.header(error.code, error.message))
         except Exception as error:
-            log.exception("node %d: request failed", owner.node_id)
-            return fail(
-                convert.header(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
-            )
+            return fail(self._failure(error))
+
+    async def serve_request(
+        self,
+        context: Any,
+        request: _Request,
+        fail: Callable[[Any], _Reply],
+        body: Callable[[QuorumController, str, _Request], Awaitable[_Reply]],
+    ) -> _Reply:
+        """:meth:`serve` for a ``body(controller, principal, request)`` that needs nothing
+        else, such as a method of the service: a busy call then makes no closures."""
+        owner = self._owner
+        controller = owner.maybe_controller
+        try:
+            principal = owner.access.call_principal(context)
+            if controller is None or not controller.is_active:
+                return fail(self._inactive(controller))
+            return await body(controller, principal, request)
+        except Exception as error:
+            return fail(self._failure(error))
+
+    def _inactive(self, controller: QuorumController | None) -> apb.ResponseHeader:
+        """NOT_CONTROLLER from a node whose controller is not active (or not yet made)."""
+        leader = None if controller is None else controller.leader_id
+        if leader == self._owner.node_id:
+            leader = None
+        return self.not_controller(leader)
+
+    def _failure(self, error: Exception) -> apb.ResponseHeader:
+        """The header a request that raised ``error`` is answered with."""
+        if isinstance(error, NotControllerError):
+            leader = error.leader_id if error.leader_id != self._owner.node_id else None
+            return self.not_controller(leader)
+        if isinstance(error, KafkaError):
+            return convert.header(error.code, error.message)
+        log.error("node %d: request failed", self._owner.node_id, exc_info=error)
+        return convert.header(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
 
     def allowed(self, principal: str, operation: Operation, kind: ResourceType, name: str) -> bool:
         return self._owner.access.allowed(principal, operation, kind, name)

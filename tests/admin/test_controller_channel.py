@@ -139,6 +139,33 @@ def test_a_slow_controller_the_others_still_name_is_waited_for() -> None:
     run(scenario)
 
 
+def test_a_call_cancelled_by_its_caller_while_leader_checks_run_is_cancelled() -> None:
+    """The channel cancels a call itself when the leader moves; the caller's own
+    cancellation must still end the call as cancelled, not as a move or an answer."""
+
+    async def scenario(cluster: FakeCluster, nodes: list[FakeNode]) -> None:
+        slow = nodes[0]
+        cluster.controller = slow
+        async with ControllerChannel([n.endpoint for n in nodes], request_timeout_ms=8_000) as c:
+            await c.call(DESCRIBE, pb.DescribeClusterRequest())
+            slow.frozen = True
+            waiting = asyncio.ensure_future(c.call(DESCRIBE, pb.DescribeClusterRequest()))
+            await wait_until_async(
+                lambda: nodes[1].describe_quorum_calls >= 1, "a leader check under way", 5
+            )
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            assert waiting.cancelled()
+            # The channel still answers once the controller does.
+            slow.frozen = False
+            response = await c.call(DESCRIBE, pb.DescribeClusterRequest())
+        assert response.controller_id == slow.node_id
+        assert [n.calls for n in nodes] == [3, 0, 0], "the cancelled call went nowhere else"
+
+    run(scenario)
+
+
 def test_calls_waiting_on_one_slow_controller_share_its_leader_checks() -> None:
     """Many calls in flight (a host of brokers heartbeating on one channel) ask the other
     servers once per check round, not once per call."""

@@ -87,6 +87,33 @@ def test_no_authorizer_allows_everything_and_no_tokens_file_ignores_tokens() -> 
     assert access.allowed(ANONYMOUS, "Alter", "Cluster", "kafka-cluster")
 
 
+class CallContext:
+    """What a gRPC servicer context offers the principal lookup: the call's metadata."""
+
+    def __init__(self, *metadata: tuple[str, str]) -> None:
+        self.metadata = metadata
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self.metadata
+
+
+def test_a_call_principal_is_its_tokens_and_anonymous_without_a_tokens_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "tokens"
+    path.write_text("abc=User:alice\n")
+    checked = AccessControl(tokens=read_tokens(str(path)))
+    assert checked.call_principal(CallContext(("authorization", "Bearer abc"))) == "User:alice"
+    assert checked.call_principal(CallContext()) == ANONYMOUS
+    with pytest.raises(KafkaError) as raised:
+        checked.call_principal(CallContext(("authorization", "Bearer nope")))
+    assert raised.value.code is ErrorCode.SASL_AUTHENTICATION_FAILED
+    # Without a tokens file no token is checked, a malformed header included.
+    unchecked = AccessControl()
+    for header in ("Bearer abc", "Basic x", "Bearer "):
+        assert unchecked.call_principal(CallContext(("authorization", header))) == ANONYMOUS
+
+
 def test_a_failing_authorizer_denies() -> None:
     assert not AccessControl(Broken()).allowed("User:a", "Alter", "Cluster", "kafka-cluster")
 
