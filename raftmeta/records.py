@@ -539,6 +539,58 @@ def fast_constructor(cls: type[_T]) -> Callable[..., _T]:
     return _generated(build_name, source, namespace)  # type: ignore[no-any-return]
 
 
+def _install_fast_init(cls: type[Any]) -> None:
+    """Gives ``cls`` an ``__init__`` with the dataclass's own signature and defaults that
+    stores the fields with plain slot stores: it lends the new object the unfrozen twin's class
+    for the stores, then gives it back its own. A third of the frozen ``__init__``'s cost, and
+    the controller builds several records per request. A subclass keeps the dataclass one.
+    """
+    fields = dataclasses.fields(cls)
+    if any(field.default_factory is not dataclasses.MISSING for field in fields):
+        raise TypeError(f"{cls.__name__} has a default factory; its __init__ stays")
+    names = [field.name for field in fields]
+    clashing = _INIT_NAMES.intersection(names)
+    if clashing:
+        raise TypeError(f"field names {sorted(clashing)} clash with __init__'s own names")
+    defaults = {
+        f"_default_{field.name}": field.default
+        for field in fields
+        if field.default is not dataclasses.MISSING
+    }
+    parameters = ", ".join(
+        f"{name}=_default_{name}" if f"_default_{name}" in defaults else name for name in names
+    )
+    arguments = ", ".join(names)
+    stores = "".join(f"    self.{name} = {name}\n" for name in names)
+    source = (
+        f"def __init__(self, {parameters}):\n"
+        "    if type(self) is not cls:\n"
+        f"        return frozen_init(self, {arguments})\n"
+        # The frozen class refuses even a __class__ store; the twin takes one.
+        "    setattr_(self, '__class__', twin)\n"
+        f"{stores}"
+        "    self.__class__ = cls\n"
+    )
+    namespace = {
+        "cls": cls,
+        "twin": _twin(cls),
+        "frozen_init": cls.__init__,
+        "setattr_": object.__setattr__,
+        **defaults,
+    }
+    init = _generated("__init__", source, namespace)
+    init.__qualname__ = f"{cls.__name__}.__init__"
+    init.__doc__ = cls.__init__.__doc__
+    init.__annotations__ = dict(cls.__init__.__annotations__)
+    type.__setattr__(cls, "__init__", init)
+
+
+_INIT_NAMES = frozenset(("self", "cls", "twin", "frozen_init", "setattr_"))
+
+for _record_class in (*RECORD_CLASSES, BrokerEndpoint, BrokerFeature):
+    _install_fast_init(_record_class)
+
+
 # --- encoding ------------------------------------------------------------------------------
 
 # Packing tuples of ints, strings, bytes and None runs entirely in C, holding the GIL and never
