@@ -336,9 +336,10 @@ def test_record_constructors_fill_defaults_and_refuse_missing_fields() -> None:
 
 
 def test_a_subclass_of_a_record_keeps_its_own_class() -> None:
-    @dataclasses.dataclass(frozen=True, slots=True)
     class NamedTopic(TopicRecord):
-        pass
+        """Inherits the record's ``__init__`` (a decorated subclass would get its own)."""
+
+        __slots__ = ()
 
     built = NamedTopic("orders", TOPIC_ID)
     assert type(built) is NamedTopic
