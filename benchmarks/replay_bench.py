@@ -18,10 +18,10 @@ with them, per group:
 The baseline is ``git archive REF raftmeta`` unpacked into a temporary directory and imported
 under its own module objects, so both versions run in this process, alternately, on the same
 inputs (each first in every other round); every figure is the median over ``--runs`` runs of
-each. The cyclic garbage collector is
-left on, as in the server, and collected before each run. Figures are this process's CPU
-time, not wall time: on a shared machine the process is preempted at random. Each run checks that both versions
-encode the same bytes and end with equal images (by digest).
+each. The cyclic garbage collector is left on, as in the server, and collected before each
+run. Figures are this process's CPU time, not wall time: on a shared machine the process is
+preempted at random. Each run checks that both versions encode the same bytes and end with
+equal images (by digest).
 """
 
 from __future__ import annotations

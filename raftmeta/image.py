@@ -699,8 +699,9 @@ class MetadataImage:
 
     def _replay_partition(self, record: PartitionRecord) -> None:
         # Every CreateTopics replays one of these per partition, on the leader twice (staged,
-        # then committed) and on every follower once, so a new partition is indexed here
-        # inline (as _index_partition and _add_leadership would) with each field read once.
+        # then committed) and on every follower once, so the checks of _partition_from_record
+        # and the indexing of a new partition (the inverse of _unindex_partition: the ISR
+        # index, then what _add_leadership counts) are written out here, without the calls.
         record_topic_id = record.topic_id
         leader = record.leader
         recovery_state = record.leader_recovery_state
@@ -857,21 +858,6 @@ class MetadataImage:
             self._features[record.name] = record.feature_level
 
     # --- indexes -------------------------------------------------------------------------
-
-    def _index_partition(self, key: PartitionKey, registration: PartitionRegistration) -> None:
-        isr_partitions = self._isr_partitions
-        owned = self._isr_owned
-        for broker_id in registration.isr:
-            members = isr_partitions.get(broker_id)
-            if members is None:
-                isr_partitions[broker_id] = {key}
-                owned.add(broker_id)
-            elif broker_id in owned:
-                members.add(key)
-            else:
-                self._own_isr_set(broker_id, members).add(key)
-        replicas = registration.replicas
-        self._add_leadership(key, registration.leader, replicas[0] if replicas else NO_LEADER)
 
     def _own_isr_set(self, broker_id: int, shared: set[PartitionKey]) -> set[PartitionKey]:
         members = set(shared)

@@ -539,10 +539,13 @@ def fast_constructor(cls: type[_T]) -> Callable[..., _T]:
     return _generated(build_name, source, namespace)  # type: ignore[no-any-return]
 
 
+_INIT_NAMES = frozenset(("self", "cls", "twin", "frozen_init", "setattr_"))
+
+
 def _install_fast_init(cls: type[Any]) -> None:
     """Gives ``cls`` an ``__init__`` with the dataclass's own signature and defaults that
     stores the fields with plain slot stores: it lends the new object the unfrozen twin's class
-    for the stores, then gives it back its own. A third of the frozen ``__init__``'s cost, and
+    for the stores, then gives it back its own. About half the frozen ``__init__``'s cost, and
     the controller builds several records per request. A subclass keeps the dataclass one.
     """
     fields = dataclasses.fields(cls)
@@ -584,8 +587,6 @@ def _install_fast_init(cls: type[Any]) -> None:
     init.__annotations__ = dict(cls.__init__.__annotations__)
     type.__setattr__(cls, "__init__", init)
 
-
-_INIT_NAMES = frozenset(("self", "cls", "twin", "frozen_init", "setattr_"))
 
 for _record_class in (*RECORD_CLASSES, BrokerEndpoint, BrokerFeature):
     _install_fast_init(_record_class)
