@@ -672,22 +672,24 @@ class MetadataImage:
         )
 
     def _replay_topic(self, record: TopicRecord) -> None:
-        existing_id = self._topic_ids_by_name.get(record.name)
+        name = record.name
+        topic_id = record.topic_id
+        existing_id = self._topic_ids_by_name.get(name)
         if existing_id is not None:
-            raise ReplayError(
-                f"topic {record.name!r} already exists with id {uuid_to_str(existing_id)}"
-            )
-        existing = self._topics.get(record.topic_id)
+            raise ReplayError(f"topic {name!r} already exists with id {uuid_to_str(existing_id)}")
+        topics = self._topics
+        existing = topics.get(topic_id)
         if existing is not None:
             raise ReplayError(
-                f"topic id {uuid_to_str(record.topic_id)} already names topic {existing.name!r}"
+                f"topic id {uuid_to_str(topic_id)} already names topic {existing.name!r}"
             )
-        self._topics[record.topic_id] = TopicImage(record.name, record.topic_id)
-        self._topics_owned.add(record.topic_id)
-        self._topic_ids_by_name[record.name] = record.topic_id
-        key = topic_collision_key(record.name)
-        colliding = self._names_by_collision_key.get(key, frozenset())
-        self._names_by_collision_key[key] = colliding | {record.name}
+        topics[topic_id] = TopicImage(name, topic_id)
+        self._topics_owned.add(topic_id)
+        self._topic_ids_by_name[name] = topic_id
+        key = name.replace(".", "_")  # topic_collision_key, without the call
+        names_by_key = self._names_by_collision_key
+        colliding = names_by_key.get(key)
+        names_by_key[key] = frozenset((name,)) if colliding is None else colliding | {name}
 
     def _topic(self, topic_id: TopicId) -> TopicImage:
         topic = self._topics.get(topic_id)
@@ -696,21 +698,74 @@ class MetadataImage:
         return topic
 
     def _replay_partition(self, record: PartitionRecord) -> None:
-        topic = self._topics.get(record.topic_id)
+        # Every CreateTopics replays one of these per partition, on the leader twice (staged,
+        # then committed) and on every follower once, so the checks of _partition_from_record
+        # and the indexing of a new partition (the inverse of _unindex_partition: the ISR
+        # index, then what _add_leadership counts) are written out here, without the calls.
+        record_topic_id = record.topic_id
+        leader = record.leader
+        recovery_state = record.leader_recovery_state
+        topic = self._topics.get(record_topic_id)
         if topic is None:
-            raise ReplayError(f"no topic with id {uuid_to_str(record.topic_id)}")
-        registration = _partition_from_record(record)
-        partitions = self._writable_topic(topic)._partitions
+            raise ReplayError(f"no topic with id {uuid_to_str(record_topic_id)}")
+        if leader < NO_LEADER:
+            raise ReplayError(f"PartitionRecord leader {leader} is below {NO_LEADER}")
+        if recovery_state not in _FULL_RECOVERY_STATES:
+            raise ReplayError(f"PartitionRecord leader_recovery_state {recovery_state}")
+        replicas = record.replicas
+        isr = record.isr
+        if isr == replicas:
+            isr = replicas
+        registration = _build_partition(
+            replicas,
+            isr,
+            record.removing_replicas,
+            record.adding_replicas,
+            leader,
+            recovery_state,
+            record.leader_epoch,
+            record.partition_epoch,
+            record.eligible_leader_replicas,
+            record.last_known_elr,
+        )
+        topic_id = topic._topic_id
+        if topic_id not in self._topics_owned:
+            topic = self._writable_topic(topic)
+        partitions = topic._partitions
         partition_id = record.partition_id
         previous = partitions.get(partition_id)
         partitions[partition_id] = registration
         # The key holds the topic's own id object, not the decoded record's copy of it.
-        key = (topic._topic_id, partition_id)
-        if previous is None:
-            self._partition_count += 1
-            self._index_partition(key, registration)
-        else:
+        key = (topic_id, partition_id)
+        if previous is not None:
             self._reindex_partition(key, previous, registration)
+            return
+        self._partition_count += 1
+        isr_partitions = self._isr_partitions
+        owned = self._isr_owned
+        for broker_id in isr:
+            members = isr_partitions.get(broker_id)
+            if members is None:
+                isr_partitions[broker_id] = {key}
+                owned.add(broker_id)
+            elif broker_id in owned:
+                members.add(key)
+            else:
+                self._own_isr_set(broker_id, members).add(key)
+        preferred = replicas[0] if replicas else NO_LEADER
+        if leader == NO_LEADER:
+            self._leaderless.add(key)
+        else:
+            counts = self._leader_counts
+            counts[leader] = counts.get(leader, 0) + 1
+        if preferred != NO_LEADER:
+            counts = self._preferred_counts
+            counts[preferred] = counts.get(preferred, 0) + 1
+        if leader != preferred:
+            self._not_led_by_preferred.add(key)
+        elif leader != NO_LEADER:
+            counts = self._preferred_leader_counts
+            counts[leader] = counts.get(leader, 0) + 1
 
     def _writable_topic(self, topic: TopicImage) -> TopicImage:
         """``topic`` as this image may change it: a private copy if a copy of the image still
@@ -803,21 +858,6 @@ class MetadataImage:
             self._features[record.name] = record.feature_level
 
     # --- indexes -------------------------------------------------------------------------
-
-    def _index_partition(self, key: PartitionKey, registration: PartitionRegistration) -> None:
-        isr_partitions = self._isr_partitions
-        owned = self._isr_owned
-        for broker_id in registration.isr:
-            members = isr_partitions.get(broker_id)
-            if members is None:
-                isr_partitions[broker_id] = {key}
-                owned.add(broker_id)
-            elif broker_id in owned:
-                members.add(key)
-            else:
-                self._own_isr_set(broker_id, members).add(key)
-        replicas = registration.replicas
-        self._add_leadership(key, registration.leader, replicas[0] if replicas else NO_LEADER)
 
     def _own_isr_set(self, broker_id: int, shared: set[PartitionKey]) -> set[PartitionKey]:
         members = set(shared)
@@ -1176,12 +1216,14 @@ class RequestsSeen:
     def add(self, record: RequestOutcomeRecord) -> None:
         if len(record.request_id) != 16:
             raise ReplayError(f"request id of {len(record.request_id)} bytes; an id has 16")
-        previous = self._by_id.pop(record.request_id, None)
+        by_id = self._by_id
+        previous = by_id.pop(record.request_id, None)
         if previous is not None:
             self._bytes -= len(previous.outcome)
-        self._by_id[record.request_id] = record
+        by_id[record.request_id] = record
         self._bytes += len(record.outcome)
-        self._newest_ms = max(self._newest_ms, record.written_at_ms)
+        if record.written_at_ms > self._newest_ms:
+            self._newest_ms = record.written_at_ms
         self._expire()
 
     def _expire(self) -> None:

@@ -32,7 +32,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from raftmeta.raft.batch import Batch
+from raftmeta.raft.batch import Batch, new_batch
 from raftmeta.storage.errors import BatchDecodeError
 
 FORMAT_VERSION = 1
@@ -226,8 +226,9 @@ class BatchScanner:
                         f"stored {crc:#010x}, computed {actual_crc:#010x}",
                     )
                     return
-                problem = _header_problem(base, epoch, count, flags)
-                if problem:
+                # Inline the common case; _header_problem says what is wrong otherwise.
+                if count < 1 or base < 0 or epoch < 0 or flags & ~_KNOWN_FLAGS:
+                    problem = _header_problem(base, epoch, count, flags)
                     self.stop = DecodeStop(StopReason.INVALID_HEADER, position, problem)
                     return
                 if expected_base is not None and base != expected_base:
@@ -248,14 +249,7 @@ class BatchScanner:
                 expected_base = base + count
                 min_epoch = epoch
                 position = batch_end
-                yield Batch(
-                    base_offset=base,
-                    epoch=epoch,
-                    record_count=count,
-                    payload=payload,
-                    timestamp_ms=timestamp,
-                    is_control=bool(flags & CONTROL_FLAG),
-                )
+                yield new_batch(base, epoch, count, payload, timestamp, flags == CONTROL_FLAG)
         finally:
             if self.stop is None:
                 # The consumer stopped early; what was consumed is valid up to here.

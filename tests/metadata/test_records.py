@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
+from typing import Any
 
 import msgpack
 import pytest
@@ -267,3 +269,87 @@ def test_register_and_feature_records_keep_nested_values_typed() -> None:
     assert decode_record(encode_record(UnregisterBrokerRecord(3, 11))) == UnregisterBrokerRecord(
         3, 11
     )
+
+
+def _frozen_dataclass_init(cls: type[Any]) -> Any:
+    """A frozen dataclass with ``cls``'s fields and defaults and the decorator's own
+    ``__init__``, to compare against."""
+    twin: Any = dataclasses.dataclass(frozen=True, slots=True)(
+        type(
+            cls.__name__,
+            (),
+            {
+                "__annotations__": {field.name: Any for field in dataclasses.fields(cls)},
+                **{
+                    field.name: field.default
+                    for field in dataclasses.fields(cls)
+                    if field.default is not dataclasses.MISSING
+                },
+            },
+        )
+    )
+    return twin
+
+
+def _parameters(cls: type[Any]) -> list[tuple[str, Any, Any]]:
+    return [
+        (parameter.name, parameter.kind, parameter.default)
+        for parameter in inspect.signature(cls).parameters.values()
+    ]
+
+
+@pytest.mark.parametrize("record_class", RECORD_CLASSES, ids=lambda cls: cls.__name__)
+def test_record_constructors_keep_the_dataclass_signature(record_class: type[Record]) -> None:
+    """Records get a faster ``__init__``; callers must see the dataclass's own one."""
+    ordinary = _frozen_dataclass_init(record_class)
+    assert _parameters(record_class) == _parameters(ordinary)
+
+    @settings(deadline=None, max_examples=25)
+    @given(RECORD_STRATEGIES[record_class])
+    def same_fields(record: Record) -> None:
+        values = {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
+        by_keyword = record_class(**values)
+        by_position = record_class(*values.values())
+        reference = ordinary(**values)
+        for built in (by_keyword, by_position):
+            assert type(built) is record_class
+            assert built == record
+            assert dataclasses.astuple(built) == dataclasses.astuple(reference)
+            assert hash(built) == hash(record)
+        if values:
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(by_keyword, next(iter(values)), None)
+
+    same_fields()
+
+
+def test_record_constructors_fill_defaults_and_refuse_missing_fields() -> None:
+    record = PartitionRecord(1, TOPIC_ID, (1, 2), (1,), leader=2)
+    assert record.removing_replicas == ()
+    assert record.leader == 2
+    assert record.leader_epoch == 0
+    assert record.last_known_elr == ()
+    with pytest.raises(TypeError, match="isr"):
+        PartitionRecord(1, TOPIC_ID, (1, 2))  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        TopicRecord("orders", TOPIC_ID, 3)  # type: ignore[call-arg]
+
+
+def test_a_subclass_of_a_record_keeps_its_own_class() -> None:
+    class NamedTopic(TopicRecord):
+        """Inherits the record's ``__init__`` (a decorated subclass would get its own)."""
+
+        __slots__ = ()
+
+    built = NamedTopic("orders", TOPIC_ID)
+    assert type(built) is NamedTopic
+    assert (built.name, built.topic_id) == ("orders", TOPIC_ID)
+
+
+def test_generated_builders_refuse_fields_named_like_their_own_locals() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Clashing:
+        cls: int
+
+    with pytest.raises(TypeError, match="clash"):
+        fast_constructor(Clashing)

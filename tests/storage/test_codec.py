@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import collections
+import dataclasses
 import struct
 import zlib
 
+import msgpack
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from raftmeta.raft.batch import Batch, make_batch
+from raftmeta.raft.batch import Batch, decode_records, encode_records, make_batch
 from raftmeta.storage.codec import (
     BATCH_HEADER_SIZE,
     BatchScanner,
@@ -187,3 +190,49 @@ def test_batch_header_reads_the_fields_the_encoder_wrote() -> None:
     assert header.record_count == 2
     assert header.is_control
     assert header.size == len(encoded)
+
+
+def test_batches_built_without_the_dataclass_init_are_real_frozen_batches() -> None:
+    """make_batch and the scanner build batches with plain slot stores; what they build must
+    be indistinguishable from a Batch made the ordinary way."""
+    for is_control in (False, True):
+        ordinary = Batch(
+            base_offset=3,
+            epoch=2,
+            record_count=2,
+            payload=encode_records([b"a", b"b"]),
+            timestamp_ms=11,
+            is_control=is_control,
+        )
+        made = make_batch(3, 2, [b"a", b"b"], timestamp_ms=11, is_control=is_control)
+        scanned = decode_batch(encode_batch(ordinary))
+        for batch in (made, scanned):
+            assert type(batch) is Batch
+            assert batch == ordinary
+            assert hash(batch) == hash(ordinary)
+            assert batch.is_control is is_control
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                batch.epoch = 9  # type: ignore[misc]
+
+
+def test_records_pack_alike_from_a_list_a_tuple_or_any_sequence() -> None:
+    records = [b"a", b"bc", b""]
+    packed = encode_records(records)
+    assert packed == msgpack.packb(records, use_bin_type=True)
+    assert encode_records(tuple(records)) == packed
+    assert encode_records(collections.deque(records)) == packed
+    assert decode_records(packed) == records
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        msgpack.packb({"a": b"x"}, use_bin_type=True),
+        msgpack.packb([b"x", "text"], use_bin_type=True),
+        msgpack.packb([b"x", 1], use_bin_type=True),
+        msgpack.packb(b"x", use_bin_type=True),
+    ],
+)
+def test_a_payload_that_is_not_a_list_of_byte_strings_is_refused(payload: bytes) -> None:
+    with pytest.raises(ValueError, match="not a list of byte strings"):
+        decode_records(payload)
