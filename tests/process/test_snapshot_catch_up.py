@@ -82,6 +82,16 @@ def test_restarted_follower_catches_up_through_a_snapshot(tmp_path: Path) -> Non
         wait_until(
             lambda: quorum.acked_by(first.leader_id) >= 20, "appends with every node up", DEADLINE_S
         )
+
+        def follower_holds_records() -> bool:
+            # Twenty commits need only the leader and one other: the follower to be killed
+            # must itself have written some, or it has no log for this test to outrun.
+            info = quorum.describe()
+            return info is not None and any(
+                voter.node_id == follower and voter.log_end_offset > 0 for voter in info.voters
+            )
+
+        wait_until(follower_holds_records, f"node {follower} to hold records", DEADLINE_S)
         quorum.nodes[follower].kill()
         old_end = log_end(quorum, follower)
         old_snapshots = {path for _, path in checkpoints(quorum, follower)}
