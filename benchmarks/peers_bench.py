@@ -79,7 +79,7 @@ class Load:
     """Only the serial phase (``--serial``): the quick A/B of the commit path."""
 
 
-FULL = Load(serial=500, single_client=300, concurrent_clients=16, per_concurrent_client=100)
+FULL = Load(serial=500, single_client=300, concurrent_clients=16, per_concurrent_client=300)
 QUICK = Load(serial=200, single_client=100, concurrent_clients=16, per_concurrent_client=30)
 
 
