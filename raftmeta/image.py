@@ -741,31 +741,8 @@ class MetadataImage:
             self._reindex_partition(key, previous, registration)
             return
         self._partition_count += 1
-        isr_partitions = self._isr_partitions
-        owned = self._isr_owned
-        for broker_id in isr:
-            members = isr_partitions.get(broker_id)
-            if members is None:
-                isr_partitions[broker_id] = {key}
-                owned.add(broker_id)
-            elif broker_id in owned:
-                members.add(key)
-            else:
-                self._own_isr_set(broker_id, members).add(key)
-        preferred = replicas[0] if replicas else NO_LEADER
-        if leader == NO_LEADER:
-            self._leaderless.add(key)
-        else:
-            counts = self._leader_counts
-            counts[leader] = counts.get(leader, 0) + 1
-        if preferred != NO_LEADER:
-            counts = self._preferred_counts
-            counts[preferred] = counts.get(preferred, 0) + 1
-        if leader != preferred:
-            self._not_led_by_preferred.add(key)
-        elif leader != NO_LEADER:
-            counts = self._preferred_leader_counts
-            counts[leader] = counts.get(leader, 0) + 1
+        self._isr_add(isr, key)
+        self._add_leadership(key, leader, replicas[0] if replicas else NO_LEADER)
 
     def _writable_topic(self, topic: TopicImage) -> TopicImage:
         """``topic`` as this image may change it: a private copy if a copy of the image still
@@ -865,6 +842,21 @@ class MetadataImage:
         self._isr_owned.add(broker_id)
         return members
 
+    def _isr_add(self, broker_ids: Iterable[int], key: PartitionKey) -> None:
+        """Index ``key`` under each of ``broker_ids`` (one call for a partition's brokers:
+        replay runs it for every partition, so the loop stays inside)."""
+        isr_partitions = self._isr_partitions
+        owned = self._isr_owned
+        for broker_id in broker_ids:
+            members = isr_partitions.get(broker_id)
+            if members is None:
+                isr_partitions[broker_id] = {key}
+                owned.add(broker_id)
+            elif broker_id in owned:
+                members.add(key)
+            else:
+                self._own_isr_set(broker_id, members).add(key)
+
     def _isr_discard(self, broker_id: int, key: PartitionKey) -> None:
         members = self._isr_partitions.get(broker_id)
         if members is None or key not in members:
@@ -888,21 +880,12 @@ class MetadataImage:
         previous_isr = previous.isr
         current_isr = current.isr
         if previous_isr is not current_isr and previous_isr != current_isr:
-            isr_partitions = self._isr_partitions
-            owned = self._isr_owned
             for broker_id in previous_isr:
                 if broker_id not in current_isr:
                     self._isr_discard(broker_id, key)
-            for broker_id in current_isr:
-                if broker_id not in previous_isr:
-                    members = isr_partitions.get(broker_id)
-                    if members is None:
-                        isr_partitions[broker_id] = {key}
-                        owned.add(broker_id)
-                    elif broker_id in owned:
-                        members.add(key)
-                    else:
-                        self._own_isr_set(broker_id, members).add(key)
+            self._isr_add(
+                [broker_id for broker_id in current_isr if broker_id not in previous_isr], key
+            )
         previous_replicas = previous.replicas
         current_replicas = current.replicas
         previous_preferred = previous_replicas[0] if previous_replicas else NO_LEADER
