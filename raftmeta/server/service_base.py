@@ -145,15 +145,9 @@ class ServiceBase:
     ) -> _Reply:
         """Run ``body(controller, principal)`` on the active controller; every failure becomes
         ``fail(header)``."""
-        owner = self._owner
-        controller = owner.maybe_controller
-        try:
-            principal = owner.access.call_principal(context)
-            if controller is None or not controller.is_active:
-                return fail(self._inactive(controller))
-            return await body(controller, principal)
-        except Exception as error:
-            return fail(self._failure(error))
+        return await self.serve_request(
+            context, None, fail, lambda controller, principal, _: body(controller, principal)
+        )
 
     async def serve_request(
         self,
