@@ -225,14 +225,14 @@ def fetch_snapshot_request_from_pb(
 
 def request_from_pb(message: PbRequest) -> tuple[int, Request]:
     """The sender and the core's form of any request message, whichever kind it is."""
+    if isinstance(message, pb.FetchRequest):  # first: by far the most frequent
+        return fetch_request_from_pb(message)
     if isinstance(message, pb.VoteRequest):
         return vote_request_from_pb(message)
     if isinstance(message, pb.BeginQuorumEpochRequest):
         return begin_epoch_request_from_pb(message)
     if isinstance(message, pb.EndQuorumEpochRequest):
         return end_epoch_request_from_pb(message)
-    if isinstance(message, pb.FetchRequest):
-        return fetch_request_from_pb(message)
     return fetch_snapshot_request_from_pb(message)
 
 
@@ -241,6 +241,26 @@ def request_from_pb(message: PbRequest) -> tuple[int, Request]:
 
 def response_to_pb(response: Response) -> PbResponse:
     """The wire form of a response; a snapshot chunk must already carry its data."""
+    if isinstance(response, FetchResponse):  # first: by far the most frequent
+        batches = response.batches
+        fetch = pb.FetchResponse(
+            error_code=response.error,
+            high_watermark=response.high_watermark,
+            current_leader=pb.LeaderIdAndEpoch(
+                leader_id=_id(response.leader_id), leader_epoch=response.epoch
+            ),
+            records=encode_batches(batches) if batches else b"",
+            log_start_offset=response.log_start_offset,
+        )
+        if response.diverging is not None:
+            fetch.diverging_epoch.CopyFrom(
+                pb.EpochEndOffset(
+                    epoch=response.diverging.epoch, end_offset=response.diverging.offset
+                )
+            )
+        if response.snapshot_id is not None:
+            fetch.snapshot_id.CopyFrom(_snapshot_to_pb(response.snapshot_id))
+        return fetch
     if isinstance(response, VoteResponse):
         return pb.VoteResponse(
             error_code=response.error,
@@ -261,23 +281,6 @@ def response_to_pb(response: Response) -> PbResponse:
             leader_epoch=response.epoch,
         )
     leader = pb.LeaderIdAndEpoch(leader_id=_id(response.leader_id), leader_epoch=response.epoch)
-    if isinstance(response, FetchResponse):
-        fetch = pb.FetchResponse(
-            error_code=response.error,
-            high_watermark=response.high_watermark,
-            current_leader=leader,
-            records=encode_batches(response.batches),
-            log_start_offset=response.log_start_offset,
-        )
-        if response.diverging is not None:
-            fetch.diverging_epoch.CopyFrom(
-                pb.EpochEndOffset(
-                    epoch=response.diverging.epoch, end_offset=response.diverging.offset
-                )
-            )
-        if response.snapshot_id is not None:
-            fetch.snapshot_id.CopyFrom(_snapshot_to_pb(response.snapshot_id))
-        return fetch
     if response.chunk_length != len(response.data):
         raise ValueError("a snapshot chunk must be read from the file before it is sent")
     answer = pb.FetchSnapshotResponse(

@@ -141,14 +141,15 @@ class StreamServer:
         self, frame: Frame, writer: asyncio.StreamWriter, outcome: EdgeAnswer | NoAnswer
     ) -> None:
         """Write the answer to ``frame`` now (the transport buffers what the socket does not
-        take at once; a parked fetch's answer is small)."""
+        take at once; a parked fetch's answer is small). Nothing is encoded for a connection
+        already closing."""
+        if writer.is_closing():
+            return
         if isinstance(outcome, NoAnswer):
             data = encode_frame(frame.correlation, frame.kind, Status.NO_ANSWER, _line(outcome))
         else:
             body = outcome.response.SerializeToString()
             data = encode_frame(frame.correlation, frame.kind, Status.ANSWER, body)
-        if writer.is_closing():
-            return
         self.requests_answered += 1
         writer.write(data)
 
