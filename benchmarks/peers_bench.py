@@ -27,7 +27,16 @@ every ratio is measured in one window on this machine.
 A fourth column, ``grpc-noop``, is the ceiling: one ``grpc.aio`` server process whose
 ``CreateTopics`` answers at once (no controller, no Raft), driven by the same clients, so the
 table shows how much of the 1- and N-client figures any Python gRPC server reaches here, and
-``raftmeta/grpc-noop`` how close raftmeta comes to it.
+``raftmeta/grpc-noop`` how close raftmeta comes to it. A fifth, ``grpc-barrier``, is the
+ceiling of any server that makes its clients share commits: the same server, but it holds each
+answer until every client's request is in (or 5 ms passed, as the controller's wait) and then
+for ``BARRIER_COMMIT_MS`` more, about raftmeta's append-to-commit time under the 16 clients.
+It does no other work, so it is what raftmeta would reach if the controller, placement and
+Raft cost no CPU.
+
+Ratios are the median of the per-run ratios, each taken within one run: a peer whose speed
+moves between windows on this shared machine moves every system's figure less than it moves
+the ratio of medians.
 
 Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,grpc-noop]``;
 ``--serial`` runs the serial writes alone (a quick look at the commit path beside the peers).
@@ -67,6 +76,15 @@ ZOOKEEPER_CONF = Path("/etc/zookeeper/conf")
 START_TIMEOUT_S = 60.0
 CEILING = "grpc-noop"
 """The column of the no-op ``grpc.aio`` server (see :func:`noop_server_main`)."""
+BARRIER = "grpc-barrier"
+"""The column of the no-op server that answers a round of requests together after a commit
+delay (see :func:`noop_server_main`)."""
+BARRIER_COMMIT_MS = 1.0
+"""The barrier server's stand-in for a commit: raftmeta's leader measures 0.9 ms from append to
+commit under 16 clients (and asyncio's timers fire on millisecond ticks anyway)."""
+BARRIER_WAIT_MS = 5.0
+"""The longest the barrier server waits for a round to fill, as the controller's wait
+(``controller.append.linger.max.ms``)."""
 
 
 @dataclass(frozen=True)
@@ -570,18 +588,48 @@ def run_raftmeta_serial(load: Load, figures: Figures) -> None:
 # ------------------------------------------------------------------ grpc.aio no-op ceiling
 
 
-async def noop_server_main() -> None:
+async def noop_server_main(round_size: int = 0) -> None:
     """A ``grpc.aio`` server whose ``Admin/CreateTopics`` answers at once: the ceiling any
     Python gRPC server reaches on this machine with these clients. It runs on the loop a
     controller runs on (uvloop where installed), with the controller's server options, and
-    its answer is the smallest one the clients accept (each topic named, error code 0)."""
+    its answer is the smallest one the clients accept (each topic named, error code 0).
+
+    With ``round_size`` it is the barrier server instead: requests are held until
+    ``round_size`` are (or the first has waited ``BARRIER_WAIT_MS``), and the round is
+    answered ``BARRIER_COMMIT_MS`` later, as a controller answers a group once it commits."""
     import grpc
     import grpc.aio
 
     from raftmeta.quorum.peers import SERVER_OPTIONS
     from raftmeta.rpc import admin_pb2 as apb
 
+    loop = asyncio.get_running_loop()
+    held: list[asyncio.Future[None]] = []
+    wait_timer: asyncio.TimerHandle | None = None
+
+    def commit(round_: list[asyncio.Future[None]]) -> None:
+        for waiting in round_:
+            if not waiting.done():
+                waiting.set_result(None)
+
+    def close_round() -> None:
+        nonlocal held, wait_timer
+        if wait_timer is not None:
+            wait_timer.cancel()
+            wait_timer = None
+        round_, held = held, []
+        loop.call_later(BARRIER_COMMIT_MS / 1000, commit, round_)
+
     async def create_topics(request: Any, _context: Any) -> Any:
+        nonlocal wait_timer
+        if round_size:
+            waiting = loop.create_future()
+            held.append(waiting)
+            if len(held) >= round_size:
+                close_round()
+            elif wait_timer is None:
+                wait_timer = loop.call_later(BARRIER_WAIT_MS / 1000, close_round)
+            await waiting
         return apb.CreateTopicsResponse(
             header=apb.ResponseHeader(),
             topics=[apb.CreatableTopicResult(name=topic.name) for topic in request.topics],
@@ -607,46 +655,51 @@ async def noop_server_main() -> None:
     await server.stop(grace=None)
 
 
-def run_ceiling(load: Load, figures: Figures, log: Callable[[str], None], run: int) -> None:
-    """The 1- and N-client CreateTopics phases against the no-op server, through the same
-    client code (``ControllerChannel``) raftmeta's phases use; no serial phase."""
+def run_ceiling(
+    load: Load, figures: Figures, log: Callable[[str], None], run: int, barrier: bool = False
+) -> None:
+    """The 1- and N-client CreateTopics phases against the no-op server (or, with
+    ``barrier``, the N-client phase against the barrier server), through the same client code
+    (``ControllerChannel``) raftmeta's phases use; no serial phase."""
     from benchmarks.metadata_bench import create_topics_phase
 
     if load.serial_only:
         return
-    process = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "--noop-server"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        servers = [f"127.0.0.1:{int(process.stdout.readline())}"]
-
-        def server_cpu() -> list[float]:
-            return [process_cpu_seconds(process.pid)]
-
-        async def phases() -> None:
-            for clients, count in (
-                (1, load.single_client),
-                (load.concurrent_clients, load.per_concurrent_client),
-            ):
-                phase = await create_topics_phase(
-                    servers, f"r{run}-c{clients}", clients, count, server_cpu
-                )
-                figures.add_create_topics_phase(clients, phase)
-
-        asyncio.run(phases())
-    finally:
-        if process.stdin is not None:
-            process.stdin.close()
+    phases = [(load.concurrent_clients, load.per_concurrent_client)]
+    if not barrier:  # one client shares no commit: its ceiling is grpc-noop's
+        phases.insert(0, (1, load.single_client))
+    for clients, count in phases:
+        round_size = clients if barrier else 0
+        process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--noop-server", str(round_size)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    log(summary(CEILING, figures))
+            assert process.stdout is not None
+            servers = [f"127.0.0.1:{int(process.stdout.readline())}"]
+
+            def server_cpu(pid: int = process.pid) -> list[float]:
+                return [process_cpu_seconds(pid)]
+
+            phase = asyncio.run(
+                create_topics_phase(servers, f"r{run}-c{clients}", clients, count, server_cpu)
+            )
+            figures.add_create_topics_phase(clients, phase)
+        finally:
+            if process.stdin is not None:
+                process.stdin.close()
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    log(summary(BARRIER if barrier else CEILING, figures))
+
+
+def run_barrier(load: Load, figures: Figures, log: Callable[[str], None], run: int) -> None:
+    run_ceiling(load, figures, log, run, barrier=True)
 
 
 # ------------------------------------------------------------------------------- shared
@@ -681,8 +734,9 @@ def summary(name: str, figures: Figures) -> str:
         if figures.serial_p50
         else f"  {name}:"
     )
-    if figures.one_rate and figures.many_rate:
+    if figures.one_rate:
         line += f", 1 client {figures.one_rate[-1]:,.0f}/s"
+    if figures.many_rate:
         line += f", 16 clients {figures.many_rate[-1]:,.0f}/s"
         if figures.many_p99:
             line += f" (p99 {figures.many_p99[-1]:.1f} ms)"
@@ -721,7 +775,7 @@ def table(
     ]
     peers = [name for name in names if name not in ("raftmeta", *variants)]
     widths = {name: max(12, len(name) + 2) for name in names}
-    header = f"{'(medians of ' + str(runs) + ' runs)':<50}" + "".join(
+    header = f"{'(medians of ' + str(runs) + ' runs; ratios per run)':<50}" + "".join(
         f"{name:>{widths[name]}}" for name in names
     )
     header += "".join(f"{'raftmeta/' + peer:>20}" for peer in peers if "raftmeta" in results)
@@ -735,13 +789,28 @@ def table(
             for name in names
         )
         ratios = ""
-        mine = values.get("raftmeta")
         for peer in peers:
-            theirs = values[peer]
-            ratio = "-" if mine is None or not theirs else f"{mine / theirs:.2f}x"
-            ratios += f"{ratio:>20}" if "raftmeta" in results else ""
+            ratio = (
+                run_ratio(pick(results["raftmeta"]), pick(results[peer]))
+                if ("raftmeta" in results)
+                else None
+            )
+            shown = "-" if ratio is None else f"{ratio:.2f}x"
+            ratios += f"{shown:>20}" if "raftmeta" in results else ""
         lines.append(f"{label + ' (' + unit + ')':<50}{cells}{ratios}")
     return lines
+
+
+def run_ratio(mine: Sequence[float], theirs: Sequence[float]) -> float | None:
+    """The median of the per-run ratios when both systems have a figure from every run (each
+    ratio then compares one window), else the ratio of the medians."""
+    if not mine or not theirs:
+        return None
+    if len(mine) == len(theirs) and all(theirs):
+        return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
+    return (
+        statistics.median(mine) / statistics.median(theirs) if statistics.median(theirs) else None
+    )
 
 
 def format_value(value: float | None, unit: str) -> str:
@@ -755,6 +824,7 @@ SYSTEMS: dict[str, Callable[[Load, Figures, Callable[[str], None], int], None]] 
     "etcd": run_etcd,
     "zookeeper": run_zookeeper,
     CEILING: run_ceiling,
+    BARRIER: run_barrier,
 }
 
 
@@ -800,12 +870,12 @@ def main() -> int:
         help="also run raftmeta's CreateTopics phases with these controller settings, as a "
         "column of its own (e.g. one-by-one:controller.append.max.in.flight=0)",
     )
-    parser.add_argument("--noop-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--noop-server", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.noop_server:
+    if args.noop_server is not None:
         from raftmeta.quorum import event_loop
 
-        event_loop.run(noop_server_main())
+        event_loop.run(noop_server_main(args.noop_server))
         return 0
     variants: dict[str, dict[str, str]] = {}
     for spec in args.variant:
@@ -850,6 +920,12 @@ def main() -> int:
         out(
             f"{CEILING} = the ceiling: one grpc.aio server process whose CreateTopics answers at "
             "once, driven by the same clients (what any Python gRPC server reaches here)"
+        )
+    if BARRIER in systems:
+        out(
+            f"{BARRIER} = the same server answering each round of requests together, once all "
+            f"clients' are in (or {BARRIER_WAIT_MS:.0f} ms passed), {BARRIER_COMMIT_MS:.1f} ms "
+            "later: what a server that makes its clients share commits reaches with no other work"
         )
     if variants:
         out(
