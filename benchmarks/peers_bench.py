@@ -778,7 +778,10 @@ def table(
     header = f"{'(medians of ' + str(runs) + ' runs; ratios per run)':<50}" + "".join(
         f"{name:>{widths[name]}}" for name in names
     )
-    header += "".join(f"{'raftmeta/' + peer:>20}" for peer in peers if "raftmeta" in results)
+    ratio_widths = {peer: max(20, len("raftmeta/" + peer) + 2) for peer in peers}
+    header += "".join(
+        f"{'raftmeta/' + peer:>{ratio_widths[peer]}}" for peer in peers if "raftmeta" in results
+    )
     lines = [header]
     for label, unit, pick in rows:
         values = {name: median(pick(results[name])) for name in names}
@@ -796,7 +799,7 @@ def table(
                 else None
             )
             shown = "-" if ratio is None else f"{ratio:.2f}x"
-            ratios += f"{shown:>20}" if "raftmeta" in results else ""
+            ratios += f"{shown:>{ratio_widths[peer]}}" if "raftmeta" in results else ""
         lines.append(f"{label + ' (' + unit + ')':<50}{cells}{ratios}")
     return lines
 
