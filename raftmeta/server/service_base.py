@@ -243,8 +243,8 @@ def add_service(
     generic handler only, not also registered one by one: ``grpc.aio`` runs a request-call
     task per registered method and waits on all of them (``asyncio.wait``) for every call it
     serves, so the Admin and BrokerLifecycle methods made each call cost 20 callbacks set and
-    removed. Serving them generically took 7 % off the leader's CPU per CreateTopics under
-    16 clients (``benchmarks/peers_bench.py``).
+    removed. Serving them generically took about 7 % off the leader's CPU per CreateTopics
+    under 16 clients (three controller processes, as ``benchmarks/peers_bench.py`` runs them).
     """
     handlers = {}
     for method in service.methods:
