@@ -6,7 +6,7 @@ the shapes and errors of :class:`raftmeta.admin.AsyncAdminClient` (per-item futu
 :class:`~raftmeta.errors.KafkaError` with the controller's code and message), so each command
 prints the same lines and exits with the same status whichever door it used.
 
-Requests are written and read with :mod:`raftmeta.server.kafka.codec`, the same generated
+Requests are written and read with :mod:`raftmeta.kafka_protocol.codec`, the same generated
 message classes the listener serves with, rather than with a Kafka client library: the tool
 then has no client threads, logs or retries of its own to silence, and a failure reaches the
 user as one line. Admin requests go to the active controller, found with Metadata (its
@@ -32,8 +32,8 @@ from raftmeta.admin import (
 from raftmeta.cli.quorum_describe import QuorumInfo, Replica
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.kafka_protocol import codec
 from raftmeta.records import uuid_to_str
-from raftmeta.server.kafka import codec
 
 CLIENT_ID = "raftmeta-cli"
 METADATA = (3, 12)

@@ -3,7 +3,7 @@
 Real Kafka admin clients (confluent-kafka, kafka-python, ...) bootstrap to a controller's
 ``KAFKA://host:port`` listener and call the Admin API; each call is answered through the same
 entry points the gRPC Admin service uses, so validation, records and error codes are the same.
-Only :mod:`raftmeta.server.kafka.codec` touches the codec library.
+Only :mod:`raftmeta.kafka_protocol.codec` touches the codec library.
 """
 
 KAFKA_LISTENER = "KAFKA"

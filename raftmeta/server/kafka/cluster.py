@@ -30,9 +30,10 @@ from __future__ import annotations
 from typing import Any
 
 from raftmeta.errors import ErrorCode
+from raftmeta.kafka_protocol import codec
 from raftmeta.quorum.node import monotonic_ms
 from raftmeta.rpc import admin_pb2 as apb
-from raftmeta.server.kafka import KAFKA_LISTENER, codec
+from raftmeta.server.kafka import KAFKA_LISTENER
 from raftmeta.server.kafka.context import Fields, KafkaContext, header_error
 
 LEADER_NOT_AVAILABLE = 5

@@ -11,7 +11,7 @@ from raftmeta.server.admin_service import AdminService
 from raftmeta.server.service_base import ControllerHost
 
 Fields = dict[str, Any]
-"""A response body as plain values, for :func:`raftmeta.server.kafka.codec.encode_response`."""
+"""A response body as plain values, for :func:`raftmeta.kafka_protocol.codec.encode_response`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,8 @@ from raftmeta.auth import TOKENS_FILE_KEY
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import ErrorCode
+from raftmeta.kafka_protocol import codec
+from raftmeta.kafka_protocol.framing import DEFAULT_MAX_REQUEST_BYTES, SIZE, FrameError, read_frame
 from raftmeta.security.ssl_context import server_ssl_context
 from raftmeta.security.tls import (
     SECURITY_PROTOCOL_MAP_KEY,
@@ -43,7 +45,6 @@ from raftmeta.server.admin_service import AdminService
 from raftmeta.server.kafka import (
     KAFKA_LISTENER,
     cluster,
-    codec,
     configs,
     elections,
     features,
@@ -53,7 +54,6 @@ from raftmeta.server.kafka import (
     topics,
 )
 from raftmeta.server.kafka.context import Endpoint, Fields, KafkaContext
-from raftmeta.server.kafka.framing import DEFAULT_MAX_REQUEST_BYTES, SIZE, FrameError, read_frame
 from raftmeta.server.kafka.versions import (
     API_VERSIONS_KEY,
     API_VERSIONS_RANGE,

@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from raftmeta.errors import ErrorCode
+from raftmeta.kafka_protocol import codec
 from raftmeta.rpc import admin_pb2 as apb
-from raftmeta.server.kafka import codec
 from raftmeta.server.kafka.cluster import LEADER_NOT_AVAILABLE, read_topics
 from raftmeta.server.kafka.context import Fields, KafkaContext
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from raftmeta.errors import ErrorCode
+from raftmeta.kafka_protocol import codec
 from raftmeta.rpc import raft_pb2 as rpb
-from raftmeta.server.kafka import codec
 from raftmeta.server.kafka.context import Fields, KafkaContext
 
 METADATA_TOPIC = "__cluster_metadata"
