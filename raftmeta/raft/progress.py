@@ -76,26 +76,50 @@ class ProgressTracker:
         return iter(sorted(self._replicas))
 
     def observers(self) -> list[tuple[ReplicaKey, ReplicaProgress]]:
-        return sorted(self._observers.items())
+        """Observers by node id, then directory; a key without a directory sorts first."""
+        return sorted(
+            self._observers.items(), key=lambda item: (item[0].node_id, item[0].directory_id or "")
+        )
 
     def progress(self, replica: int | ReplicaKey) -> ReplicaProgress | None:
         """What is known of ``replica``: as a voter if it is one, else as an observer."""
         key = _key(replica)
         if self.voter_set.is_voter(key):
             return self._replicas[key.node_id]
-        return self._observers.get(key)
+        return self._observers.get(self._observer_key(key, rekey=False))
 
     def _entry(self, replica: int | ReplicaKey) -> ReplicaProgress:
         key = _key(replica)
         if self.voter_set.is_voter(key):
             return self._replicas[key.node_id]
-        return self._observers.setdefault(key, ReplicaProgress())
+        return self._observers.setdefault(self._observer_key(key, rekey=True), ReplicaProgress())
+
+    def _observer_key(self, key: ReplicaKey, *, rekey: bool) -> ReplicaKey:
+        """The key an observer's progress is kept under, so that one replica has one entry
+        whether or not its fetches name its directory.
+
+        A fetch without a directory id (an older fetcher, or a forged one) is counted against
+        the replica of that id already tracked, the one heard from last; a fetch that names a
+        directory takes over an entry kept without one (``rekey``). Two entries for one id
+        remain possible only for two named directories, which KIP-853 treats as two replicas.
+        """
+        if key in self._observers:
+            return key
+        if key.directory_id is None:
+            known = [other for other in self._observers if other.node_id == key.node_id]
+            if not known:
+                return key
+            return max(known, key=lambda other: self._observers[other].last_contact_ms)
+        unnamed = ReplicaKey(key.node_id)
+        if rekey and unnamed in self._observers:
+            self._observers[key] = self._observers.pop(unnamed)
+        return key
 
     def contact(self, replica: int | ReplicaKey, now_ms: int) -> ReplicaProgress:
         """A Fetch or FetchSnapshot arrived from ``replica`` in this epoch."""
         progress = self._entry(replica)
         progress.last_contact_ms = now_ms
-        if isinstance(replica, ReplicaKey):
+        if isinstance(replica, ReplicaKey) and replica.directory_id is not None:
             progress.directory_id = replica.directory_id
         return progress
 
@@ -132,6 +156,10 @@ class ProgressTracker:
             if node_id not in replicas:
                 former = old.key_of(node_id)
                 assert former is not None
+                # The removed voter's progress supersedes anything kept for its id without a
+                # directory, so the id does not appear twice in DescribeQuorum.
+                if former.directory_id is not None:
+                    self._observers.pop(ReplicaKey(node_id), None)
                 self._observers[former] = progress
         self.voter_set = voters
         self._replicas = replicas

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from raftmeta.raft.majority import majority_size, majority_value
 from raftmeta.raft.progress import ProgressTracker
+from raftmeta.raft.voters import ReplicaKey, VoterSet
 
 VOTERS = frozenset({1, 2, 3, 4, 5})
 
@@ -76,3 +79,24 @@ def test_successors_are_ranked_by_replication_then_id() -> None:
     tracker.fetched(2, 30, leader_end=40, now_ms=1)
     tracker.fetched(4, 10, leader_end=40, now_ms=1)
     assert tracker.successors() == (2, 5, 4, 1)
+
+
+_FETCHERS = st.tuples(st.sampled_from([2, 7, 8]), st.sampled_from([None, "a", "b"]))
+
+
+@given(st.lists(st.tuples(_FETCHERS, st.integers(0, 50)), max_size=30))
+def test_a_replica_never_has_an_entry_with_and_one_without_a_directory(
+    fetches: list[tuple[tuple[int, str | None], int]],
+) -> None:
+    """Whatever order fetches with and without directory ids arrive in, an id is kept either
+    under its directories or once without one, never both, and the observers always sort."""
+    tracker = ProgressTracker(1, VoterSet.of([ReplicaKey(1, "d1"), ReplicaKey(2, "d2")]), now_ms=0)
+    for now, ((node_id, directory), offset) in enumerate(fetches, start=1):
+        key = ReplicaKey(node_id, directory)
+        tracker.contact(key, now)
+        tracker.fetched(key, offset, leader_end=50, now_ms=now)
+        observers = tracker.observers()
+        for node in {k.node_id for k, _ in observers}:
+            named = [k for k, _ in observers if k.node_id == node]
+            assert len(named) == 1 or all(k.directory_id is not None for k in named), observers
+        assert tracker.progress(key) is not None

@@ -109,3 +109,27 @@ def test_single_changes_overlap_and_double_changes_need_not() -> None:
     assert majorities_overlap(three, three[:2])
     assert not majorities_overlap(three, [*three, ReplicaKey(4), ReplicaKey(5)])
     assert not majorities_overlap([ReplicaKey(1)], [ReplicaKey(2)])
+
+
+def test_a_fetch_without_a_directory_under_an_observers_id_keeps_one_entry() -> None:
+    """A broker (observer 7) fetches with its directory; a Fetch under its id that names no
+    directory (an older fetcher or a forged one) must not add a second entry: with two,
+    DescribeQuorum compared a directory id with None and failed on every call."""
+    core, now = _single_grant_leader()
+    end = core.log.end_offset
+    core.step(7, FetchRequest(1, end, 1, replica_directory_id="b7"), now)
+    core.step(7, FetchRequest(1, 0, 0), now + 1)
+    drain(core, now + 1)
+    observers = core.describe().observers
+    assert [(o.replica_id, o.directory_id) for o in observers] == [(7, "b7")]
+    assert observers[0].log_end_offset == 0, "the later fetch is counted against the one entry"
+
+
+def test_an_observer_first_seen_without_a_directory_is_rekeyed_when_it_names_one() -> None:
+    core, now = _single_grant_leader()
+    end = core.log.end_offset
+    core.step(8, FetchRequest(1, 0, 0), now)
+    core.step(8, FetchRequest(1, end, 1, replica_directory_id="b8"), now + 1)
+    drain(core, now + 1)
+    observers = core.describe().observers
+    assert [(o.replica_id, o.directory_id, o.log_end_offset) for o in observers] == [(8, "b8", end)]
