@@ -419,6 +419,18 @@ class AccessControl:
             )
         return principal
 
+    def caller_principal(self, context: object, certificate: str | None) -> str:
+        """The principal of the gRPC call ``context`` (:meth:`principal` of its metadata, with
+        its client certificate's principal ``certificate``): how the Raft runtime, which
+        names no authorizer, learns who asks for a voter change."""
+        return self.principal(call_metadata(context), certificate)
+
+    def may_change_voters(self, principal: str, operation: str) -> bool:
+        """Whether ``principal`` may perform ``operation`` (Kafka's name: ``Alter`` or
+        ``ClusterAction``) on the CLUSTER: the Raft runtime's voter changes, authorized as
+        the Admin service authorizes its cluster-wide calls."""
+        return self.allowed(principal, Operation(operation), ResourceType.CLUSTER, CLUSTER_NAME)
+
     def allowed(
         self, principal: str, operation: str, resource_type: str, resource_name: str
     ) -> bool:

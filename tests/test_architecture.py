@@ -1,22 +1,25 @@
 """The architecture as a checked contract: imports point down the layers, and no module of the
 product takes part in an import cycle.
 
-The layer list lives in one place, ``[tool.importlinter]`` in ``pyproject.toml``; ``make test``
+The contract lives in one place, ``[tool.importlinter]`` in ``pyproject.toml``; ``make test``
 runs ``lint-imports`` on it. These tests add what the linter does not check (cycles between any
 two modules, imports inside functions and under ``TYPE_CHECKING`` included) and show that both
-checks fail on a planted violation, so a green build means something.
+checks fail on a planted violation, each contract by name, so a green build means something.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import grimp
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCT_PACKAGES = ("raftmeta", "elections", "placement", "analytics")
@@ -100,10 +103,27 @@ def _copy_of_the_product(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _module_file(tree: Path, module: str) -> Path:
+    base = tree / module.replace(".", "/")
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
 def _plant(tree: Path, module: str, statement: str) -> None:
     """Add an import inside a function at the end of ``module``, where it is easiest to miss."""
-    path = tree / (module.replace(".", "/") + ".py")
+    path = _module_file(tree, module)
     path.write_text(path.read_text() + f"\n\ndef _planted() -> None:\n    {statement}\n")
+
+
+@contextlib.contextmanager
+def _planted(tree: Path, module: str, statement: str) -> Iterator[None]:
+    """:func:`_plant` for the duration of the block, then ``module`` as it was."""
+    path = _module_file(tree, module)
+    original = path.read_text()
+    _plant(tree, module, statement)
+    try:
+        yield
+    finally:
+        path.write_text(original)
 
 
 def _run(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -126,14 +146,64 @@ def _cycles_in(tree: Path) -> str:
     return result.stdout.strip()
 
 
-def test_layer_contract_fails_on_a_planted_upward_import(tmp_path: Path) -> None:
-    tree = _copy_of_the_product(tmp_path)
-    planted = "raftmeta.raft.batch -> raftmeta.image"
-    assert planted not in _lint_imports(tree).stdout
-    _plant(tree, "raftmeta.raft.batch", "import raftmeta.image  # noqa")
-    result = _lint_imports(tree)
-    assert result.returncode != 0
-    assert planted in result.stdout
+def _contract_names() -> dict[str, str]:
+    """Each import-linter contract's name, by its id, as ``pyproject.toml`` declares them."""
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        contracts = tomllib.load(file)["tool"]["importlinter"]["contracts"]
+    return {contract["id"]: contract["name"] for contract in contracts}
+
+
+def _said(result: subprocess.CompletedProcess[str]) -> str:
+    """The linter's report with its line wrapping undone, so a long contract name reads whole."""
+    return " ".join(result.stdout.split())
+
+
+@pytest.fixture(scope="module")
+def product_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One copy of the product for the planted-import cases; each restores what it planted."""
+    return _copy_of_the_product(tmp_path_factory.mktemp("product"))
+
+
+def test_the_unplanted_copy_keeps_every_contract(product_copy: Path) -> None:
+    result = _lint_imports(product_copy)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in _contract_names().values():
+        assert f"{name} KEPT" in _said(result)
+
+
+# (where the import is planted, what it imports, the contracts it breaks, by id): an upward
+# import, the rooms the README's table draws side by side, and the rooms that may import only
+# part of what lies below them.
+PLANTED_IMPORTS = [
+    ("raftmeta.raft.batch", "raftmeta.image", ("layers",)),
+    ("raftmeta.server", "raftmeta.broker", ("layers",)),
+    ("raftmeta.quorum", "raftmeta.image", ("runtime",)),
+    ("raftmeta.quorum", "raftmeta.auth", ("runtime",)),
+    ("raftmeta.quorum", "raftmeta.records", ("runtime",)),
+    ("raftmeta.quorum", "raftmeta.controller", ("runtime", "layers")),
+    ("raftmeta.controller", "raftmeta.quorum", ("layers", "no-network")),
+    ("elections", "raftmeta.auth", ("layers",)),
+    ("raftmeta.controller_channel", "raftmeta.server", ("clients",)),
+    ("raftmeta.controller", "analytics", ("commands-only",)),
+    ("analytics", "raftmeta.common", ("analytics",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "contracts"),
+    PLANTED_IMPORTS,
+    ids=[f"{importer}->{imported}" for importer, imported, _ in PLANTED_IMPORTS],
+)
+def test_a_planted_import_breaks_its_contract(
+    product_copy: Path, importer: str, imported: str, contracts: tuple[str, ...]
+) -> None:
+    with _planted(product_copy, importer, f"import {imported}  # noqa"):
+        result = _lint_imports(product_copy)
+    assert result.returncode != 0, result.stdout
+    names = _contract_names()
+    for contract in contracts:
+        assert f"{names[contract]} BROKEN" in _said(result), result.stdout
+    assert f"{importer} -> {imported}" in result.stdout
 
 
 def test_cycle_check_fails_on_a_planted_cycle(tmp_path: Path) -> None:

@@ -22,9 +22,8 @@ from typing import Any
 
 import grpc
 
-from raftmeta.auth import AccessControl
 from raftmeta.quorum.edge import RaftEdge
-from raftmeta.quorum.identity import IdentityRule
+from raftmeta.quorum.identity import IdentityRule, VoterChangeAccess
 from raftmeta.quorum.node import RaftNode
 from raftmeta.quorum.peers import SERVER_OPTIONS
 from raftmeta.quorum.raft_service import BrokerIds, RaftService, add_raft_service
@@ -55,7 +54,7 @@ class RaftServer:
         credentials: grpc.ServerCredentials | None = None,
         identity: IdentityRule | None = None,
         stream_ssl: ssl.SSLContext | None = None,
-        access: AccessControl | None = None,
+        access: VoterChangeAccess | None = None,
         broker_ids: BrokerIds | None = None,
     ) -> None:
         """``credentials`` None serves plaintext;
@@ -173,7 +172,7 @@ async def serve_raft(
     credentials: grpc.ServerCredentials | None = None,
     identity: IdentityRule | None = None,
     stream_ssl: ssl.SSLContext | None = None,
-    access: AccessControl | None = None,
+    access: VoterChangeAccess | None = None,
     broker_ids: BrokerIds | None = None,
 ) -> RaftServer:
     """Open ``node``'s directory and serve it, with ``services``, on the node's configured

@@ -15,13 +15,22 @@ A refused call gets Kafka's CLUSTER_AUTHORIZATION_FAILED in its response (the Ra
 and the BrokerLifecycle header both carry an error code), never a gRPC error, and one WARNING
 line naming the principal, the call and why. Without client certificates the rule is off:
 every caller is ``User:ANONYMOUS``, so the Raft port must not be reachable by untrusted hosts.
+
+The voter changes (AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter, UpdateKRaftVersion) are
+authorized, not identity-checked: who may make them is the node's authentication and authorizer,
+which decide from tokens, ``super.users`` and the ACLs in the metadata image. The runtime keeps
+no image and names no authorizer, so it asks through :class:`VoterChangeAccess`, a protocol the
+composition root fills (``raftmeta.auth.AccessControl`` is one); without one every caller may
+(:data:`ANY_CALLER`), as with no authorizer configured.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Protocol
 
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
@@ -32,6 +41,7 @@ from raftmeta.raft.messages import (
     VoteRequest,
 )
 from raftmeta.security.principal import (
+    ANONYMOUS,
     DEFAULT_RULES,
     HasAuthContext,
     KafkaPrincipal,
@@ -47,6 +57,45 @@ log = logging.getLogger(__name__)
 
 _VOTER_CALLS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest)
 _FETCH_CALLS = (FetchRequest, FetchSnapshotRequest)
+
+
+class VoterChangeOperation(enum.StrEnum):
+    """What a voter change needs on the CLUSTER resource, by Kafka's operation names: ALTER to
+    add or remove a voter or to raise kraft.version, CLUSTER_ACTION for a voter reporting its
+    own endpoints (UpdateRaftVoter)."""
+
+    ALTER = "Alter"
+    CLUSTER_ACTION = "ClusterAction"
+
+
+class VoterChangeAccess(Protocol):
+    """Who may change the voters, answered above the runtime (see the module docstring)."""
+
+    def caller_principal(self, context: object, certificate: str | None) -> str:
+        """The principal of the gRPC call ``context``: its bearer token's, else
+        ``certificate`` (the client certificate's principal, where one is required), else
+        ``User:ANONYMOUS``. Raises ``KafkaError`` (SASL_AUTHENTICATION_FAILED) for a token
+        that does not authenticate."""
+        ...
+
+    def may_change_voters(self, principal: str, operation: VoterChangeOperation) -> bool:
+        """Whether ``principal`` may perform ``operation`` on the CLUSTER."""
+        ...
+
+
+class _AnyCaller:
+    """No authentication and no authorizer: the caller is its certificate or anonymous, and
+    may change the voters."""
+
+    def caller_principal(self, context: object, certificate: str | None) -> str:
+        return certificate or str(ANONYMOUS)
+
+    def may_change_voters(self, principal: str, operation: VoterChangeOperation) -> bool:
+        return True
+
+
+ANY_CALLER: VoterChangeAccess = _AnyCaller()
+"""The access of a node with no authorizer configured: every caller may change the voters."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,10 +24,11 @@ The voter changes (AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter, UpdateKRaftVe
 who decides what is committed, so they are authorized as Kafka's controller authorizes them:
 ALTER on the CLUSTER for adding and removing voters and for kraft.version (an UpdateFeatures),
 CLUSTER_ACTION on the CLUSTER for UpdateRaftVoter (a voter reporting its own endpoints). The
-caller's principal is the one the Admin service names (:meth:`raftmeta.auth.AccessControl.
-principal`: a bearer token's, else, where client certificates are required, the
-certificate's, else ``User:ANONYMOUS``), checked against the node's authorizer; with none
-configured every caller is allowed, as on the Admin service. A refused call gets
+caller's principal (a bearer token's, else, where client certificates are required, the
+certificate's, else ``User:ANONYMOUS``) and the decision are the node's
+:class:`~raftmeta.quorum.identity.VoterChangeAccess`, the one its Admin service authorizes
+with, handed in by the composition root; with none every caller is allowed, as on the Admin
+service with no authorizer configured. A refused call gets
 CLUSTER_AUTHORIZATION_FAILED with a message and changes nothing. One decorator,
 :func:`_voter_change`, does this and the cluster-id check for all four.
 
@@ -48,11 +49,15 @@ from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
 
-from raftmeta.auth import CLUSTER_NAME, AccessControl, Operation, ResourceType, call_metadata
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.quorum import wire
 from raftmeta.quorum.edge import NoAnswer, RaftEdge
-from raftmeta.quorum.identity import IdentityRule
+from raftmeta.quorum.identity import (
+    ANY_CALLER,
+    IdentityRule,
+    VoterChangeAccess,
+    VoterChangeOperation,
+)
 from raftmeta.quorum.transport import RaftEndpoint
 from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.core import NotLeaderError
@@ -90,7 +95,7 @@ _VoterChangeHandler = Callable[["RaftService", _Request, Any], Awaitable[pb.Vote
 
 
 def _voter_change(
-    operation: Operation,
+    operation: VoterChangeOperation,
 ) -> Callable[[_VoterChangeHandler[_Request]], _VoterChangeHandler[_Request]]:
     """What every voter-change handler checks before it runs: the caller may perform
     ``operation`` on the CLUSTER (else CLUSTER_AUTHORIZATION_FAILED, logged), then the request
@@ -123,7 +128,7 @@ class RaftService(pb_grpc.RaftServicer):
     :mod:`raftmeta.quorum.edge`'s, shared with the stream listener; with mutual TLS,
     ``identity`` refuses a message whose sender is not the certificate's owner.
     ``stream_endpoint`` tells ``DescribeEndpoints`` where the node's RAFT listener is;
-    ``access`` authorizes the voter changes (the node's Admin service's ``AccessControl``);
+    ``access`` authorizes the voter changes (the access the node's Admin service uses);
     ``broker_ids`` names the registered brokers, whose ids AddRaftVoter refuses."""
 
     def __init__(
@@ -131,14 +136,14 @@ class RaftService(pb_grpc.RaftServicer):
         node: RaftEndpoint,
         identity: IdentityRule | None = None,
         stream_endpoint: StreamEndpoint | None = None,
-        access: AccessControl | None = None,
+        access: VoterChangeAccess | None = None,
         broker_ids: BrokerIds | None = None,
     ) -> None:
         self._node = node
         self._broker_ids = broker_ids
         self._edge = RaftEdge(node, identity)
         self._stream_endpoint = stream_endpoint
-        self._access = access if access is not None else AccessControl()
+        self._access = access if access is not None else ANY_CALLER
         """Who may change the voters; without one, no authorizer (every caller allowed)."""
 
     @property
@@ -249,7 +254,7 @@ class RaftService(pb_grpc.RaftServicer):
         )
 
     def voter_change_refusal(
-        self, call: str, operation: Operation, context: Any
+        self, call: str, operation: VoterChangeOperation, context: Any
     ) -> pb.VoterChangeResponse | None:
         """CLUSTER_AUTHORIZATION_FAILED (or the token's SASL_AUTHENTICATION_FAILED) for a
         caller who may not perform ``operation`` on the CLUSTER, logged; None when allowed."""
@@ -258,14 +263,14 @@ class RaftService(pb_grpc.RaftServicer):
             certificate = None
             if identity.enforced:
                 certificate = str(context_principal(context, identity.mapper))
-            principal = self._access.principal(call_metadata(context), certificate)
+            principal = self._access.caller_principal(context, certificate)
         except PeerAuthenticationError as error:
             principal, reason = "an unnamed peer", str(error)
             code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         except KafkaError as error:
             principal, reason, code = "a caller", error.message, error.code
         else:
-            if self._access.allowed(principal, operation, ResourceType.CLUSTER, CLUSTER_NAME):
+            if self._access.may_change_voters(principal, operation):
                 return None
             reason = f"{call} needs {operation.value} on the cluster"
             code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
@@ -274,7 +279,7 @@ class RaftService(pb_grpc.RaftServicer):
             reason = f"{CLUSTER_DENIED} {principal} may not: {reason}"
         return pb.VoterChangeResponse(error_code=code, error_message=reason)
 
-    @_voter_change(Operation.ALTER)
+    @_voter_change(VoterChangeOperation.ALTER)
     async def AddRaftVoter(
         self, request: pb.AddRaftVoterRequest, context: Any
     ) -> pb.VoterChangeResponse:
@@ -300,7 +305,7 @@ class RaftService(pb_grpc.RaftServicer):
         result = await self._node.add_voter(voter, _timeout_ms(request.timeout_ms))
         return self._voter_change_answer(result)
 
-    @_voter_change(Operation.ALTER)
+    @_voter_change(VoterChangeOperation.ALTER)
     async def RemoveRaftVoter(
         self, request: pb.RemoveRaftVoterRequest, context: Any
     ) -> pb.VoterChangeResponse:
@@ -308,7 +313,7 @@ class RaftService(pb_grpc.RaftServicer):
         result = await self._node.remove_voter(key, _timeout_ms(0))
         return self._voter_change_answer(result)
 
-    @_voter_change(Operation.CLUSTER_ACTION)
+    @_voter_change(VoterChangeOperation.CLUSTER_ACTION)
     async def UpdateRaftVoter(
         self, request: pb.UpdateRaftVoterRequest, context: Any
     ) -> pb.VoterChangeResponse:
@@ -316,7 +321,7 @@ class RaftService(pb_grpc.RaftServicer):
         result = await self._node.update_voter(voter, _timeout_ms(0))
         return self._voter_change_answer(result)
 
-    @_voter_change(Operation.ALTER)
+    @_voter_change(VoterChangeOperation.ALTER)
     async def UpdateKRaftVersion(
         self, request: pb.UpdateKRaftVersionRequest, context: Any
     ) -> pb.VoterChangeResponse:
