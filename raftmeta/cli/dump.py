@@ -2,7 +2,12 @@
 snapshot files.
 
 A dump only reads: it never runs recovery, so it shows a torn or corrupt tail (and where it
-starts) instead of cutting it off.
+starts) instead of cutting it off. It holds the log to the rules recovery holds it to (each
+segment starts where its name says and where the one before ended, offsets run on without gaps,
+epochs never go back) and to the rules replay holds each batch to (its payload splits into as
+many records as it claims, every record decodes). Whatever breaks one is shown where it is and
+listed as damage, and any damage makes the dump fail (exit 1): a dump that exits 0 promises a log
+a node could replay whole.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from raftmeta.raft.batch import Batch
 from raftmeta.raft.control import decode_control_record
 from raftmeta.records import RecordDecodeError, decode_record
 from raftmeta.storage.codec import scan_batches
-from raftmeta.storage.log import LOG_START_CHECKPOINT
+from raftmeta.storage.log import LOG_START_CHECKPOINT, segment_base_offset
 from raftmeta.storage.snapshots import SnapshotReader
 
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
@@ -104,25 +109,50 @@ def describe_record(record: bytes, *, control: bool) -> dict[str, Any]:
 
 
 def describe_batch(batch: Batch) -> dict[str, Any]:
-    return {
+    """The batch's header and records. A batch replay could not use (a payload that does not
+    split into records, fewer or more records than the header says, a record that does not
+    decode) gets a ``damage`` entry saying why, and is still shown as far as it goes."""
+    entry: dict[str, Any] = {
         "base_offset": batch.base_offset,
         "last_offset": batch.last_offset,
         "epoch": batch.epoch,
         "record_count": batch.record_count,
         "timestamp_ms": batch.timestamp_ms,
         "control": batch.is_control,
-        "records": [describe_record(r, control=batch.is_control) for r in batch.records()],
     }
+    try:
+        payloads = batch.records()
+    except (ValueError, TypeError) as error:
+        entry["records"] = []
+        entry["damage"] = f"payload does not split into records ({error})"
+        return entry
+    records = [describe_record(r, control=batch.is_control) for r in payloads]
+    entry["records"] = records
+    if len(records) != batch.record_count:
+        entry["damage"] = f"holds {len(records)} records, its header says {batch.record_count}"
+    else:
+        bad = next((i for i, record in enumerate(records) if "error" in record), None)
+        if bad is not None:
+            entry["damage"] = f"record {bad} does not decode ({records[bad]['error']})"
+    return entry
 
 
 def segment_files(directory: Path) -> list[Path]:
-    """The segments of a log directory, or of a node's metadata directory; an empty or missing
-    one is an error, since a dump of nothing would look like an empty log."""
+    """The ``*.log`` files of a log directory, or of a node's metadata directory, in the log's
+    order (by the base offset their names give; any other name last); an empty or missing one
+    is an error, since a dump of nothing would look like an empty log."""
     if (directory / METADATA_PARTITION_DIR).is_dir():
         directory = directory / METADATA_PARTITION_DIR
     if not directory.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(directory))
-    segments = sorted(directory.glob("*.log"))
+    segments = sorted(
+        directory.glob("*.log"),
+        key=lambda path: (
+            segment_base_offset(path.name) is None,
+            segment_base_offset(path.name) or 0,
+            path.name,
+        ),
+    )
     if not segments:
         # A node whose latest snapshot covers its whole log holds no segment at all: its log
         # is empty from the snapshot on, which is not an error. A directory with neither is.
@@ -134,17 +164,38 @@ def segment_files(directory: Path) -> list[Path]:
 
 def dump_log(directory: Path, damage: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """Every batch of every segment. Where a segment stops before its end (a torn or corrupt
-    tail), the stop is shown in the dump and described in ``damage`` (file and byte)."""
+    tail, a batch out of place), does not start where its name or the segment before says, or
+    holds a batch replay cannot use, the problem is shown in the dump and described in
+    ``damage`` (file, and byte or offset)."""
+    noted = damage if damage is not None else []
+    next_offset: int | None = None
+    last_epoch: int | None = None
     for segment in segment_files(directory):
         data = segment.read_bytes()
-        result = scan_batches(data)
+        base = segment_base_offset(segment.name)
         yield {"segment": segment.name, "bytes": len(data)}
+        if base is None:
+            yield {"segment": segment.name, "damage": "not a segment name; the log ignores it"}
+            noted.append(f"{segment}: not a segment file name (20 digits .log)")
+            continue
+        if next_offset is not None and base != next_offset:
+            problem = f"starts at offset {base}, but the segment before ends at {next_offset}"
+            yield {"segment": segment.name, "damage": problem}
+            noted.append(f"{segment}: {problem}")
+        result = scan_batches(data, expected_base_offset=base, min_epoch=last_epoch)
         for batch in result.batches:
-            yield describe_batch(batch)
+            entry = describe_batch(batch)
+            yield entry
+            if "damage" in entry:
+                noted.append(f"{segment}: batch at offset {batch.base_offset} {entry['damage']}")
+        if result.batches:
+            next_offset = result.batches[-1].next_offset
+            last_epoch = result.batches[-1].epoch
+        elif next_offset is None:
+            next_offset = base
         if not result.stop.clean:
             yield {"segment": segment.name, "stopped": result.stop.describe()}
-            if damage is not None:
-                damage.append(f"{segment}: the log stops early, {result.stop.describe()}")
+            noted.append(f"{segment}: the log stops early, {result.stop.describe()}")
 
 
 def dump_snapshot(path: Path) -> Iterator[dict[str, Any]]:
@@ -178,5 +229,7 @@ def render(
             for record in entry["records"]:
                 fields = " ".join(f"{k}={v}" for k, v in record.items() if k != "type")
                 write(f"  {record['type']} {fields}")
+            if "damage" in entry:
+                write(f"  damage: {entry['damage']}")
         else:
             write(" ".join(f"{k}={v}" for k, v in entry.items()))

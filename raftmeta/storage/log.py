@@ -74,6 +74,12 @@ def segment_file_name(base_offset: int) -> str:
     return f"{base_offset:020d}{SEGMENT_SUFFIX}"
 
 
+def segment_base_offset(name: str) -> int | None:
+    """The base offset a segment file's name gives, or None for a name the log does not read."""
+    match = _SEGMENT_NAME.match(name)
+    return int(match.group(1)) if match else None
+
+
 def list_segment_files(directory: Path) -> list[tuple[int, Path]]:
     """(base offset, path) of every segment file in ``directory``, lowest base first."""
     found: list[tuple[int, Path]] = []
