@@ -23,6 +23,7 @@ from typing import Any
 
 from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
 from raftmeta.cli.parent import end_with_parent
+from raftmeta.cli.serve import check_identity_file_size
 
 STATUS_FILE = "broker.status"
 SHUTDOWN_TIMEOUT_S = 30.0
@@ -152,6 +153,7 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
             f"cluster {contact.cluster_id}"
         )
     data_dir = Path(config.metadata_log_dir)
+    check_identity_file_size(data_dir)
     try:
         MetadataDir.format(data_dir, config.node_id, contact.cluster_id, ignore_formatted=True)
     except (StorageError, ValueError, OSError) as error:

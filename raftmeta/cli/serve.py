@@ -44,6 +44,20 @@ def load_node_config(path: Path) -> RaftmetaConfig:
         raise CommandLineError(str(error), USAGE_ERROR) from error
 
 
+def check_identity_file_size(log_dir: Path) -> None:
+    """A ``meta.properties`` far larger than a format writes is a damaged file: refused before
+    anything reads it whole, in one line and with the configuration errors' exit status."""
+    from raftmeta.storage.errors import MetaPropertiesTooLargeError
+    from raftmeta.storage.meta_properties import META_PROPERTIES_FILE, check_meta_properties_size
+
+    try:
+        check_meta_properties_size(log_dir / META_PROPERTIES_FILE)
+    except MetaPropertiesTooLargeError as error:
+        raise CommandLineError(str(error), USAGE_ERROR) from error
+    except OSError:
+        pass  # an unreadable directory is the start-up's to report, with its own words
+
+
 def run(args: argparse.Namespace) -> int:
     import logging
 
@@ -54,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from raftmeta.server.serve import LoadGenerator, ServeError, serve
 
     config = load_node_config(args.config)
+    check_identity_file_size(Path(config.metadata_log_dir))
     load = None
     if args.load_generator is not None:
         if args.load_generator <= 0:

@@ -64,7 +64,12 @@ def run_random_uuid(args: argparse.Namespace) -> int:
 
 def run_format(args: argparse.Namespace) -> int:
     from raftmeta.common.features import release_levels
-    from raftmeta.storage import AlreadyFormattedError, MetadataDir, StorageError
+    from raftmeta.storage import (
+        AlreadyFormattedError,
+        MetadataDir,
+        MetaPropertiesTooLargeError,
+        StorageError,
+    )
     from raftmeta.storage.markers import write_bootstrap_features
 
     config = load_node_config(args.config)
@@ -91,6 +96,8 @@ def run_format(args: argparse.Namespace) -> int:
         raise CommandLineError(
             str(error).replace("pass ignore_formatted", "pass --ignore-formatted")
         ) from error
+    except MetaPropertiesTooLargeError as error:
+        raise CommandLineError(str(error), USAGE_ERROR) from None
     except StorageError as error:
         raise CommandLineError(str(error)) from None
     except OSError as error:

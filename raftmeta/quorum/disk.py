@@ -24,6 +24,7 @@ from raftmeta.raft.ready import (
     WriteSnapshotChunk,
 )
 from raftmeta.storage.data_dir import MetadataDir
+from raftmeta.storage.errors import QuorumStateError
 from raftmeta.storage.membership_files import write_snapshot_membership
 from raftmeta.storage.snapshots import SnapshotReceiver, read_chunk
 
@@ -32,6 +33,12 @@ class NodeDisk:
     """A node's durable state: applies log operations and election state, then syncs."""
 
     def __init__(self, directory: MetadataDir) -> None:
+        """Take over ``directory``. One whose votes are lost (``MetadataDir.lost_votes``) is
+        closed and refused with ``QuorumStateError``: a node must not vote from it."""
+        lost = directory.lost_votes()
+        if lost is not None:
+            directory.close()
+            raise QuorumStateError(lost)
         self.directory = directory
         self._receiver: SnapshotReceiver | None = None
 

@@ -44,7 +44,8 @@ class LogFailedError(StorageError):
 
 
 class QuorumStateError(CorruptDataError):
-    """The quorum-state file exists but cannot be trusted; resetting it could allow double votes."""
+    """The quorum-state file cannot be trusted, or is missing from a directory that has seen an
+    election; resetting it could allow double votes."""
 
 
 class SnapshotError(StorageError):
@@ -57,6 +58,11 @@ class SnapshotCorruptError(SnapshotError, CorruptDataError):
 
 class MetaPropertiesError(CorruptDataError):
     """``meta.properties`` is missing a field or holds a value that cannot be parsed."""
+
+
+class MetaPropertiesTooLargeError(MetaPropertiesError):
+    """``meta.properties`` is far larger than any format writes: a damaged file, which the
+    commands treat as the configuration error it is (exit status 2)."""
 
 
 class MetadataDirError(StorageError):

@@ -12,7 +12,10 @@ Java properties style, the subset Kafka writes::
     cluster.id=MkU3OEVBNTcwNTJENDM2Qg
     directory.id=J8aAPcfLQt2bqs1JT_rMgQ
 
-Keys this version does not know are ignored, so a later version can add some.
+Keys this version does not know are ignored, so a later version can add some. The file is a
+few hundred bytes; one over ``MAX_META_PROPERTIES_BYTES`` is not one a format wrote (a disk
+that appended a gigabyte of zeros to it, say) and is refused before it is read whole, so a
+node stops at once with one line instead of parsing it for minutes.
 
 ``directory.id`` (KIP-853) is what tells a voter from the same node id on a wiped disk.
 ``raftmeta format`` always writes one. A directory formatted before it existed has none and
@@ -24,6 +27,7 @@ dynamic quorum, whose voters are (node id, directory id) pairs, until it is form
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
 import uuid
@@ -31,11 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from raftmeta.config.properties import parse_properties
-from raftmeta.storage.errors import MetaPropertiesError
+from raftmeta.storage.errors import MetaPropertiesError, MetaPropertiesTooLargeError
 from raftmeta.storage.fsutil import write_file_atomically
 
 META_PROPERTIES_FILE = "meta.properties"
 META_PROPERTIES_VERSION = 1
+MAX_META_PROPERTIES_BYTES = 8192
+"""Far above anything a format writes (about 200 bytes), far below a size that takes time."""
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -88,11 +94,15 @@ def read_meta_properties(path: str | os.PathLike[str]) -> MetaProperties:
     """Parse ``path``; ``FileNotFoundError`` if absent, ``MetaPropertiesError`` if unusable."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise MetaPropertiesError(f"{file}: not a text file (not UTF-8)") from None
+        with file.open("rb") as stream:
+            raw = stream.read(MAX_META_PROPERTIES_BYTES + 1)
     except IsADirectoryError:
         raise MetaPropertiesError(f"{file}: is a directory, not a properties file") from None
+    check_meta_properties_size(file, len(raw))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MetaPropertiesError(f"{file}: not a text file (not UTF-8)") from None
     try:
         values = parse_properties(text)
         version = _whole_number(values, "version")
@@ -106,6 +116,24 @@ def read_meta_properties(path: str | os.PathLike[str]) -> MetaProperties:
         )
     except ValueError as exc:
         raise MetaPropertiesError(f"{file}: {exc}") from None
+
+
+def check_meta_properties_size(path: str | os.PathLike[str], size: int | None = None) -> None:
+    """Raise ``MetaPropertiesTooLargeError`` if ``path`` (of ``size`` bytes, or as much as
+    the file system says) is over ``MAX_META_PROPERTIES_BYTES``; a missing file passes."""
+    file = Path(path)
+    if size is None:
+        try:
+            size = file.stat().st_size
+        except FileNotFoundError:
+            return
+    if size > MAX_META_PROPERTIES_BYTES:
+        with contextlib.suppress(OSError):
+            size = max(size, file.stat().st_size)
+        raise MetaPropertiesTooLargeError(
+            f"{file}: {size} bytes, more than the {MAX_META_PROPERTIES_BYTES} a meta.properties "
+            "may hold; it is damaged (restore it or format a fresh directory)"
+        )
 
 
 def write_meta_properties(path: str | os.PathLike[str], properties: MetaProperties) -> None:

@@ -305,3 +305,20 @@ def test_open_refuses_a_corrupt_or_foreign_latest_snapshot(tmp_path: Path) -> No
     SnapshotWriter(root / METADATA_PARTITION_DIR, SnapshotId(3, 1), cluster_id="another").freeze()
     with pytest.raises(ForeignDirectoryError, match="another"):
         MetadataDir.open(root, 1)
+
+
+def test_a_missing_quorum_state_beside_an_elected_log_means_lost_votes(tmp_path: Path) -> None:
+    root = _formatted(tmp_path)
+    partition = root / METADATA_PARTITION_DIR
+    with MetadataDir.open(root, 1) as opened:
+        assert opened.lost_votes() is None, "a fresh directory never voted"
+        opened.quorum_state.write(ElectionState(epoch=2, voted_id=1, leader_id=1))
+        opened.log.append(batch_run(0, [1, 2]))
+        opened.log.flush()
+    with MetadataDir.open(root, 1) as opened:
+        assert opened.lost_votes() is None
+    (partition / "quorum-state").unlink()
+    with MetadataDir.open(root, 1) as opened:
+        lost = opened.lost_votes()
+    assert lost is not None and _one_line(QuorumStateError(lost)) == lost
+    assert lost.startswith(str(partition / "quorum-state")) and "epoch 2" in lost

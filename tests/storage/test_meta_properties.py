@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 
 from raftmeta.config.properties import parse_properties
-from raftmeta.storage.errors import MetaPropertiesError
+from raftmeta.storage.errors import MetaPropertiesError, MetaPropertiesTooLargeError
 from raftmeta.storage.meta_properties import (
+    MAX_META_PROPERTIES_BYTES,
     MetaProperties,
     generate_id,
     read_meta_properties,
@@ -81,3 +82,33 @@ def test_a_directory_formatted_before_directory_ids_still_opens_as_a_static_vote
     write_meta_properties(path, properties)
     assert "directory.id" not in path.read_text()
     assert read_meta_properties(path) == properties
+
+
+def test_a_file_grown_far_past_any_format_is_refused_without_reading_it_whole(
+    tmp_path: Path,
+) -> None:
+    """A meta.properties with a gigabyte of zeros after its lines was read and parsed whole
+    (minutes, and the memory) and then accepted, since the zeros make one unknown key. The
+    test's file is smaller, so that the code without the limit only reads it slowly."""
+    path = tmp_path / "meta.properties"
+    write_meta_properties(path, MetaProperties(node_id=1, cluster_id="abc", directory_id="d"))
+    with path.open("ab") as file:
+        file.truncate(2**26)  # sparse: costs no disk
+    with pytest.raises(MetaPropertiesTooLargeError) as raised:
+        read_meta_properties(path)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: {2**26} bytes") and "\n" not in message
+    assert isinstance(raised.value, MetaPropertiesError)
+
+
+def test_a_file_at_the_size_limit_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "meta.properties"
+    text = MetaProperties(node_id=1, cluster_id="abc", directory_id="d").to_text()
+    padding = "#" * (MAX_META_PROPERTIES_BYTES - len(text) - 1) + "\n"
+    path.write_text(text + padding)
+    assert path.stat().st_size == MAX_META_PROPERTIES_BYTES
+    assert read_meta_properties(path).node_id == 1
+    with path.open("ab") as file:
+        file.write(b"\n")
+    with pytest.raises(MetaPropertiesTooLargeError):
+        read_meta_properties(path)
