@@ -32,7 +32,8 @@ def register(commands: Any) -> None:
         "--release-version",
         metavar="X.Y",
         help="finalize this release's default feature levels (metadata.version, "
-        "eligible.leader.replicas.version: on from 4.1) when the cluster first starts",
+        "eligible.leader.replicas.version: on from 4.1) when the cluster first starts; "
+        "default: the latest release this build supports, as kafka-storage format does",
     )
     first_voters = format_.add_mutually_exclusive_group()
     first_voters.add_argument(
@@ -63,7 +64,7 @@ def run_random_uuid(args: argparse.Namespace) -> int:
 
 
 def run_format(args: argparse.Namespace) -> int:
-    from raftmeta.common.features import release_levels
+    from raftmeta.common.features import LATEST_RELEASE, release_levels
     from raftmeta.storage import (
         AlreadyFormattedError,
         MetadataDir,
@@ -71,15 +72,21 @@ def run_format(args: argparse.Namespace) -> int:
         StorageError,
     )
     from raftmeta.storage.markers import write_bootstrap_features
+    from raftmeta.storage.meta_properties import META_PROPERTIES_FILE
 
     config = load_node_config(args.config)
     directory_id, first_voters = _first_voters(args, config)
-    levels: dict[str, int] = {}
-    if args.release_version is not None:
-        try:
-            levels = dict(release_levels(args.release_version))
-        except ValueError as error:
-            raise CommandLineError(f"format: --release-version: {error}", USAGE_ERROR) from None
+    # Like kafka-storage format, a new cluster gets the latest release's levels unless told
+    # otherwise: without them it would run with no metadata.version and without KIP-966.
+    try:
+        levels = dict(release_levels(args.release_version or LATEST_RELEASE))
+    except ValueError as error:
+        raise CommandLineError(f"format: --release-version: {error}", USAGE_ERROR) from None
+    if (
+        args.release_version is None
+        and (Path(config.metadata_log_dir) / META_PROPERTIES_FILE).exists()
+    ):
+        levels = {}  # --ignore-formatted leaves a formatted directory's chosen levels alone
     try:
         properties = MetadataDir.format(
             config.metadata_log_dir,

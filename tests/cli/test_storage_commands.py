@@ -153,3 +153,36 @@ def test_log_dump_of_a_log_its_snapshot_covers_whole_is_empty_not_an_error(
     empty = tmp_path / "empty"
     empty.mkdir()
     assert raftmeta("log", "dump", str(empty)).returncode == 1
+
+
+def test_format_without_a_release_finalizes_the_latest_release_with_elr_on(
+    tmp_path: Path,
+) -> None:
+    """As kafka-storage format does: a new cluster gets the latest release's levels, so KIP-966
+    is on unless the operator names an older release."""
+    config = write_config(tmp_path)
+    done = raftmeta("format", "--config", str(config), "--cluster-id", "abc")
+    assert done.returncode == 0, done.stderr
+    features = tmp_path / "data" / "bootstrap.features"
+    assert features.read_text() == "eligible.leader.replicas.version=1\nmetadata.version=27\n"
+    assert "eligible.leader.replicas.version=1, metadata.version=27" in done.stdout
+    again = raftmeta("format", "--config", str(config), "--cluster-id", "abc", "--ignore-formatted")
+    assert again.returncode == 0, again.stderr
+    assert features.read_text() == "eligible.leader.replicas.version=1\nmetadata.version=27\n"
+
+
+def test_format_for_release_4_0_keeps_elr_off(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    done = raftmeta(
+        "format", "--config", str(config), "--cluster-id", "abc", "--release-version", "4.0"
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "data" / "bootstrap.features").read_text() == (
+        "eligible.leader.replicas.version=0\nmetadata.version=25\n"
+    )
+    again = raftmeta("format", "--config", str(config), "--cluster-id", "abc", "--ignore-formatted")
+    assert again.returncode == 0, again.stderr
+    assert (
+        "eligible.leader.replicas.version=0"
+        in (tmp_path / "data" / "bootstrap.features").read_text()
+    ), "re-running format leaves the chosen release alone"

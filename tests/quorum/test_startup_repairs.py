@@ -12,8 +12,10 @@ import pytest
 
 from raftmeta.quorum import NodeSettings, Peers, RaftNode
 from raftmeta.raft.batch import make_batch
+from raftmeta.raft.state import ElectionState
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR, MetadataDir
 from raftmeta.storage.log import FileLog
+from raftmeta.storage.quorum_state import QUORUM_STATE_FILE, QuorumStateStore
 from tests.quorum.harness import CLUSTER_ID
 
 
@@ -29,9 +31,12 @@ def _open_node(data_dir: Path) -> None:
 
 
 def _written_directory(tmp_path: Path) -> tuple[Path, Path, int]:
-    """A formatted directory whose log holds three batches; returns it, the segment and the
-    size of the first two batches."""
+    """A formatted directory whose log holds three batches of epoch 1, beside the quorum-state
+    that learning epoch 1 left; returns it, the segment and the size of the first two batches."""
     MetadataDir.format(tmp_path, 1, CLUSTER_ID)
+    QuorumStateStore(tmp_path / METADATA_PARTITION_DIR / QUORUM_STATE_FILE).write(
+        ElectionState(epoch=1)
+    )
     log = FileLog.open(tmp_path / METADATA_PARTITION_DIR)
     sizes = []
     for index in range(3):
