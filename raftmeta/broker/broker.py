@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from raftmeta.broker.isr import isr_expansions
+from raftmeta.broker.isr import WAIT_FOR_NEW_METADATA, RefusedAsStale, isr_expansions
 from raftmeta.broker.replica import (
     LeadershipChange,
     LeadershipListener,
@@ -440,8 +440,10 @@ class Broker:
     async def _keep_isrs(self) -> None:
         """As a partition leader, put live replicas back into the ISR and finish recoveries
         (see :mod:`raftmeta.broker.isr`). Each change is proposed once; a refused one is
-        proposed again only when something it depends on changes."""
+        proposed again only when something it depends on changes, and one refused as made
+        from old metadata only once the image holds newer epochs for its partition."""
         proposed: set[tuple[TopicId, int, int, tuple[tuple[int, int], ...]]] = set()
+        stale = RefusedAsStale()
         seen_version = -1
         while True:
             await self._isr_wake.wait()
@@ -450,7 +452,9 @@ class Broker:
             if self._state is not BrokerState.RUNNING or version == seen_version:
                 continue
             seen_version = version
-            for topic_id, changes in isr_expansions(self.image, self.broker_id).items():
+            image = self.image
+            stale.forget_moved(image)
+            for topic_id, changes in isr_expansions(image, self.broker_id).items():
                 keys = {
                     change.partition_id: (
                         topic_id,
@@ -460,19 +464,38 @@ class Broker:
                     )
                     for change in changes
                 }
-                fresh = [change for change in changes if keys[change.partition_id] not in proposed]
+                fresh = [
+                    change
+                    for change in changes
+                    if keys[change.partition_id] not in proposed
+                    and not stale.holds(topic_id, change)
+                ]
                 if not fresh:
                     continue
                 proposed.update(keys[change.partition_id] for change in fresh)
                 try:
                     results = await self.alter_partition(topic_id, fresh)
                 except KafkaError as error:
+                    if error.code in WAIT_FOR_NEW_METADATA:  # the topic as a whole
+                        for change in fresh:
+                            stale.note(topic_id, change)
+                        log.info(
+                            "broker %d: ISR expansion refused until newer metadata: %s",
+                            self.broker_id,
+                            error,
+                        )
+                        continue
                     # Retried at the next change of the image (a NoOp commits every 500 ms).
                     proposed.difference_update(keys[change.partition_id] for change in fresh)
                     seen_version = -1
                     log.info("broker %d: ISR expansion not accepted yet: %s", self.broker_id, error)
                     continue
+                by_partition = {change.partition_id: change for change in fresh}
                 refused = [r for r in results if not r.error.ok]
+                for result in refused:
+                    sent = by_partition.get(result.partition_id)
+                    if sent is not None and result.error.code in WAIT_FOR_NEW_METADATA:
+                        stale.note(topic_id, sent)
                 if refused:
                     log.info(
                         "broker %d: ISR expansion refused for %d partitions: %s",
