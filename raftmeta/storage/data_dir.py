@@ -262,29 +262,38 @@ class MetadataDir:
         return opened
 
     def lost_votes(self) -> str | None:
-        """Why this directory's votes are lost, or None: its ``quorum-state`` is missing
-        although its log or latest snapshot holds records of an epoch after 0.
+        """Why this directory's votes are lost, or None: its ``quorum-state`` is missing, or
+        holds an earlier epoch, although its log or latest snapshot holds records of an epoch
+        after 0 (or after the file's).
 
         Every epoch a log or snapshot holds was learned, and persisted in ``quorum-state``,
         before its first record was written here (the vote goes to disk before the log), so
-        such a file was lost, not never written. A node that ran on as if it had never voted
-        (Kafka reads a missing file as epoch 0 and no vote) could vote twice in an epoch it
-        had already voted in, letting two leaders be elected; and it would campaign in an
-        epoch below its own log's, which every peer refuses, so it would not rejoin either.
-        Only the operator can tell whether the file can be restored, so a node refuses to
-        start on such a directory (``quorum.disk.NodeDisk``); tools that only read it may.
+        such a file was lost, or put back from an older copy; it was not simply never written.
+        A node that ran on as if it had never voted (Kafka reads a missing file as epoch 0 and
+        no vote) could vote twice in an epoch it had already voted in, letting two leaders be
+        elected; and it would campaign in an epoch below its own log's, which every peer
+        refuses as malformed, so it would not rejoin either. Only the operator can tell
+        whether the file can be restored, so a node refuses to start on such a directory
+        (``quorum.disk.NodeDisk``); tools that only read it may.
         """
-        path = self.quorum_state.path
-        if path.exists():
-            return None
         snapshot = self.latest_snapshot
         seen = max(self.log.last_epoch or 0, snapshot.epoch if snapshot is not None else 0)
-        if seen == 0:
+        path = self.quorum_state.path
+        if not path.exists():
+            if seen == 0:
+                return None
+            return (
+                f"{path} is missing, but this directory holds records of epoch {seen}: the "
+                "node's votes are lost and it could vote twice in one epoch; restore the file "
+                "or format a fresh directory"
+            )
+        if self.election_state.epoch >= seen:
             return None
         return (
-            f"{path} is missing, but this directory holds records of epoch {seen}: the node's "
-            "votes are lost and it could vote twice in one epoch; restore the file or format "
-            "a fresh directory"
+            f"{path} holds epoch {self.election_state.epoch}, but this directory holds records "
+            f"of epoch {seen}: the file is older than the log, so the votes cast since are "
+            "lost and the node could vote twice in one epoch; restore the current file or "
+            "format a fresh directory"
         )
 
     def _reconcile(self, removed: tuple[str, ...]) -> None:

@@ -186,3 +186,17 @@ def test_format_for_release_4_0_keeps_elr_off(tmp_path: Path) -> None:
         "eligible.leader.replicas.version=0"
         in (tmp_path / "data" / "bootstrap.features").read_text()
     ), "re-running format leaves the chosen release alone"
+
+
+def test_format_refuses_an_overgrown_meta_properties_as_a_configuration_error(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path)
+    assert raftmeta("format", "--config", str(config), "--cluster-id", "abc").returncode == 0
+    meta = tmp_path / "data" / "meta.properties"
+    with meta.open("ab") as file:
+        file.truncate(2**26)  # sparse: zeros that cost no disk
+    again = raftmeta("format", "--config", str(config), "--cluster-id", "abc", "--ignore-formatted")
+    assert again.returncode == 2, again.stderr
+    lines = again.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(meta) in lines[0] and str(2**26) in lines[0], lines

@@ -322,3 +322,17 @@ def test_a_missing_quorum_state_beside_an_elected_log_means_lost_votes(tmp_path:
         lost = opened.lost_votes()
     assert lost is not None and _one_line(QuorumStateError(lost)) == lost
     assert lost.startswith(str(partition / "quorum-state")) and "epoch 2" in lost
+
+
+def test_a_quorum_state_older_than_the_log_means_lost_votes(tmp_path: Path) -> None:
+    root = _formatted(tmp_path)
+    with MetadataDir.open(root, 1) as opened:
+        opened.quorum_state.write(ElectionState(epoch=1, voted_id=1))
+        opened.log.append(batch_run(0, [1, 2]))
+        opened.log.flush()
+    with MetadataDir.open(root, 1) as opened:
+        lost = opened.lost_votes()
+        assert lost is not None and "holds epoch 1" in lost and "records of epoch 2" in lost
+        opened.quorum_state.write(ElectionState(epoch=2, voted_id=1))
+    with MetadataDir.open(root, 1) as opened:
+        assert opened.lost_votes() is None
