@@ -1043,9 +1043,13 @@ class ControllerProcesses:
         profile: bool = False,
         snapshot: str | None = None,
         settings: Mapping[str, str] | None = None,
+        node_settings: Mapping[int, Mapping[str, str]] | None = None,
+        ports: Sequence[int] | None = None,
     ) -> None:
-        """``settings`` are extra node configuration keys for every controller."""
-        ports = free_ports(3)
+        """``settings`` are extra node configuration keys for every controller;
+        ``node_settings`` more for one controller (by node id), over those; ``ports`` the
+        controllers' own (gRPC) ports, free ones when not given."""
+        ports = list(ports) if ports is not None else free_ports(3)
         self.servers = [f"127.0.0.1:{port}" for port in ports]
         self.profiles = [directory / f"controller-{node_id}.prof" for node_id in (1, 2, 3)]
         self.processes = [
@@ -1065,7 +1069,10 @@ class ControllerProcesses:
                     *(["--snapshot", snapshot] if snapshot else []),
                     *(
                         argument
-                        for key, value in (settings or {}).items()
+                        for key, value in {
+                            **(settings or {}),
+                            **(node_settings or {}).get(node_id, {}),
+                        }.items()
                         for argument in ("--setting", f"{key}={value}")
                     ),
                 ],
