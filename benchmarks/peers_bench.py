@@ -16,6 +16,15 @@ of 3 partitions at RF 3, placed on 6 brokers), which does more. raftmeta's seria
 also taken through the embedded append API, timed inside the leader (the path its own
 controller uses), as ``benchmarks/quorum_bench.py`` does.
 
+A second raftmeta column, ``raftmeta-kafka``, takes the same CreateTopics phases through the
+controllers' KAFKA listeners instead, from real Kafka clients: confluent-kafka ``AdminClient`` s,
+one per client, each request one topic of 1 partition at RF 3 on the same six brokers (see
+``benchmarks/kafka_create_topics.py``). Its 16 clients run as 16 threads of one client process
+by default, which reached more here than 16 processes (``--kafka-clients`` picks). It speaks
+only Kafka's public protocol, so it measures whatever the listener does inside; the table
+gives its ratio to etcd and to the gRPC door. Every column's server CPU per write is its server
+processes' CPU time over the phase divided by the writes.
+
 The etcd and ZooKeeper clients are Python (grpc.aio speaking etcd's v3 API; kazoo), so the
 client side costs the same language runtime for all three.
 
@@ -24,10 +33,10 @@ installs them (and kazoo) and runs this script. A peer that is not installed is 
 line saying so. Figures are medians over runs; the systems run in turn within each run, so
 every ratio is measured in one window on this machine.
 
-A fourth column, ``grpc-noop``, is the ceiling: one ``grpc.aio`` server process whose
+The ``grpc-noop`` column is the ceiling: one ``grpc.aio`` server process whose
 ``CreateTopics`` answers at once (no controller, no Raft), driven by the same clients, so the
 table shows how much of the 1- and N-client figures any Python gRPC server reaches here, and
-``raftmeta/grpc-noop`` how close raftmeta comes to it. A fifth, ``grpc-barrier``, is the
+``raftmeta/grpc-noop`` how close raftmeta comes to it. ``grpc-barrier`` is the
 ceiling of any server that makes its clients share commits: the same server, but it holds each
 answer until every client's request is in (or 5 ms passed, as the controller's wait) and then
 for ``BARRIER_COMMIT_MS`` more, about raftmeta's append-to-commit time under the 16 clients.
@@ -38,7 +47,9 @@ Ratios are the median of the per-run ratios, each taken within one run: a peer w
 moves between windows on this shared machine moves every system's figure less than it moves
 the ratio of medians.
 
-Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,grpc-noop]``;
+Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,grpc-noop]``
+(``--only`` also takes ``grpc``, ``kafka``, ``zk``, ``noop``, ``barrier``: ``--quick --runs 1
+--only kafka,grpc,etcd`` is a check of about a minute);
 ``--serial`` runs the serial writes alone (a quick look at the commit path beside the peers).
 ``--variant NAME:KEY=VALUE`` adds a raftmeta column whose controllers run with other settings
 (``--variant one-by-one:controller.append.max.in.flight=0`` compares the controller's group
