@@ -15,7 +15,9 @@ the phase per write (``quorum_cpu_ms``, the leader's alone as ``leader_cpu_ms``)
 
 Run alone (``.venv/bin/python benchmarks/kafka_create_topics.py``) it measures the 1- and
 16-client phases in both client modes on one quorum, to say which mode reaches more here;
-``--profile`` runs the controllers under cProfile and prints the leader's top entries.
+``--profile`` profiles each N-client phase on the controllers (cProfile on the event-loop
+thread's CPU time, so neither waiting nor being preempted on a loaded machine counts) and prints
+the leader's top entries: where the controller's CPU goes per Kafka CreateTopics.
 """
 
 from __future__ import annotations
@@ -58,7 +60,6 @@ class KafkaControllers(ControllerProcesses):
         self,
         directory: Path,
         *,
-        profile: bool = False,
         settings: dict[str, str] | None = None,
     ) -> None:
         ports = free_ports(6)
@@ -66,7 +67,6 @@ class KafkaControllers(ControllerProcesses):
         self.kafka_bootstrap = ",".join(f"127.0.0.1:{port}" for port in kafka_ports)
         super().__init__(
             directory,
-            profile=profile,
             settings=settings,
             ports=grpc_ports,
             node_settings={
@@ -198,8 +198,11 @@ async def compare_modes(
     modes: Sequence[str],
     phases: Sequence[tuple[int, int]],
     rounds: int,
+    profiles: Path | None = None,
 ) -> dict[tuple[str, int], list[float]]:
-    """Each phase in each mode, alternating the modes' order round by round; the rates."""
+    """Each phase in each mode, alternating the modes' order round by round; the rates.
+    With ``profiles`` (a directory), each N-client phase is profiled on the controllers and
+    the leader's profile printed after it."""
     rates: dict[tuple[str, int], list[float]] = {}
     async with registered_brokers(controllers.servers):
         await wait_for_named_controller(controllers.kafka_bootstrap)
@@ -207,6 +210,9 @@ async def compare_modes(
             order = list(modes) if round_ % 2 == 0 else list(reversed(modes))
             for clients, per_client in phases:
                 for mode in order if clients > 1 else modes[:1]:  # 1 client: the same
+                    profiled = profiles is not None and clients > 1
+                    if profiled:
+                        controllers.start_phase_profiles()
                     phase = await kafka_create_topics_phase(
                         controllers.kafka_bootstrap,
                         f"{mode[0]}{round_}-c{clients}",
@@ -217,6 +223,9 @@ async def compare_modes(
                     )
                     rates.setdefault((mode, clients), []).append(phase["rate"])
                     print(describe(mode, clients, phase), flush=True)
+                    if profiles is not None and profiled:
+                        label = f"{mode}-{round_}"
+                        print_busiest_profile(controllers.stop_phase_profiles(profiles, label))
     return rates
 
 
@@ -230,7 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="rounds of every phase and mode")
     parser.add_argument("--modes", default=",".join(CLIENT_MODES))
     parser.add_argument(
-        "--profile", action="store_true", help="controllers under cProfile: the leader's top"
+        "--profile",
+        action="store_true",
+        help="profile every N-client phase on the controllers (cProfile on the event loop "
+        "thread's CPU time) and print the leader's top entries",
     )
     args = parser.parse_args(argv)
     modes = [mode for mode in args.modes.split(",") if mode]
@@ -239,14 +251,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"load average at start: {load_average()}", flush=True)
     phases = [(1, args.single), (args.clients, args.per_client)]
     with tempfile.TemporaryDirectory(prefix="kafka-create-topics-") as temp:
-        controllers = KafkaControllers(Path(temp), profile=args.profile)
+        controllers = KafkaControllers(Path(temp))
+        profiles = Path(temp) if args.profile else None
         try:
-            rates = asyncio.run(compare_modes(controllers, modes, phases, args.rounds))
+            rates = asyncio.run(compare_modes(controllers, modes, phases, args.rounds, profiles))
         finally:
             with contextlib.suppress(Exception):
                 controllers.close()
-        if args.profile:
-            print_busiest_profile(controllers.profiles)
     print(f"load average at end: {load_average()}")
     for (mode, clients), values in sorted(rates.items(), key=lambda item: item[0][::-1]):
         print(f"median {mode:>9}, {clients:>2} client(s): {statistics.median(values):7,.0f}/s")
