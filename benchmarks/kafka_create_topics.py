@@ -43,10 +43,11 @@ from raftmeta.ports import free_ports
 CLIENT_SCRIPT = Path(__file__).resolve().parent / "quorum_nodes" / "kafka_client.py"
 CLIENT_MODES = ("processes", "threads")
 DEFAULT_CLIENT_MODE = "threads"
-"""The mode that reached more with 16 clients on this 2-core machine (this module's own run,
-four rounds alternating the order: 739/s on threads against 526/s on processes, median, and
-threads won every round), with less client CPU per write (0.27 ms against 0.36 ms): sixteen
-interpreters, each with librdkafka's threads, cost the cores the controllers need."""
+"""The mode that reached more with 16 clients on this 2-core machine: over seven paired rounds
+of this module's own run (two runs, the modes' order alternating, load average 6 to 20),
+threads reached more in six, by a median 1.33x, with less client CPU per write (0.22-0.27 ms
+against 0.33-0.39 ms): sixteen interpreters, each with librdkafka's threads, take CPU from
+the controllers on two cores."""
 PARTITIONS = 1
 REPLICATION_FACTOR = 3
 """The gRPC column's replication factor, on the same six brokers."""
@@ -261,6 +262,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"load average at end: {load_average()}")
     for (mode, clients), values in sorted(rates.items(), key=lambda item: item[0][::-1]):
         print(f"median {mode:>9}, {clients:>2} client(s): {statistics.median(values):7,.0f}/s")
+    paired = [rates.get((mode, args.clients), []) for mode in CLIENT_MODES]
+    if all(paired):
+        # Each round's two figures share a window: their ratio moves less than either.
+        ratios = [threads / processes for processes, threads in zip(*paired, strict=True)]
+        print(
+            f"threads/processes, {args.clients} clients, median of per-round ratios: "
+            f"{statistics.median(ratios):.2f}x (threads higher in "
+            f"{sum(ratio > 1 for ratio in ratios)} of {len(ratios)} rounds)"
+        )
     return 0
 
 
