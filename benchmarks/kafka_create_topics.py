@@ -52,6 +52,11 @@ PARTITIONS = 1
 REPLICATION_FACTOR = 3
 """The gRPC column's replication factor, on the same six brokers."""
 READY_TIMEOUT_S = 120.0
+PHASE_TIMEOUT_S = 900.0
+"""The longest a client process may take over its timed creates before the phase fails."""
+ANSWER_LIMIT_BYTES = 2**24
+"""A client process's answer is one line holding every latency it timed (16 clients on threads
+x 300 creates is about 100 KB), past asyncio's 64 KiB default."""
 
 
 class KafkaControllers(ControllerProcesses):
@@ -109,12 +114,13 @@ class ClientProcess:
             str(REPLICATION_FACTOR),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            limit=ANSWER_LIMIT_BYTES,
         )
         return cls(process)
 
-    async def answer(self) -> dict[str, Any]:
+    async def answer(self, timeout_s: float = READY_TIMEOUT_S) -> dict[str, Any]:
         assert self.process.stdout is not None
-        line = await asyncio.wait_for(self.process.stdout.readline(), READY_TIMEOUT_S)
+        line = await asyncio.wait_for(self.process.stdout.readline(), timeout_s)
         if not line:
             raise RuntimeError(f"a Kafka client process exited ({await self.process.wait()})")
         answer: dict[str, Any] = json.loads(line)
@@ -160,7 +166,7 @@ async def kafka_create_topics_phase(
         servers_cpu_began = cpu_seconds()
         for process in processes:
             process.go()
-        results = [await process.answer() for process in processes]
+        results = [await process.answer(PHASE_TIMEOUT_S) for process in processes]
         servers_cpu = [
             after - before for after, before in zip(cpu_seconds(), servers_cpu_began, strict=True)
         ]
