@@ -1020,7 +1020,6 @@ def main() -> int:
             f"--runs must be at least 1 and --only a subset of {','.join(SYSTEMS)} "
             f"(or {','.join(ALIASES)})"
         )
-
     load = QUICK if args.quick else FULL
     if args.serial:
         load = dataclasses.replace(load, serial_only=True)
@@ -1056,11 +1055,12 @@ def main() -> int:
 
         kafka_mode = args.kafka_clients or DEFAULT_CLIENT_MODE
         runners[KAFKA] = functools.partial(run_raftmeta_kafka, client_mode=kafka_mode)
+        many = load.concurrent_clients
         out(
-            f"{KAFKA} = raftmeta's 1/16-client CreateTopics through its controllers' KAFKA "
+            f"{KAFKA} = raftmeta's 1/{many}-client CreateTopics through its controllers' KAFKA "
             "listeners (1 topic, 1 partition, RF 3, the same 6 brokers), each client a "
-            "confluent-kafka AdminClient of its own, the 16 clients as "
-            + ("16 processes" if kafka_mode == "processes" else "16 threads of one process")
+            f"confluent-kafka AdminClient of its own, the {many} clients as "
+            + (f"{many} processes" if kafka_mode == "processes" else "threads of one process")
             + "; server CPU is the three controllers' over each phase, as for raftmeta"
         )
     if CEILING in systems:

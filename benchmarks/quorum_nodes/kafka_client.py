@@ -36,8 +36,13 @@ OPERATION_TIMEOUT_S = 30.0
 """Sent as CreateTopics' ``timeout_ms``, the 30 s the gRPC column's requests carry."""
 
 
+LOG_LEVEL = 4
+"""librdkafka's warnings and worse: its informational lines (a probe client destroyed with an
+event still queued, say) would interleave with the figures."""
+
+
 def admin_client(bootstrap: str) -> Any:
-    return AdminClient({"bootstrap.servers": bootstrap})
+    return AdminClient({"bootstrap.servers": bootstrap, "log_level": LOG_LEVEL})
 
 
 def controller_named(bootstrap: str, deadline_s: float) -> None:
