@@ -1,10 +1,9 @@
-"""The admin operations as coroutines: build the gRPC request, send it to the controller,
-turn the answer into one outcome per item.
+"""The admin client's gRPC transport: raftmeta's Admin service, reached through a
+:class:`ControllerChannel` that finds the active controller among ``bootstrap.servers`` and
+follows it when it moves.
 
-An outcome is the item's value or a :class:`KafkaException`; a request-level failure (no
-controller in time, authorization refused at the top, a malformed request) raises instead, and
-the clients fail every item's future with it. Both clients share this layer and differ only in
-which kind of future they hand out.
+Each operation builds the gRPC request, sends it and turns the answer into one outcome per
+item, as :class:`~raftmeta.admin.transport.AdminTransport` describes.
 
 Every write carries a fresh request id (:func:`new_request_id`), made once per call here and
 so the same on every retry the channel makes of that call: the controller answers a retry of a
@@ -16,8 +15,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
+from raftmeta.admin.transport import Outcomes, not_offered
 from raftmeta.admin.types import (
     BrokerDescription,
     ClusterDescription,
@@ -38,11 +38,6 @@ from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import uuid_to_str
 from raftmeta.rpc import admin_pb2 as pb
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-Outcomes = dict[K, V | KafkaException]
 
 
 def new_request_id() -> bytes:
@@ -66,7 +61,7 @@ def _missing(what: str) -> KafkaException:
     )
 
 
-def _fill_missing(outcomes: dict[K, Any], keys: Iterable[K], describe: str) -> None:
+def _fill_missing(outcomes: dict[Any, Any], keys: Iterable[Any], describe: str) -> None:
     for key in keys:
         if key not in outcomes:
             outcomes[key] = _missing(f"{describe} {key}")
@@ -112,11 +107,18 @@ def _acl_filter_to_pb(acl_filter: AclBindingFilter) -> pb.AclBindingFilter:
     )
 
 
-class AdminRequests:
+class GrpcTransport:
     """Admin operations over one :class:`ControllerChannel` (and so one event loop)."""
 
     def __init__(self, channel: ControllerChannel) -> None:
         self.channel = channel
+
+    describe_quorum = not_offered(
+        "DescribeQuorum", "bootstrap.controllers (or raftmeta quorum describe)"
+    )
+
+    async def close(self) -> None:
+        await self.channel.close()
 
     async def create_acls(
         self, bindings: Sequence[AclBinding], timeout_ms: int | None
