@@ -394,7 +394,7 @@ def _metadata_request(topics: Sequence[str] | None) -> dict[str, Any]:
 def _reason(error: BaseException) -> str:
     """Why a connection failed, in a few lower-case words."""
     if isinstance(error, ssl.SSLCertVerificationError):
-        return f"TLS: {error.verify_message or 'certificate verify failed'}"
+        return f"TLS certificate verify failed: {error.verify_message}"
     if isinstance(error, ssl.SSLError):
         return f"TLS: {(error.reason or str(error)).lower().replace('_', ' ')}"
     reason = getattr(error, "strerror", None) or "connection closed"
