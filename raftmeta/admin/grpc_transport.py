@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from raftmeta.admin.transport import Outcomes, not_offered
+from raftmeta.admin.transport import Outcomes, config_entry, config_resource_of, not_offered
 from raftmeta.admin.types import (
     BrokerDescription,
     ClusterDescription,
@@ -31,7 +31,6 @@ from raftmeta.admin.types import (
     TopicDescription,
 )
 from raftmeta.common.acls import AclBinding, AclBindingFilter
-from raftmeta.common.configs import ConfigSource
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
 from raftmeta.controller_channel import ControllerChannel
@@ -298,7 +297,7 @@ class GrpcTransport:
         response = await self._call("Admin/DescribeConfigs", request, timeout_ms)
         outcomes: Outcomes[ConfigResource, dict[str, ConfigEntry]] = {}
         for result in response.results:
-            key = _known_resource(result.resource)
+            key = config_resource_of(result.resource.resource_type, result.resource.resource_name)
             if key is None:
                 continue
             error = _item_error(result.error_code, result.error_message)
@@ -325,7 +324,7 @@ class GrpcTransport:
         response = await self._call("Admin/IncrementalAlterConfigs", request, budget)
         outcomes: Outcomes[ConfigResource, None] = {}
         for result in response.results:
-            key = _known_resource(result.resource)
+            key = config_resource_of(result.resource.resource_type, result.resource.resource_name)
             if key is not None:
                 outcomes[key] = _item_error(result.error_code, result.error_message)
         _fill_missing(outcomes, resources, "resource")
@@ -413,25 +412,8 @@ def _resource(resource: ConfigResource) -> pb.ConfigResource:
     return pb.ConfigResource(resource_type=int(resource.restype), resource_name=resource.name)
 
 
-def _known_resource(message: Any) -> ConfigResource | None:
-    """The result's resource as a key, or None for a type this client does not know (and so
-    cannot have asked about)."""
-    try:
-        return ConfigResource(message.resource_type, message.resource_name)
-    except ValueError:
-        return None
-
-
 def _config_entries(configs: Iterable[Any]) -> dict[str, ConfigEntry]:
-    entries: dict[str, ConfigEntry] = {}
-    for config in configs:
-        try:
-            source: ConfigSource | None = ConfigSource(config.source)
-        except ValueError:
-            source = None
-        value = None if config.is_null else config.value
-        entries[config.name] = ConfigEntry(config.name, value, source)
-    return entries
+    return {c.name: config_entry(c.name, None if c.is_null else c.value, c.source) for c in configs}
 
 
 def _alterable(resource: ConfigResource, entry: ConfigEntry) -> pb.AlterableConfig:

@@ -14,9 +14,9 @@ ControllerId and the controllers' KAFKA endpoints), and follow it once when it h
 ``ssl.truststore.*`` and presenting ``ssl.keystore.*`` when set, exactly as the gRPC transport
 uses the same keys. SASL is not spoken, so neither are bearer tokens.
 
-ACLs and features are not served by the KAFKA listener, and configs and cluster descriptions
-are not carried here yet: those operations fail with UNSUPPORTED_VERSION, naming
-``bootstrap.servers``.
+ACLs are not served by the KAFKA listener, and cluster descriptions and features are not
+carried here (Kafka's DescribeCluster lacks the broker states raftmeta's has): those
+operations fail with UNSUPPORTED_VERSION, naming ``bootstrap.servers``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from raftmeta.admin.quorum import QuorumInfo, Replica
-from raftmeta.admin.transport import Outcomes, not_offered
+from raftmeta.admin.transport import Outcomes, config_entry, config_resource_of, not_offered
 from raftmeta.admin.types import (
+    ConfigEntry,
+    ConfigResource,
     KafkaException,
     NewPartitions,
     NewTopic,
@@ -50,6 +52,7 @@ CREATE_TOPICS = (19, 7)
 DELETE_TOPICS = (20, 5)
 CREATE_PARTITIONS = (37, 3)
 DESCRIBE_CONFIGS = (32, 4)
+INCREMENTAL_ALTER_CONFIGS = (44, 1)
 ELECT_LEADERS = (43, 2)
 DESCRIBE_QUORUM = (55, 2)
 TOPIC_RESOURCE = 2
@@ -85,8 +88,6 @@ class KafkaTransport:
     describe_cluster = not_offered("DescribeCluster", INSTEAD)
     describe_features = not_offered("DescribeFeatures", INSTEAD)
     update_features = not_offered("UpdateFeatures", INSTEAD)
-    describe_configs = not_offered("DescribeConfigs", INSTEAD)
-    incremental_alter_configs = not_offered("IncrementalAlterConfigs", INSTEAD)
     create_acls = not_offered("CreateAcls", INSTEAD)
     describe_acls = not_offered("DescribeAcls", INSTEAD)
     delete_acls = not_offered("DeleteAcls", INSTEAD)
@@ -301,6 +302,65 @@ class KafkaTransport:
             if result.error_code == 0
         }
 
+    # ------------------------------------------------------------------------ configs
+
+    async def describe_configs(
+        self, resources: Sequence[ConfigResource], timeout_ms: int | None
+    ) -> Outcomes[ConfigResource, dict[str, ConfigEntry]]:
+        """From the active controller, so that a caller reads its own writes."""
+        budget = self._budget(timeout_ms)
+        values = {
+            "resources": [
+                {
+                    "resource_type": int(r.restype),
+                    "resource_name": r.name,
+                    "configuration_keys": None,
+                }
+                for r in resources
+            ],
+            "include_synonyms": False,
+            "include_documentation": False,
+        }
+        answer = await self._to_controller(DESCRIBE_CONFIGS, values, budget, _moved("results"))
+        return {
+            key: _item_error(result)
+            or {c.name: config_entry(c.name, c.value, c.config_source) for c in result.configs}
+            for result in answer.results
+            if (key := config_resource_of(result.resource_type, result.resource_name))
+        }
+
+    async def incremental_alter_configs(
+        self, resources: Sequence[ConfigResource], validate_only: bool, timeout_ms: int | None
+    ) -> Outcomes[ConfigResource, None]:
+        budget = self._budget(timeout_ms)
+        values = {
+            "resources": [
+                {
+                    "resource_type": int(r.restype),
+                    "resource_name": r.name,
+                    "configs": [
+                        {
+                            "name": entry.name,
+                            # Never None: the client checked every change has an operation.
+                            "config_operation": int(entry.incremental_operation or 0),
+                            "value": entry.value,
+                        }
+                        for entry in r.incremental_configs
+                    ],
+                }
+                for r in resources
+            ],
+            "validate_only": validate_only,
+        }
+        answer = await self._to_controller(
+            INCREMENTAL_ALTER_CONFIGS, values, budget, _moved("responses")
+        )
+        return {
+            key: _item_error(result)
+            for result in answer.responses
+            if (key := config_resource_of(result.resource_type, result.resource_name))
+        }
+
     # ------------------------------------------------------------------------ elections
 
     async def elect_leaders(
@@ -408,14 +468,16 @@ def _moved(field: str) -> Callable[[Any], bool]:
     )
 
 
+def _item_error(item: Any) -> KafkaException | None:
+    """An answered item's error (its message, else the code's name), or None."""
+    if not item.error_code:
+        return None
+    return KafkaException(item.error_code, item.error_message or ErrorCode(item.error_code).name)
+
+
 def _item_errors(items: Iterable[Any]) -> Outcomes[str, None]:
     """Each named item's error, or None where it succeeded."""
-    return {
-        item.name: None
-        if not item.error_code
-        else KafkaException(item.error_code, item.error_message or ErrorCode(item.error_code).name)
-        for item in items
-    }
+    return {item.name: _item_error(item) for item in items}
 
 
 def _first_message(answer: Any) -> str | None:

@@ -22,6 +22,7 @@ from raftmeta.admin.types import (
     ClusterDescription,
     ConfigEntry,
     ConfigResource,
+    ConfigSource,
     FeatureMetadata,
     KafkaException,
     NewPartitions,
@@ -100,6 +101,24 @@ class AdminTransport(Protocol):
     async def describe_quorum(self, timeout_ms: int | None) -> QuorumInfo: ...
 
     async def close(self) -> None: ...
+
+
+def config_resource_of(resource_type: int, resource_name: str) -> ConfigResource | None:
+    """An answered resource as a result key, or None for a type this client does not know
+    (and so cannot have asked about)."""
+    try:
+        return ConfigResource(resource_type, resource_name)
+    except ValueError:
+        return None
+
+
+def config_entry(name: str, value: str | None, source: int) -> ConfigEntry:
+    """A described config; a source id this client does not know is left None."""
+    try:
+        known: ConfigSource | None = ConfigSource(source)
+    except ValueError:
+        known = None
+    return ConfigEntry(name, value, known)
 
 
 def not_offered(operation: str, instead: str) -> Callable[..., Coroutine[Any, Any, Any]]:
