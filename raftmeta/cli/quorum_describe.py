@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import grpc
 
+from raftmeta.admin.quorum import QuorumInfo, Replica
 from raftmeta.controller_channel import unreachable_reason
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import raft_pb2 as pb
@@ -20,75 +20,26 @@ from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.security.listener import secure_channel_credentials, sync_channel
 from raftmeta.security.tls import TlsSettings
 
-UNKNOWN = -1
 DEFAULT_TIMEOUT_S = 3.0
 """How long each bootstrap server gets to answer unless ``request.timeout.ms`` says."""
 
 
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "DescribeError",
+    "QuorumInfo",
+    "Replica",
+    "describe_quorum",
+    "replication_lines",
+    "status_lines",
+    "wait_for_leader",
+]
+"""``QuorumInfo`` and ``Replica`` live in :mod:`raftmeta.admin.quorum` (the admin client's
+Kafka transport returns them); they are named here too for the callers of this module."""
+
+
 class DescribeError(Exception):
     """No server gave the leader's view; the message is one line for the terminal."""
-
-
-@dataclass(frozen=True, slots=True)
-class Replica:
-    node_id: int
-    log_end_offset: int
-    last_fetch_timestamp: int
-    last_caught_up_timestamp: int
-    directory_id: str = ""
-    """KIP-853's directory id; empty when the leader does not know it."""
-
-
-@dataclass(frozen=True, slots=True)
-class QuorumInfo:
-    cluster_id: str
-    leader_id: int
-    leader_epoch: int
-    high_watermark: int
-    voters: tuple[Replica, ...]
-    observers: tuple[Replica, ...]
-    kraft_version: int = 0
-    """1: a dynamic quorum, whose voters are shown with their directory ids and endpoints."""
-    endpoints: tuple[tuple[int, str], ...] = ()
-    """(voter id, NAME://host:port) for every endpoint of every voter (a dynamic quorum)."""
-
-    @property
-    def dynamic(self) -> bool:
-        return self.kraft_version >= 1
-
-    @property
-    def leader(self) -> Replica | None:
-        return next((v for v in self.voters if v.node_id == self.leader_id), None)
-
-    def lag(self, replica: Replica) -> int:
-        """Records behind the leader's log end; -1 while the replica's end is unknown."""
-        leader = self.leader
-        if leader is None or replica.log_end_offset < 0 or leader.log_end_offset < 0:
-            return UNKNOWN
-        return max(0, leader.log_end_offset - replica.log_end_offset)
-
-    @property
-    def followers(self) -> tuple[Replica, ...]:
-        return tuple(v for v in self.voters if v.node_id != self.leader_id)
-
-    @property
-    def max_follower_lag(self) -> int:
-        lags = [self.lag(f) for f in self.followers]
-        return max(lags, default=0)
-
-    @property
-    def max_follower_lag_time_ms(self) -> int:
-        """How long the follower furthest behind has not been caught up, as the leader last
-        saw; -1 if a follower was never caught up."""
-        leader = self.leader
-        if leader is None or leader.last_caught_up_timestamp < 0:
-            return UNKNOWN
-        times = [f.last_caught_up_timestamp for f in self.followers]
-        if not times:
-            return 0
-        if min(times) < 0:
-            return UNKNOWN
-        return max(0, leader.last_caught_up_timestamp - min(times))
 
 
 def _split_servers(bootstrap: str) -> list[str]:

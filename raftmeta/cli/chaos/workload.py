@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from raftmeta.admin.clients import AsyncAdminClient
+from raftmeta.admin import AsyncAdminClient
 from raftmeta.admin.types import KafkaException, NewTopic
 from raftmeta.cli.chaos.history import Operation, Outcome
 from raftmeta.errors import ErrorCode

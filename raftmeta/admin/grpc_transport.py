@@ -1,10 +1,9 @@
-"""The admin operations as coroutines: build the gRPC request, send it to the controller,
-turn the answer into one outcome per item.
+"""The admin client's gRPC transport: raftmeta's Admin service, reached through a
+:class:`ControllerChannel` that finds the active controller among ``bootstrap.servers`` and
+follows it when it moves.
 
-An outcome is the item's value or a :class:`KafkaException`; a request-level failure (no
-controller in time, authorization refused at the top, a malformed request) raises instead, and
-the clients fail every item's future with it. Both clients share this layer and differ only in
-which kind of future they hand out.
+Each operation builds the gRPC request, sends it and turns the answer into one outcome per
+item, as :class:`~raftmeta.admin.transport.AdminTransport` describes.
 
 Every write carries a fresh request id (:func:`new_request_id`), made once per call here and
 so the same on every retry the channel makes of that call: the controller answers a retry of a
@@ -16,8 +15,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
+from raftmeta.admin.transport import Outcomes, config_entry, config_resource_of, not_offered
 from raftmeta.admin.types import (
     BrokerDescription,
     ClusterDescription,
@@ -31,18 +31,12 @@ from raftmeta.admin.types import (
     TopicDescription,
 )
 from raftmeta.common.acls import AclBinding, AclBindingFilter
-from raftmeta.common.configs import ConfigSource
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
 from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import uuid_to_str
 from raftmeta.rpc import admin_pb2 as pb
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-Outcomes = dict[K, V | KafkaException]
 
 
 def new_request_id() -> bytes:
@@ -66,7 +60,7 @@ def _missing(what: str) -> KafkaException:
     )
 
 
-def _fill_missing(outcomes: dict[K, Any], keys: Iterable[K], describe: str) -> None:
+def _fill_missing(outcomes: dict[Any, Any], keys: Iterable[Any], describe: str) -> None:
     for key in keys:
         if key not in outcomes:
             outcomes[key] = _missing(f"{describe} {key}")
@@ -112,11 +106,18 @@ def _acl_filter_to_pb(acl_filter: AclBindingFilter) -> pb.AclBindingFilter:
     )
 
 
-class AdminRequests:
+class GrpcTransport:
     """Admin operations over one :class:`ControllerChannel` (and so one event loop)."""
 
     def __init__(self, channel: ControllerChannel) -> None:
         self.channel = channel
+
+    describe_quorum = not_offered(
+        "DescribeQuorum", "bootstrap.controllers (or raftmeta quorum describe)"
+    )
+
+    async def close(self) -> None:
+        await self.channel.close()
 
     async def create_acls(
         self, bindings: Sequence[AclBinding], timeout_ms: int | None
@@ -296,7 +297,7 @@ class AdminRequests:
         response = await self._call("Admin/DescribeConfigs", request, timeout_ms)
         outcomes: Outcomes[ConfigResource, dict[str, ConfigEntry]] = {}
         for result in response.results:
-            key = _known_resource(result.resource)
+            key = config_resource_of(result.resource.resource_type, result.resource.resource_name)
             if key is None:
                 continue
             error = _item_error(result.error_code, result.error_message)
@@ -323,7 +324,7 @@ class AdminRequests:
         response = await self._call("Admin/IncrementalAlterConfigs", request, budget)
         outcomes: Outcomes[ConfigResource, None] = {}
         for result in response.results:
-            key = _known_resource(result.resource)
+            key = config_resource_of(result.resource.resource_type, result.resource.resource_name)
             if key is not None:
                 outcomes[key] = _item_error(result.error_code, result.error_message)
         _fill_missing(outcomes, resources, "resource")
@@ -411,25 +412,8 @@ def _resource(resource: ConfigResource) -> pb.ConfigResource:
     return pb.ConfigResource(resource_type=int(resource.restype), resource_name=resource.name)
 
 
-def _known_resource(message: Any) -> ConfigResource | None:
-    """The result's resource as a key, or None for a type this client does not know (and so
-    cannot have asked about)."""
-    try:
-        return ConfigResource(message.resource_type, message.resource_name)
-    except ValueError:
-        return None
-
-
 def _config_entries(configs: Iterable[Any]) -> dict[str, ConfigEntry]:
-    entries: dict[str, ConfigEntry] = {}
-    for config in configs:
-        try:
-            source: ConfigSource | None = ConfigSource(config.source)
-        except ValueError:
-            source = None
-        value = None if config.is_null else config.value
-        entries[config.name] = ConfigEntry(config.name, value, source)
-    return entries
+    return {c.name: config_entry(c.name, None if c.is_null else c.value, c.source) for c in configs}
 
 
 def _alterable(resource: ConfigResource, entry: ConfigEntry) -> pb.AlterableConfig:
