@@ -13,16 +13,12 @@ Holds the controller's logic only; the values its requests and replies carry are
 """
 
 from raftmeta.controller.brokers import BrokerSession, BrokerState
-from raftmeta.controller.controller import (
-    ControllerSettings,
-    NotControllerError,
-    QuorumController,
-    not_controller,
-)
+from raftmeta.controller.controller import NotControllerError, QuorumController, not_controller
 from raftmeta.controller.log import MetadataLog, RaftClientLog
 from raftmeta.controller.registration import ControllerRegistrationRequest
 from raftmeta.controller.requests_seen import AnsweredBefore, RequestTag, check_request_id
 from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
+from raftmeta.controller.settings import ControllerSettings
 
 __all__ = [
     "MAX_RECORDS_PER_USER_OP",

@@ -57,24 +57,13 @@ import contextlib
 import itertools
 import logging
 import time
-import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
-import raftmeta.controller.acls as acl_control
-import raftmeta.controller.brokers as lifecycle
-import raftmeta.controller.registration as controller_registration
-from elections import (
-    EXCESSIVE_BATCH_MESSAGE,
-    elect_leaders,
-    elections_for_unclean_shutdown,
-    online_elections_for_broker_removal,
-    preferred_rebalance,
-    unclean_elections_for_leaderless,
-)
-from placement import ReplicaPlacer, StripedReplicaPlacer
+from elections import EXCESSIVE_BATCH_MESSAGE
+from placement import ReplicaPlacer
 from raftmeta.common.acls import AclBinding, AclBindingFilter, AclDeleteResult
 from raftmeta.common.brokers import (
     AlterPartitionRequest,
@@ -91,25 +80,16 @@ from raftmeta.common.configs import (
 )
 from raftmeta.common.elections import ElectionType, TopicPartition, TopicResults
 from raftmeta.common.features import FeatureUpdate
-from raftmeta.common.items import DUPLICATE_TOPIC, OK, ItemError, duplicated
+from raftmeta.common.items import ItemError
 from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
-from raftmeta.config.node import RaftmetaConfig
-from raftmeta.controller.alter_partition import check_isr_change
-from raftmeta.controller.brokers import BrokerSession, BrokerState
-from raftmeta.controller.configs import (
-    MIN_INSYNC_REPLICAS,
-    UNCLEAN_LEADER_ELECTION_ENABLE,
-    alter_config_records,
-    describe_config,
-)
-from raftmeta.controller.features import (
-    ALL_FAILED_PREFIX,
-    SupportedRange,
-    check_broker_features,
-    supported_ranges,
-    update_feature_records,
-)
+from raftmeta.controller.acls import AclControlManager
+from raftmeta.controller.brokers import BrokerSession
+from raftmeta.controller.cluster import ClusterControlManager
+from raftmeta.controller.configs import ConfigurationControlManager
+from raftmeta.controller.features import FeatureControlManager, SupportedRange
 from raftmeta.controller.log import MetadataLog
+from raftmeta.controller.registration import ControllerRegistrationRequest
+from raftmeta.controller.replication import ReplicationControlManager
 from raftmeta.controller.requests_seen import (
     AnsweredBefore,
     RequestTag,
@@ -118,40 +98,27 @@ from raftmeta.controller.requests_seen import (
     wall_clock_ms,
 )
 from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
-from raftmeta.controller.topics import (
-    check_partition_total,
-    check_topic_name,
-    create_partitions_records,
-    create_topic_records,
-    delete_topic_records,
-)
+from raftmeta.controller.settings import ControllerSettings
 from raftmeta.controller.write_concurrency import WriteConcurrency
 from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.image import MetadataImage, PartitionKey, ReplayError
+from raftmeta.image import MetadataImage, ReplayError
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
-from raftmeta.records import (
-    FeatureLevelRecord,
-    NoOpRecord,
-    Record,
-    RegisterBrokerRecord,
-    UnregisterBrokerRecord,
-    decode_record,
-    encode_each,
-)
+from raftmeta.records import NoOpRecord, Record, decode_record, encode_each
 from raftmeta.storage.snapshots import SnapshotReader
+
+__all__ = [
+    "ControllerSettings",
+    "NotControllerError",
+    "QuorumController",
+    "fork",
+    "not_controller",
+]
 
 log = logging.getLogger(__name__)
 
 RERUN_CAPPED_MS = 10
 """How soon a periodic election run that stopped at its cap runs again, as in Kafka."""
-
-APPENDS_IN_FLIGHT = 1
-"""The default of ``controller.append.max.in.flight``: appends awaiting their commit at once."""
-
-APPEND_LINGER_MAX_MS = 5
-"""The default of ``controller.append.linger.max.ms``: the longest staged records wait for the
-other writers the controller expects (see *Adaptive wait* above)."""
 
 EVENTS_PER_TURN = 64
 """At most this many queued events run in one turn of the loop (and share a Raft batch)."""
@@ -170,70 +137,6 @@ CallLater = Callable[[float, Callable[[], None]], Cancellable]
 
 NOTHING: ControllerResult[None] = ControllerResult((), None)
 """A handler's result when it writes nothing and answers nothing."""
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerSettings:
-    """The settings the controller reads, under Kafka's names where Kafka has them."""
-
-    node_id: int
-    cluster_id: str
-    voter_ids: frozenset[int] = frozenset()
-    """The controllers' ids (``controller.quorum.voters``): no broker may register under one."""
-    metadata_max_idle_interval_ms: int = 500
-    broker_session_timeout_ms: int = 9_000
-    broker_heartbeat_interval_ms: int = 2_000
-    num_partitions: int = 1
-    default_replication_factor: int = 1
-    min_insync_replicas: int = 1
-    unclean_leader_election_enable: bool = False
-    request_timeout_ms: int = 30_000
-    """The deadline of a request that names none."""
-    auto_leader_rebalance_enable: bool = True
-    leader_imbalance_per_broker_percentage: int = 10
-    leader_imbalance_check_interval_seconds: int = 300
-    leader_imbalance_catch_up_ms: int = 10_000
-    unclean_leader_election_interval_ms: int = 300_000
-    appends_in_flight: int | None = APPENDS_IN_FLIGHT
-    """How many appends may await their commit at once; requests that run meanwhile stage
-    their records and append them together, as one batch, once an earlier append commits.
-    None appends each request's records as it runs."""
-    append_linger_max_ms: int = APPEND_LINGER_MAX_MS
-    """The longest staged records that could go to Raft wait for the other writers this
-    controller expects, when it has lately seen several at once; 0 never waits, nor does a
-    controller without a limit of appends in flight."""
-    bootstrap_features: tuple[tuple[str, int], ...] = ()
-    """The feature levels ``format --release-version`` chose, written by the first controller
-    to lead an empty log (none: the cluster runs with no finalized features, as before)."""
-
-    @classmethod
-    def from_config(
-        cls,
-        config: RaftmetaConfig,
-        cluster_id: str,
-        bootstrap_features: Mapping[str, int] | None = None,
-    ) -> ControllerSettings:
-        """The node's settings; ``cluster_id`` is the one in ``meta.properties``."""
-        return cls(
-            bootstrap_features=tuple(sorted((bootstrap_features or {}).items())),
-            node_id=config.node_id,
-            cluster_id=cluster_id,
-            voter_ids=frozenset(config.controller_quorum_voters),
-            metadata_max_idle_interval_ms=config.metadata_max_idle_interval_ms,
-            broker_session_timeout_ms=config.broker_session_timeout_ms,
-            broker_heartbeat_interval_ms=config.broker_heartbeat_interval_ms,
-            num_partitions=config.num_partitions,
-            default_replication_factor=config.default_replication_factor,
-            min_insync_replicas=config.min_insync_replicas,
-            unclean_leader_election_enable=config.unclean_leader_election_enable,
-            auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
-            leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
-            leader_imbalance_check_interval_seconds=config.leader_imbalance_check_interval_seconds,
-            leader_imbalance_catch_up_ms=config.leader_imbalance_catch_up_ms,
-            unclean_leader_election_interval_ms=config.unclean_leader_election_interval_ms,
-            appends_in_flight=config.controller_append_max_in_flight or None,
-            append_linger_max_ms=config.controller_append_linger_max_ms,
-        )
 
 
 class NotControllerError(KafkaError):
@@ -318,8 +221,14 @@ class QuorumController:
         self._wall_clock = wall_clock
         self._log = metadata_log
         self._clock = clock
-        self._placer: ReplicaPlacer = placer if placer is not None else StripedReplicaPlacer()
-        self._new_topic_id = new_topic_id or (lambda: uuid.uuid4().bytes)
+        # The domains' policy; the queue hands each handler the image it reads.
+        self.replication = ReplicationControlManager(
+            settings, placer=placer, new_topic_id=new_topic_id
+        )
+        self.cluster = ClusterControlManager(settings)
+        self.configs = ConfigurationControlManager(settings)
+        self.acls = AclControlManager()
+        self.features = FeatureControlManager(settings)
         self._committed = MetadataImage()
         self._latest = self._committed
         self._committed_end = 0
@@ -337,7 +246,6 @@ class QuorumController:
         """The timer ending the adaptive wait of the staged records, while they wait."""
         self._staged_deadline_ms: int | None = None
         """The earliest deadline among the staged write requests."""
-        self._sessions: dict[int, BrokerSession] = {}
         self._leader_id: int | None = None
         self._epoch = -1
         self._active = False
@@ -349,7 +257,7 @@ class QuorumController:
         self._consumer: asyncio.Task[None] | None = None
         self._ticker: asyncio.Task[None] | None = None
         # Metrics (raftmeta.server.metrics reads these; nothing here depends on them).
-        self.election_counts: Counter[tuple[str, str]] = Counter()
+        self.election_counts: Counter[tuple[str, str]] = self.replication.election_counts
         """Elections written, by (election type, outcome code name): requested ones per
         partition result, periodic ones per record."""
         self.queue_time_observer: Callable[[float], None] | None = None
@@ -382,7 +290,7 @@ class QuorumController:
         return list(itertools.islice(pending, len(pending) - self._unappended, None))
 
     def broker_session(self, broker_id: int) -> BrokerSession | None:
-        return self._sessions.get(broker_id)
+        return self.cluster.sessions.get(broker_id)
 
     def parked_replies(self) -> Counter[str]:
         """Replies waiting in the purgatory for their records to commit, by operation."""
@@ -925,14 +833,7 @@ class QuorumController:
         self._last_write_ms = now
         self._next_rebalance_ms = now + self.settings.leader_imbalance_check_interval_seconds * 1000
         self._next_unclean_ms = now + self.settings.unclean_leader_election_interval_ms
-        # Heartbeat state is soft: every registered broker gets a fresh session. A broker
-        # already in controlled shutdown waits until the others report this controller's
-        # starting offset, since where its shutdown began was not kept.
-        self._sessions = {}
-        for broker_id, registration in self._committed.brokers.items():
-            session = self._sessions[broker_id] = BrokerSession(now)
-            if registration.in_controlled_shutdown:
-                session.controlled_shutdown_offset = self._committed.offset
+        self.cluster.reset_sessions(self._committed, now)
         log.info("node %d is the active controller in epoch %d", self.settings.node_id, self._epoch)
 
     def _resign(self, leader_id: int | None) -> None:
@@ -947,7 +848,7 @@ class QuorumController:
         self._appended_ends.clear()
         self._writes.clear()
         self._reset_linger()
-        self._sessions.clear()
+        self.cluster.clear_sessions()
         self._fail_waiters(not_controller(leader_id))
 
     def _fail_waiters(self, error: KafkaError) -> None:
@@ -967,49 +868,31 @@ class QuorumController:
         try:
             if self._bootstrap_due:
                 self._bootstrap_due = False
-                await self._submit(
-                    "bootstrapFeatures",
-                    self._bootstrap_features,
-                    timeout_ms=None,
-                    wait_for_commit=False,
-                    deadline=False,
+                await self._submit_periodic(
+                    "bootstrapFeatures", lambda: self.features.bootstrap_features(self._latest)
                 )
-            while await self._submit(
+            while await self._submit_periodic(
                 "fenceStaleBroker",
-                self._fence_one_stale_broker,
-                timeout_ms=None,
-                wait_for_commit=False,
-                deadline=False,
+                lambda: self.cluster.fence_one_stale_broker(self._latest, self._clock()),
             ):
                 pass
             now = self._clock()
             if self.settings.auto_leader_rebalance_enable and now >= self._next_rebalance_ms:
-                capped = await self._submit(
+                capped = await self._submit_periodic(
                     "preferredRebalance",
-                    self._rebalance,
-                    timeout_ms=None,
-                    wait_for_commit=False,
-                    deadline=False,
+                    lambda: self.replication.rebalance(
+                        self._latest, self._clock(), self.cluster.sessions
+                    ),
                 )
                 interval = self.settings.leader_imbalance_check_interval_seconds * 1000
                 self._next_rebalance_ms = now + (RERUN_CAPPED_MS if capped else interval)
             if now >= self._next_unclean_ms:
-                capped = await self._submit(
-                    "uncleanElections",
-                    self._unclean_elections,
-                    timeout_ms=None,
-                    wait_for_commit=False,
-                    deadline=False,
+                capped = await self._submit_periodic(
+                    "uncleanElections", lambda: self.replication.unclean_elections(self._latest)
                 )
                 interval = self.settings.unclean_leader_election_interval_ms
                 self._next_unclean_ms = now + (RERUN_CAPPED_MS if capped else interval)
-            await self._submit(
-                "maybeWriteNoOp",
-                self._maybe_write_noop,
-                timeout_ms=None,
-                wait_for_commit=False,
-                deadline=False,
-            )
+            await self._submit_periodic("maybeWriteNoOp", self._maybe_write_noop)
         except KafkaError as error:
             # Leadership went while the checks were queued; the next leader runs its own.
             log.info("periodic controller work stopped: %s", error.message)
@@ -1026,51 +909,10 @@ class QuorumController:
         while self._purgatory and self._purgatory[0].future.done():
             self._purgatory.popleft()
 
-    def _rebalance(self) -> ControllerResult[bool]:
-        """Preferred leaders back, for brokers over the imbalance threshold; True if capped."""
-        now = self._clock()
-        catch_up = self.settings.leader_imbalance_catch_up_ms
-
-        def caught_up(broker_id: int, _key: PartitionKey) -> bool:
-            # Soft state: when this controller unfenced the broker. Earlier ones count as warm.
-            session = self._sessions.get(broker_id)
-            return (
-                session is None
-                or session.unfenced_at_ms is None
-                or now - session.unfenced_at_ms >= catch_up
-            )
-
-        run = preferred_rebalance(
-            self._latest,
-            threshold_percent=self.settings.leader_imbalance_per_broker_percentage,
-            eligible=caught_up,
-        )
-        self.election_counts[(ElectionType.PREFERRED.name, ErrorCode.NONE.name)] += len(run.records)
-        return ControllerResult(run.records, run.capped, atomic=False)
-
-    def _unclean_elections(self) -> ControllerResult[bool]:
-        """Leaders for leaderless partitions of topics allowing it; True if capped."""
-        run = unclean_elections_for_leaderless(
-            self._latest,
-            unclean_default=self._unclean_default,
-            min_isr_default=self.settings.min_insync_replicas,
-        )
-        self.election_counts[(ElectionType.UNCLEAN.name, ErrorCode.NONE.name)] += len(run.records)
-        return ControllerResult(run.records, run.capped, atomic=False)
-
-    def _bootstrap_features(self) -> ControllerResult[None]:
-        """The bootstrap feature levels, as Kafka's first controller writes its
-        ``bootstrap.checkpoint``: only into a log that finalized nothing yet."""
-        image = self._latest
-        if image.features or image.brokers or image.topics:
-            return NOTHING
-        return ControllerResult(
-            tuple(
-                FeatureLevelRecord(name, level)
-                for name, level in self.settings.bootstrap_features
-                if level > 0
-            ),
-            None,
+    async def _submit_periodic(self, name: str, handler: Callable[[], ControllerResult[_T]]) -> _T:
+        """Queues the controller's own work: no deadline, answered as soon as it has run."""
+        return await self._submit(
+            name, handler, timeout_ms=None, wait_for_commit=False, deadline=False
         )
 
     def _maybe_write_noop(self) -> ControllerResult[None]:
@@ -1078,37 +920,9 @@ class QuorumController:
             return ControllerResult((NoOpRecord(),), None)
         return NOTHING
 
-    def _fence_one_stale_broker(self) -> ControllerResult[bool]:
-        """Fences the unfenced broker whose last contact is oldest, if its session expired.
-
-        One broker per event, as in Kafka: each fencing is its own append, and the caller
-        runs the check again at once until no broker is stale.
-        """
-        now = self._clock()
-        timeout = self.settings.broker_session_timeout_ms
-        stale: tuple[int, int] | None = None
-        for broker_id, session in self._sessions.items():
-            registration = self._latest.broker(broker_id)
-            if registration is None or registration.fenced:
-                continue
-            if session.last_contact_ms + timeout < now:
-                candidate = (session.last_contact_ms, broker_id)
-                if stale is None or candidate < stale:
-                    stale = candidate
-        if stale is None:
-            return ControllerResult((), False, atomic=False)
-        broker_id = stale[1]
-        log.info("fencing broker %d: no heartbeat for %d ms", broker_id, now - stale[0])
-        records = lifecycle.fence_records(
-            self._latest, broker_id, unclean_default=self._unclean_default
-        )
-        return ControllerResult(tuple(records), True, atomic=False)
-
-    @property
-    def _unclean_default(self) -> bool:
-        return self.settings.unclean_leader_election_enable
-
-    # --- topics -------------------------------------------------------------------------
+    # --- requests: each submits its manager's handler to the queue --------------------
+    #
+    # With ``request``, a retry of an earlier call raises :class:`AnsweredBefore`.
 
     async def create_topics(
         self,
@@ -1118,55 +932,14 @@ class QuorumController:
         timeout_ms: int | None = None,
         request: RequestTag | None = None,
     ) -> list[CreateTopicResult]:
-        """CreateTopics: one result per requested topic, in request order; atomic append.
-
-        With ``request``, a retry of an earlier call raises :class:`AnsweredBefore` (so for
-        every write below)."""
+        """CreateTopics: one result per requested topic, in request order; atomic append."""
+        topics = list(topics)
         return await self._submit_each(
             "createTopics",
-            lambda: self._create_topics(list(topics), validate_only),
+            lambda: self.replication.create_topics(self._latest, topics, validate_only),
             timeout_ms=timeout_ms,
             request=request,
         )
-
-    def _create_topics(
-        self, topics: list[NewTopic], validate_only: bool
-    ) -> Iterator[ControllerResult[CreateTopicResult]]:
-        """One result per topic; each is staged before the next is placed, so topics created
-        together see each other's replicas."""
-        check_partition_total(topics, self.settings.num_partitions, MAX_RECORDS_PER_USER_OP)
-        twice = duplicated(topic.name for topic in topics)
-        for topic in topics:
-            if topic.name in twice:
-                yield ControllerResult((), CreateTopicResult(topic.name, DUPLICATE_TOPIC))
-                continue
-            try:
-                check_topic_name(topic.name)
-                topic_id = self._new_topic_id()
-                records, partitions, replication_factor = create_topic_records(
-                    self._latest,
-                    topic,
-                    topic_id,
-                    self._placer,
-                    default_partitions=self.settings.num_partitions,
-                    default_replication_factor=self.settings.default_replication_factor,
-                )
-            except KafkaError as error:
-                yield ControllerResult(
-                    (), CreateTopicResult(topic.name, ItemError(error.code, error.message))
-                )
-                continue
-            yield ControllerResult(
-                () if validate_only else tuple(records),
-                CreateTopicResult(
-                    topic.name,
-                    OK,
-                    topic_id,
-                    partitions,
-                    replication_factor,
-                    dict(topic.configs),
-                ),
-            )
 
     async def create_partitions(
         self,
@@ -1176,39 +949,13 @@ class QuorumController:
         timeout_ms: int | None = None,
         request: RequestTag | None = None,
     ) -> list[TopicResult]:
+        requests = list(requests)
         return await self._submit_each(
             "createPartitions",
-            lambda: self._create_partitions(list(requests), validate_only),
+            lambda: self.replication.create_partitions(self._latest, requests, validate_only),
             timeout_ms=timeout_ms,
             request=request,
         )
-
-    def _create_partitions(
-        self, requests: list[NewPartitions], validate_only: bool
-    ) -> Iterator[ControllerResult[TopicResult]]:
-        twice = duplicated(request.topic for request in requests)
-        planned = 0
-        """New partitions this request has placed so far, validate-only ones included."""
-        for request in requests:
-            if request.topic in twice:
-                yield ControllerResult((), TopicResult(request.topic, DUPLICATE_TOPIC))
-                continue
-            try:
-                records = create_partitions_records(
-                    self._latest,
-                    request,
-                    self._placer,
-                    max_new_partitions=MAX_RECORDS_PER_USER_OP - planned,
-                )
-            except KafkaError as error:
-                yield ControllerResult(
-                    (), TopicResult(request.topic, ItemError(error.code, error.message))
-                )
-                continue
-            planned += len(records)
-            yield ControllerResult(
-                () if validate_only else tuple(records), TopicResult(request.topic)
-            )
 
     async def delete_topics(
         self,
@@ -1217,25 +964,13 @@ class QuorumController:
         timeout_ms: int | None = None,
         request: RequestTag | None = None,
     ) -> list[TopicResult]:
+        names = list(names)
         return await self._submit_each(
             "deleteTopics",
-            lambda: self._delete_topics(list(names)),
+            lambda: self.replication.delete_topics(self._latest, names),
             timeout_ms=timeout_ms,
             request=request,
         )
-
-    def _delete_topics(self, names: list[str]) -> Iterator[ControllerResult[TopicResult]]:
-        twice = duplicated(names)
-        for name in names:
-            if name in twice:
-                yield ControllerResult((), TopicResult(name, DUPLICATE_TOPIC))
-                continue
-            try:
-                records = delete_topic_records(self._latest, name)
-            except KafkaError as error:
-                yield ControllerResult((), TopicResult(name, ItemError(error.code, error.message)))
-                continue
-            yield ControllerResult(tuple(records), TopicResult(name))
 
     async def elect_leaders(
         self,
@@ -1245,36 +980,25 @@ class QuorumController:
         timeout_ms: int | None = None,
         request: RequestTag | None = None,
     ) -> tuple[TopicResults, ...]:
-        """ElectLeaders (KIP-460): per-partition results once the elections commit.
-
-        ``None`` means every partition. Not atomic: each record is a whole change to its own
-        partition, so an outcome larger than one user operation's cap is still written.
-        """
+        """ElectLeaders (KIP-460): per-partition results once the elections commit; ``None``
+        means every partition. Not atomic, so an outcome over the user-operation cap is
+        still written."""
         requested = None if partitions is None else list(partitions)
         return await self._submit(
             "electLeaders",
-            lambda: self._elect_leaders(election_type, requested),
+            lambda: self.replication.elect_leaders(self._latest, election_type, requested),
             timeout_ms=timeout_ms,
             request=request,
         )
 
-    def _elect_leaders(
-        self, election_type: ElectionType, partitions: list[TopicPartition] | None
-    ) -> ControllerResult[tuple[TopicResults, ...]]:
-        outcome = elect_leaders(
-            self._latest,
-            election_type,
-            partitions,
-            min_isr_default=self.settings.min_insync_replicas,
+    async def alter_partition(
+        self, request: AlterPartitionRequest, *, timeout_ms: int | None = None
+    ) -> list[AlterPartitionResult]:
+        return await self._submit_each(
+            "alterPartition",
+            lambda: self.replication.alter_partition(self._latest, request),
+            timeout_ms=timeout_ms,
         )
-        type_name = election_type.name
-        counts = self.election_counts
-        for topic_results in outcome.results:
-            for _partition, result in topic_results.partitions:
-                counts[(type_name, result.error.name)] += 1
-        return ControllerResult(outcome.records, outcome.results, atomic=False)
-
-    # --- configs ------------------------------------------------------------------------
 
     async def describe_configs(
         self, resources: Sequence[ConfigResourceRef], *, timeout_ms: int | None = None
@@ -1282,23 +1006,11 @@ class QuorumController:
         """Reads the committed image, so any controller (active or not) can answer."""
         return await self._submit(
             "describeConfigs",
-            lambda: ControllerResult(
-                (),
-                [
-                    describe_config(self._committed, resource, self._static_defaults())
-                    for resource in resources
-                ],
-            ),
+            lambda: self.configs.describe_configs(self._committed, resources),
             timeout_ms=timeout_ms,
             needs_leadership=False,
             wait_for_commit=False,
         )
-
-    def _static_defaults(self) -> dict[str, str]:
-        return {
-            MIN_INSYNC_REPLICAS: str(self.settings.min_insync_replicas),
-            UNCLEAN_LEADER_ELECTION_ENABLE: str(self._unclean_default).lower(),
-        }
 
     async def incremental_alter_configs(
         self,
@@ -1311,27 +1023,12 @@ class QuorumController:
         return await self._submit_each(
             "incrementalAlterConfigs",
             lambda: (
-                self._alter_configs(resource, list(ops), validate_only)
+                self.configs.alter_configs(self._latest, resource, list(ops), validate_only)
                 for resource, ops in changes.items()
             ),
             timeout_ms=timeout_ms,
             request=request,
         )
-
-    def _alter_configs(
-        self, resource: ConfigResourceRef, ops: list[AlterConfig], validate_only: bool
-    ) -> ControllerResult[AlterConfigsResult]:
-        try:
-            records = alter_config_records(self._latest, resource, ops)
-        except KafkaError as error:
-            return ControllerResult(
-                (), AlterConfigsResult(resource, ItemError(error.code, error.message))
-            )
-        return ControllerResult(
-            () if validate_only else tuple(records), AlterConfigsResult(resource)
-        )
-
-    # --- ACLs (controller/acls.py) ------------------------------------------------------
 
     async def create_acls(
         self,
@@ -1341,9 +1038,10 @@ class QuorumController:
         request: RequestTag | None = None,
     ) -> list[ItemError]:
         """CreateAcls: one outcome per binding, once the new ACLs commit."""
+        bindings = list(bindings)
         return await self._submit_each(
             "createAcls",
-            lambda: acl_control.create_acls(self._latest, list(bindings)),
+            lambda: self.acls.create_acls(self._latest, bindings),
             timeout_ms=timeout_ms,
             request=request,
         )
@@ -1356,9 +1054,10 @@ class QuorumController:
         request: RequestTag | None = None,
     ) -> list[AclDeleteResult]:
         """DeleteAcls: per filter, the ACLs it removed, once the removals commit."""
+        filters = list(filters)
         return await self._submit(
             "deleteAcls",
-            lambda: acl_control.delete_acls(self._latest, list(filters)),
+            lambda: self.acls.delete_acls(self._latest, filters),
             timeout_ms=timeout_ms,
             request=request,
         )
@@ -1369,13 +1068,11 @@ class QuorumController:
         """DescribeAcls from the committed image (any controller answers)."""
         return await self._submit(
             "describeAcls",
-            lambda: ControllerResult((), acl_control.describe_acls(self._committed, acl_filter)),
+            lambda: ControllerResult((), self.acls.describe_acls(self._committed, acl_filter)),
             timeout_ms=timeout_ms,
             needs_leadership=False,
             wait_for_commit=False,
         )
-
-    # --- features (controller/features.py) ----------------------------------------------
 
     async def update_features(
         self,
@@ -1384,308 +1081,69 @@ class QuorumController:
         validate_only: bool = False,
         timeout_ms: int | None = None,
     ) -> None:
-        """UpdateFeatures: every update or none, answered once the records commit. A refused
-        update fails the whole request with its error under Kafka's top-level prefix."""
+        """UpdateFeatures: every update or none, answered once the records commit."""
+        updates = list(updates)
         return await self._submit(
             "updateFeatures",
-            lambda: self._update_features(list(updates), validate_only),
+            lambda: self.features.update_features(self._latest, updates, validate_only),
             timeout_ms=timeout_ms,
         )
-
-    def _update_features(
-        self, updates: list[FeatureUpdate], validate_only: bool
-    ) -> ControllerResult[None]:
-        try:
-            records = update_feature_records(
-                self._latest, updates, controller_id=self.settings.node_id
-            )
-        except KafkaError as error:
-            raise KafkaError(error.code, ALL_FAILED_PREFIX + error.message) from None
-        return ControllerResult(() if validate_only else records, None)
 
     async def describe_features(
         self, *, timeout_ms: int | None = None
     ) -> tuple[dict[str, int], dict[str, SupportedRange], int]:
-        """The finalized levels, the range every unfenced broker and this controller support,
-        and the offset of the image they were read from (Kafka's finalized epoch)."""
+        """Finalized levels, supported ranges and the offset read, from the committed image."""
         return await self._submit(
             "describeFeatures",
-            lambda: ControllerResult(
-                (),
-                (
-                    dict(self._committed.features),
-                    supported_ranges(self._committed),
-                    self._committed.offset,
-                ),
-            ),
+            lambda: self.features.describe_features(self._committed),
             timeout_ms=timeout_ms,
             needs_leadership=False,
             wait_for_commit=False,
         )
 
-    # --- controllers ----------------------------------------------------------------------
-
     async def register_controller(
-        self,
-        request: controller_registration.ControllerRegistrationRequest,
-        *,
-        timeout_ms: int | None = None,
+        self, request: ControllerRegistrationRequest, *, timeout_ms: int | None = None
     ) -> None:
         """ControllerRegistration (KIP-919); returns once the registration is committed."""
         await self._submit(
             "registerController",
-            lambda: ControllerResult(
-                controller_registration.registration_records(
-                    request,
-                    cluster_id=self.settings.cluster_id,
-                    voter_ids=self.settings.voter_ids,
-                    image=self._latest,
-                ),
-                None,
-            ),
+            lambda: self.cluster.register_controller(self._latest, request),
             timeout_ms=timeout_ms,
         )
-
-    # --- brokers ------------------------------------------------------------------------
 
     async def register_broker(
         self, request: BrokerRegistrationRequest, *, timeout_ms: int | None = None
     ) -> int:
         """BrokerRegistration; returns the broker epoch once the registration commits."""
         return await self._submit(
-            "registerBroker", lambda: self._register_broker(request), timeout_ms=timeout_ms
+            "registerBroker",
+            lambda: self.cluster.register_broker(
+                self._latest, request, now_ms=self._clock(), next_offset=self._next_write_offset()
+            ),
+            timeout_ms=timeout_ms,
         )
-
-    def _register_broker(self, request: BrokerRegistrationRequest) -> ControllerResult[int]:
-        if request.cluster_id != self.settings.cluster_id:
-            raise KafkaError(
-                ErrorCode.INCONSISTENT_CLUSTER_ID,
-                f"Expected cluster ID {self.settings.cluster_id}, but got cluster ID "
-                f"{request.cluster_id}.",
-            )
-        lifecycle.check_registration(request, self.settings.voter_ids)
-        check_broker_features(self._latest, request.broker_id, request.features)
-        broker_id = request.broker_id
-        now = self._clock()
-        existing = self._latest.broker(broker_id)
-        session = self._sessions.get(broker_id)
-        if existing is not None and existing.incarnation_id == request.incarnation_id:
-            # The same process registering again: amend, keeping epoch and fencing state.
-            amended = RegisterBrokerRecord(
-                broker_id,
-                request.incarnation_id,
-                existing.broker_epoch,
-                request.endpoints,
-                request.features,
-                request.rack,
-                existing.fenced,
-                existing.in_controlled_shutdown,
-            )
-            if session is None:
-                self._sessions[broker_id] = BrokerSession(now)
-            else:
-                session.last_contact_ms = now
-            return ControllerResult((amended,), existing.broker_epoch)
-        records: list[Record] = []
-        if existing is not None:
-            timeout = self.settings.broker_session_timeout_ms
-            # A fenced broker holds no live session (it shut down, or its session expired),
-            # so its successor need not wait out a session timeout, as in Kafka.
-            live = session is not None and session.last_contact_ms + timeout >= now
-            if live and not existing.fenced:
-                raise KafkaError(
-                    ErrorCode.DUPLICATE_BROKER_REGISTRATION,
-                    f"Another broker is registered with broker id {broker_id}.",
-                )
-            clean = request.previous_broker_epoch == existing.broker_epoch
-            unclean_stop = (
-                ()
-                if clean
-                else elections_for_unclean_shutdown(
-                    self._latest,
-                    broker_id,
-                    unclean_default=self._unclean_default,
-                    min_isr_default=self.settings.min_insync_replicas,
-                )
-            )
-            if unclean_stop:
-                # KIP-966: no proof of a clean stop, so its log may have lost a tail; it
-                # leaves every ISR and ELR before the new incarnation is written.
-                records.extend(unclean_stop)
-            elif not existing.fenced:
-                # The old incarnation is gone: take it out of ISRs before replacing it.
-                records.extend(
-                    online_elections_for_broker_removal(
-                        self._latest,
-                        broker_id,
-                        unclean_default=self._unclean_default,
-                        min_isr_default=self.settings.min_insync_replicas,
-                    )
-                )
-        # The broker epoch is the offset its registration record will take.
-        broker_epoch = self._next_write_offset() + len(records)
-        records.append(
-            RegisterBrokerRecord(
-                broker_id,
-                request.incarnation_id,
-                broker_epoch,
-                request.endpoints,
-                request.features,
-                request.rack,
-                fenced=True,
-            )
-        )
-        self._sessions[broker_id] = BrokerSession(now)
-        # Not a user operation: one record per partition the old incarnation was in, however
-        # many (capping it would keep a broker in many partitions from ever registering).
-        return ControllerResult(tuple(records), broker_epoch, atomic=False)
 
     async def broker_heartbeat(
         self, request: BrokerHeartbeatRequest, *, timeout_ms: int | None = None
     ) -> BrokerHeartbeatReply:
         """BrokerHeartbeat. The default deadline is half the heartbeat interval, as in Kafka;
-        a heartbeat that waited longer in the queue still counts as contact, so a backed-up
-        queue does not get live brokers fenced."""
+        a heartbeat that waited longer in the queue still counts as contact."""
         if timeout_ms is None:
             timeout_ms = self.settings.broker_heartbeat_interval_ms // 2
         return await self._submit(
             "brokerHeartbeat",
-            lambda: self._heartbeat(request),
+            lambda: self.cluster.heartbeat(
+                self._latest, request, now_ms=self._clock(), next_offset=self._next_write_offset()
+            ),
             timeout_ms=timeout_ms,
-            on_expired=lambda: self._touch_session(request.broker_id, request.broker_epoch),
+            on_expired=lambda: self.cluster.touch_session(
+                self._latest, request.broker_id, request.broker_epoch, self._clock()
+            ),
         )
-
-    def _touch_session(self, broker_id: int, broker_epoch: int) -> None:
-        registration = self._latest.broker(broker_id)
-        session = self._sessions.get(broker_id)
-        if registration is not None and registration.broker_epoch == broker_epoch and session:
-            log.warning("controller event queue overloaded: heartbeat of broker %d", broker_id)
-            session.last_contact_ms = self._clock()
-
-    def _registration_at(self, broker_id: int, broker_epoch: int) -> None:
-        registration = self._latest.broker(broker_id)
-        if registration is None:
-            raise KafkaError(ErrorCode.STALE_BROKER_EPOCH, f"Broker {broker_id} is not registered.")
-        if registration.broker_epoch != broker_epoch:
-            raise KafkaError(
-                ErrorCode.STALE_BROKER_EPOCH,
-                f"Expected broker epoch {registration.broker_epoch}, but got broker epoch "
-                f"{broker_epoch}.",
-            )
-
-    def _heartbeat(self, request: BrokerHeartbeatRequest) -> ControllerResult[BrokerHeartbeatReply]:
-        broker_id = request.broker_id
-        self._registration_at(broker_id, request.broker_epoch)
-        registration = self._latest.broker(broker_id)
-        assert registration is not None
-        session = self._sessions.get(broker_id)
-        if session is None:
-            session = self._sessions[broker_id] = BrokerSession(self._clock())
-        session.last_contact_ms = self._clock()
-        session.metadata_offset = request.current_metadata_offset
-        current = lifecycle.current_state(self._latest, broker_id)
-        target = lifecycle.next_state(
-            self._latest,
-            broker_id,
-            session,
-            want_fence=request.want_fence,
-            want_shut_down=request.want_shut_down,
-            sessions=self._sessions,
-        )
-        unclean = self._unclean_default
-        min_isr = self.settings.min_insync_replicas
-        records: list[Record] = []
-        if target is not current:
-            if target is BrokerState.UNFENCED:
-                records = lifecycle.unfence_records(
-                    self._latest, broker_id, unclean_default=unclean, min_isr_default=min_isr
-                )
-                session.unfenced_at_ms = self._clock()
-            elif target is BrokerState.CONTROLLED_SHUTDOWN:
-                records = lifecycle.controlled_shutdown_records(
-                    self._latest, broker_id, unclean_default=unclean, min_isr_default=min_isr
-                )
-                # The shutdown counts from the offset of its last record.
-                session.controlled_shutdown_offset = self._next_write_offset() + len(records) - 1
-            elif current is not BrokerState.FENCED:
-                records = lifecycle.fence_records(
-                    self._latest, broker_id, unclean_default=unclean, min_isr_default=min_isr
-                )
-        reply = BrokerHeartbeatReply(
-            is_caught_up=request.current_metadata_offset >= registration.broker_epoch,
-            is_fenced=target in (BrokerState.FENCED, BrokerState.SHUTDOWN_NOW),
-            should_shut_down=target is BrokerState.SHUTDOWN_NOW,
-        )
-        # Fencing, unfencing and a controlled shutdown write one record per partition the
-        # broker touches: the controller's own work, which the cap on what one user operation
-        # may write must not block (a broker leading more partitions than that would stay
-        # fenced, or never be fenced, for good).
-        return ControllerResult(tuple(records), reply, atomic=False)
 
     async def unregister_broker(self, broker_id: int, *, timeout_ms: int | None = None) -> None:
         await self._submit(
-            "unregisterBroker", lambda: self._unregister_broker(broker_id), timeout_ms=timeout_ms
+            "unregisterBroker",
+            lambda: self.cluster.unregister_broker(self._latest, broker_id),
+            timeout_ms=timeout_ms,
         )
-
-    def _unregister_broker(self, broker_id: int) -> ControllerResult[None]:
-        registration = self._latest.broker(broker_id)
-        if registration is None:
-            raise KafkaError(
-                ErrorCode.BROKER_ID_NOT_REGISTERED,
-                f"Broker ID {broker_id} is not currently registered",
-            )
-        elections = online_elections_for_broker_removal(
-            self._latest,
-            broker_id,
-            unclean_default=self._unclean_default,
-            min_isr_default=self.settings.min_insync_replicas,
-        )
-        self._sessions.pop(broker_id, None)
-        return ControllerResult(
-            (*elections, UnregisterBrokerRecord(broker_id, registration.broker_epoch)),
-            None,
-            atomic=False,
-        )
-
-    # --- AlterPartition -----------------------------------------------------------------
-
-    async def alter_partition(
-        self, request: AlterPartitionRequest, *, timeout_ms: int | None = None
-    ) -> list[AlterPartitionResult]:
-        return await self._submit_each(
-            "alterPartition", lambda: self._alter_partition(request), timeout_ms=timeout_ms
-        )
-
-    def _alter_partition(
-        self, request: AlterPartitionRequest
-    ) -> Iterator[ControllerResult[AlterPartitionResult]]:
-        """One result per partition, reporting the state its record makes (the image's own
-        :meth:`~raftmeta.image.PartitionRegistration.merge`); a partition named twice is
-        checked the second time against the first change."""
-        self._registration_at(request.broker_id, request.broker_epoch)
-        for change in request.partitions:
-            error, record = check_isr_change(
-                self._latest,
-                request.broker_id,
-                request.topic_id,
-                change,
-                min_isr_default=self.settings.min_insync_replicas,
-            )
-            if not error.ok:
-                yield ControllerResult((), AlterPartitionResult(change.partition_id, error))
-                continue
-            current = self._latest.partition(request.topic_id, change.partition_id)
-            assert current is not None
-            state = current if record is None else current.merge(record)
-            yield ControllerResult(
-                () if record is None else (record,),
-                AlterPartitionResult(
-                    change.partition_id,
-                    OK,
-                    state.leader,
-                    state.leader_epoch,
-                    state.isr,
-                    state.partition_epoch,
-                    state.leader_recovery_state,
-                ),
-            )
