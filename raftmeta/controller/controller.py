@@ -54,11 +54,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
@@ -88,6 +87,8 @@ from raftmeta.controller.cluster import ClusterControlManager
 from raftmeta.controller.configs import ConfigurationControlManager
 from raftmeta.controller.features import FeatureControlManager, SupportedRange
 from raftmeta.controller.log import MetadataLog
+from raftmeta.controller.pending import PendingImages, fork
+from raftmeta.controller.purgatory import Purgatory, Waiter
 from raftmeta.controller.registration import ControllerRegistrationRequest
 from raftmeta.controller.replication import ReplicationControlManager
 from raftmeta.controller.requests_seen import (
@@ -101,7 +102,7 @@ from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 from raftmeta.controller.settings import ControllerSettings
 from raftmeta.controller.write_concurrency import WriteConcurrency
 from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.image import MetadataImage, ReplayError
+from raftmeta.image import MetadataImage
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.records import NoOpRecord, Record, decode_record, encode_each
@@ -160,11 +161,6 @@ def timed_out(name: str) -> KafkaError:
     return KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"{name} did not complete before its deadline.")
 
 
-def fork(image: MetadataImage) -> MetadataImage:
-    """An independent copy of ``image`` for speculative changes."""
-    return image.copy()
-
-
 @dataclass(slots=True)
 class _Event:
     name: str
@@ -180,18 +176,6 @@ class _Event:
     """The client's request id: a retry is answered from the image (see requests_seen)."""
     queued_at: float = field(default_factory=time.monotonic)
     """Wall-clock monotonic seconds, for the queue-time metric (not the injected clock)."""
-
-
-@dataclass(slots=True)
-class _Waiter:
-    """A reply parked until ``offset`` commits in ``epoch``."""
-
-    offset: int
-    epoch: int
-    future: asyncio.Future[object]
-    response: object
-    deadline_ms: int | None
-    name: str
 
 
 class QuorumController:
@@ -229,17 +213,10 @@ class QuorumController:
         self.configs = ConfigurationControlManager(settings)
         self.acls = AclControlManager()
         self.features = FeatureControlManager(settings)
-        self._committed = MetadataImage()
-        self._latest = self._committed
-        self._committed_end = 0
-        """Every offset below this has been handed to ``handle_commit`` (control ones too)."""
-        self._pending: deque[tuple[int, Record]] = deque()
-        """Records staged on the latest image and not yet committed, with their offsets;
-        the last ``_unappended`` of them are not yet appended either."""
-        self._unappended = 0
+        self._images = PendingImages()
         self._appended_ends: deque[int] = deque()
         """The last offset of each append not yet committed (see ``appends_in_flight``)."""
-        self._purgatory: deque[_Waiter] = deque()
+        self._purgatory = Purgatory()
         self._writes = WriteConcurrency()
         """Write requests outstanding, and how many at once lately: the adaptive wait's guide."""
         self._linger: Cancellable | None = None
@@ -275,26 +252,25 @@ class QuorumController:
 
     @property
     def committed_image(self) -> MetadataImage:
-        return self._committed
+        return self._images.committed
 
     @property
     def latest_image(self) -> MetadataImage:
         """Committed plus pending records; the committed image itself when not active."""
-        return self._latest
+        return self._images.latest
 
     @property
     def unappended_records(self) -> list[tuple[int, Record]]:
         """Records staged on the latest image but not yet appended (they gathered while
         ``appends_in_flight`` earlier appends awaited their commit), with their offsets."""
-        pending = self._pending
-        return list(itertools.islice(pending, len(pending) - self._unappended, None))
+        return self._images.unappended_records()
 
     def broker_session(self, broker_id: int) -> BrokerSession | None:
         return self.cluster.sessions.get(broker_id)
 
     def parked_replies(self) -> Counter[str]:
         """Replies waiting in the purgatory for their records to commit, by operation."""
-        return Counter(waiter.name for waiter in self._purgatory if not waiter.future.done())
+        return self._purgatory.parked()
 
     # --- running ------------------------------------------------------------------------
 
@@ -316,7 +292,7 @@ class QuorumController:
                     await task
         self._ticker = self._consumer = None
         self._reset_linger()
-        self._fail_waiters(not_controller(self._leader_id))
+        self._purgatory.fail_all(not_controller(self._leader_id))
         while not self._queue.empty():
             event = self._queue.get_nowait()
             if not event.future.done():
@@ -481,31 +457,29 @@ class QuorumController:
         handler = event.handler
         tag = event.request
         try:
-            answered = None if tag is None else answered_before(self._latest, tag)
+            answered = None if tag is None else answered_before(self.latest_image, tag)
             if answered is not None:
                 handler = lambda: ControllerResult((), answered)  # noqa: E731
-            response, atomic = self._produce(handler(), staged, base)
+            response, atomic = self._images.stage_result(handler(), staged, base)
             if atomic and len(staged) > MAX_RECORDS_PER_USER_OP:
                 raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH_MESSAGE)
             if tag is not None and staged:
-                kept = outcome_record(self._latest, tag, response, self._wall_clock())
+                kept = outcome_record(self.latest_image, tag, response, self._wall_clock())
                 if kept is not None:
-                    self._stage((kept,), staged, base)
+                    self._images.stage((kept,), staged, base)
         except KafkaError as error:
-            self._discard_staged(staged)
+            self._images.discard_staged(staged)
             future.set_exception(error)
             return
         except Exception as error:
             log.exception("controller event %s failed", event.name)
-            self._discard_staged(staged)
+            self._images.discard_staged(staged)
             future.set_exception(
                 KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
             )
             return
         if staged:
-            last_offset = base + len(staged) - 1
-            self._pending.extend(zip(range(base, last_offset + 1), staged, strict=True))
-            self._unappended += len(staged)
+            last_offset = self._images.keep(staged, base)
             if event.wait_for_commit:
                 self._writes.stage()
                 if event.deadline_ms is not None and (
@@ -523,71 +497,20 @@ class QuorumController:
                 return
             wait_offset: int | None = last_offset
         else:
-            wait_offset = self._pending[-1][0] if self._pending else None
+            wait_offset = self._images.last_offset
         if wait_offset is None or not event.wait_for_commit:
             future.set_result(response)
             return
-        self._purgatory.append(
-            _Waiter(wait_offset, self._epoch, future, response, event.deadline_ms, event.name)
+        self._purgatory.park(
+            Waiter(wait_offset, self._epoch, future, response, event.deadline_ms, event.name)
         )
 
     # --- staging and appending ----------------------------------------------------------
 
-    def _produce(
-        self,
-        produced: ControllerResult[Any] | Iterator[ControllerResult[Any]],
-        staged: list[Record],
-        base: int,
-    ) -> tuple[object, bool]:
-        """Stages what a handler returned; its response and whether the event is atomic.
-
-        A handler of one result per item is run item by item, each item's records staged
-        before the next item is asked for, so later items see the earlier ones.
-        """
-        if isinstance(produced, ControllerResult):
-            self._stage(produced.records, staged, base)
-            return produced.response, produced.atomic
-        responses: list[object] = []
-        atomic = True
-        for item in produced:
-            self._stage(item.records, staged, base)
-            responses.append(item.response)
-            atomic = atomic and item.atomic
-        return responses, atomic
-
     def _next_write_offset(self) -> int:
         """The offset a running handler's first record will take (it runs only when active):
         after the records staged and not yet appended."""
-        return self._log.next_offset() + self._unappended
-
-    def _stage(self, records: Iterable[Record], staged: list[Record], base: int) -> None:
-        """Applies records to the latest image at the offsets they will be appended at."""
-        for record in records:
-            assert self._latest is not self._committed, "only the active controller stages"
-            try:
-                self._latest.apply(record, base + len(staged))
-            except ReplayError as error:
-                # The failed record may have been half applied: start again from the truth.
-                staged.clear()
-                self._rebuild_latest()
-                raise KafkaError(
-                    ErrorCode.UNKNOWN_SERVER_ERROR, f"generated an unappliable record: {error}"
-                ) from None
-            staged.append(record)
-
-    def _discard_staged(self, staged: list[Record]) -> None:
-        if staged and self._active:
-            self._rebuild_latest()
-
-    def _rebuild_latest(self) -> None:
-        latest = fork(self._committed)
-        for offset, record in self._pending:
-            latest.apply(record, offset)
-        self._latest = latest
-
-    def _first_unappended_offset(self) -> int:
-        pending = self._pending
-        return pending[len(pending) - self._unappended][0]
+        return self._log.next_offset() + self._images.unappended
 
     def _room_to_append(self) -> bool:
         """Whether staged records go to Raft now: below the limit of appends in flight, or
@@ -597,7 +520,7 @@ class QuorumController:
         return (
             limit is None
             or len(self._appended_ends) < limit
-            or self._unappended >= MAX_RECORDS_PER_USER_OP
+            or self._images.unappended >= MAX_RECORDS_PER_USER_OP
         )
 
     def _append_due(self) -> bool:
@@ -616,7 +539,7 @@ class QuorumController:
         if (
             linger_ms <= 0
             or self.settings.appends_in_flight is None  # one append per request, as asked
-            or self._unappended >= MAX_RECORDS_PER_USER_OP
+            or self._images.unappended >= MAX_RECORDS_PER_USER_OP
             or self._writes.all_expected_here()
         ):
             return True
@@ -636,7 +559,7 @@ class QuorumController:
         """
         self._linger = None
         self._writes.waited_out()
-        if self._unappended and self._room_to_append():
+        if self._images.unappended and self._room_to_append():
             with contextlib.suppress(KafkaError):  # its requests were failed with the error
                 self._append_unappended()
 
@@ -650,11 +573,10 @@ class QuorumController:
     def _append_unappended(self) -> None:
         """Appends every staged record not yet appended (the tail of ``_pending``), as one
         batch."""
-        count = self._unappended
-        if not count:
+        if not self._images.unappended:
             return
         self._reset_linger()
-        tail = self.unappended_records
+        tail = self._images.unappended_records()
         base = tail[0][0]
         if self._log.next_offset() != base:  # not yet committed, so not caught there
             # Raft appended a batch of its own (a VotersRecord, say) since these were staged:
@@ -663,7 +585,7 @@ class QuorumController:
             error = not_controller(self._leader_id)
             self._drop_from(base, error)
             raise error
-        self._unappended = 0
+        self._images.unappended = 0
         self._append([record for _, record in tail], base)
         self._writes.append()
 
@@ -702,20 +624,10 @@ class QuorumController:
     def _drop_from(self, offset: int, error: KafkaError) -> None:
         """Forget the pending records from ``offset`` on (never appended) and fail the
         replies parked on them."""
-        pending = self._pending
-        while pending and pending[-1][0] >= offset:
-            pending.pop()
-        self._unappended = 0
         self._writes.drop_staged()
         self._reset_linger()
-        # Out of the purgatory too: the offsets will be handed out again, and the purgatory
-        # releases in offset order.
-        purgatory = self._purgatory
-        while purgatory and purgatory[-1].offset >= offset:
-            waiter = purgatory.pop()
-            if not waiter.future.done():
-                waiter.future.set_exception(error)
-        self._rebuild_latest()
+        self._purgatory.drop_from(offset, error)
+        self._images.drop_from(offset)
 
     def _on_append_done(self, future: asyncio.Future[int], epoch: int) -> None:
         if future.cancelled():
@@ -727,67 +639,27 @@ class QuorumController:
     # --- Raft callbacks -----------------------------------------------------------------
 
     def handle_commit(self, batches: Sequence[Batch]) -> None:
+        images = self._images
         for batch in batches:
-            if batch.next_offset <= self._committed_end:
+            if batch.next_offset <= images.committed_end:
                 continue
             if self._active and batch.epoch != self._epoch:
                 # Another leader's batch: this controller's epoch is over, whatever it was told.
                 self._resign(None)
-            if self._unappended and batch.last_offset >= self._first_unappended_offset():
+            if images.unappended and batch.last_offset >= images.first_unappended_offset():
                 # Raft wrote this batch (a VotersRecord, say) at offsets records staged here
                 # were to take: those requests had no effect and fail, retriably.
-                self._drop_from(self._first_unappended_offset(), not_controller(self._leader_id))
-            if not batch.is_control:
-                records = self._own_records(batch)
-                if records is None:
-                    records = [decode_record(data) for data in batch.records()]
-                self._committed.apply_batch(records, batch.base_offset)
-                latest = self._latest
-                if latest is not self._committed and batch.last_offset > latest.offset:
-                    # Not written by this controller: only possible before it caught up.
-                    start = max(0, latest.offset + 1 - batch.base_offset)
-                    latest.apply_batch(records[start:], batch.base_offset + start)
-            self._committed_end = batch.next_offset
-            pending = self._pending
-            while pending and pending[0][0] <= batch.last_offset:
-                pending.popleft()
+                self._drop_from(images.first_unappended_offset(), not_controller(self._leader_id))
+            images.apply_committed(batch, self._epoch if self._active else None)
             appended_ends = self._appended_ends
             while appended_ends and appended_ends[0] <= batch.last_offset:
                 appended_ends.popleft()
                 self._writes.commit()
-            self._release(batch)
-        if self._unappended and self._active and self._append_due():
+            self._purgatory.release(batch, lambda: not_controller(self._leader_id))
+        if images.unappended and self._active and self._append_due():
             # What gathered while earlier appends were in flight goes as one batch now.
             with contextlib.suppress(KafkaError):  # its requests were failed with the error
                 self._append_unappended()
-
-    def _own_records(self, batch: Batch) -> list[Record] | None:
-        """The records of ``batch`` as this controller staged them, if it wrote the batch.
-
-        Only the leader of an epoch writes batches of that epoch, so a committed batch of this
-        controller's epoch at the offsets of its pending records holds exactly those records;
-        reusing them saves decoding what was just encoded (0.5 s for a 10k-record election).
-        """
-        pending = self._pending
-        if not (self._active and batch.epoch == self._epoch and pending):
-            return None
-        if pending[0][0] != batch.base_offset or len(pending) < batch.record_count:
-            return None
-        staged = list(itertools.islice(pending, batch.record_count))
-        if staged[-1][0] != batch.last_offset:
-            return None
-        return [record for _, record in staged]
-
-    def _release(self, batch: Batch) -> None:
-        purgatory = self._purgatory
-        while purgatory and purgatory[0].offset <= batch.last_offset:
-            waiter = purgatory.popleft()
-            if waiter.future.done():
-                continue
-            if waiter.offset >= batch.base_offset and waiter.epoch != batch.epoch:
-                waiter.future.set_exception(not_controller(self._leader_id))
-            else:
-                waiter.future.set_result(waiter.response)
 
     def handle_load_snapshot(self, reader: SnapshotReader) -> None:
         self.prepare_snapshot(reader)()
@@ -808,9 +680,7 @@ class QuorumController:
         def install() -> None:
             if self._active:
                 self._resign(self._leader_id)
-            self._committed = image
-            self._latest = image
-            self._committed_end = end_offset
+            self._images.install(image, end_offset)
 
         return install
 
@@ -824,16 +694,16 @@ class QuorumController:
 
     def _activate(self) -> None:
         self._active = True
-        image = self._committed
+        image = self._images.committed
         self._bootstrap_due = bool(self.settings.bootstrap_features) and not (
             image.features or image.brokers or image.topics
         )
-        self._latest = fork(self._committed)
+        self._images.fork()
         now = self._clock()
         self._last_write_ms = now
         self._next_rebalance_ms = now + self.settings.leader_imbalance_check_interval_seconds * 1000
         self._next_unclean_ms = now + self.settings.unclean_leader_election_interval_ms
-        self.cluster.reset_sessions(self._committed, now)
+        self.cluster.reset_sessions(image, now)
         log.info("node %d is the active controller in epoch %d", self.settings.node_id, self._epoch)
 
     def _resign(self, leader_id: int | None) -> None:
@@ -842,38 +712,31 @@ class QuorumController:
             return
         self._active = False
         self._leader_id = leader_id
-        self._latest = self._committed
-        self._pending.clear()
-        self._unappended = 0
+        self._images.drop_fork()
         self._appended_ends.clear()
         self._writes.clear()
         self._reset_linger()
         self.cluster.clear_sessions()
-        self._fail_waiters(not_controller(leader_id))
-
-    def _fail_waiters(self, error: KafkaError) -> None:
-        purgatory, self._purgatory = self._purgatory, deque()
-        for waiter in purgatory:
-            if not waiter.future.done():
-                waiter.future.set_exception(error)
+        self._purgatory.fail_all(not_controller(leader_id))
 
     # --- periodic work ------------------------------------------------------------------
 
     async def tick(self) -> None:
         """Periodic duties: expire deadlines, fence stale brokers, run the periodic elections
         when due, and write a NoOp when idle."""
-        self._expire_waiters()
+        self._purgatory.expire(self._clock(), timed_out)
         if not self._active:
             return
         try:
             if self._bootstrap_due:
                 self._bootstrap_due = False
                 await self._submit_periodic(
-                    "bootstrapFeatures", lambda: self.features.bootstrap_features(self._latest)
+                    "bootstrapFeatures",
+                    lambda: self.features.bootstrap_features(self.latest_image),
                 )
             while await self._submit_periodic(
                 "fenceStaleBroker",
-                lambda: self.cluster.fence_one_stale_broker(self._latest, self._clock()),
+                lambda: self.cluster.fence_one_stale_broker(self.latest_image, self._clock()),
             ):
                 pass
             now = self._clock()
@@ -881,14 +744,15 @@ class QuorumController:
                 capped = await self._submit_periodic(
                     "preferredRebalance",
                     lambda: self.replication.rebalance(
-                        self._latest, self._clock(), self.cluster.sessions
+                        self.latest_image, self._clock(), self.cluster.sessions
                     ),
                 )
                 interval = self.settings.leader_imbalance_check_interval_seconds * 1000
                 self._next_rebalance_ms = now + (RERUN_CAPPED_MS if capped else interval)
             if now >= self._next_unclean_ms:
                 capped = await self._submit_periodic(
-                    "uncleanElections", lambda: self.replication.unclean_elections(self._latest)
+                    "uncleanElections",
+                    lambda: self.replication.unclean_elections(self.latest_image),
                 )
                 interval = self.settings.unclean_leader_election_interval_ms
                 self._next_unclean_ms = now + (RERUN_CAPPED_MS if capped else interval)
@@ -896,18 +760,6 @@ class QuorumController:
         except KafkaError as error:
             # Leadership went while the checks were queued; the next leader runs its own.
             log.info("periodic controller work stopped: %s", error.message)
-
-    def _expire_waiters(self) -> None:
-        now = self._clock()
-        for waiter in self._purgatory:
-            if (
-                waiter.deadline_ms is not None
-                and now >= waiter.deadline_ms
-                and not waiter.future.done()
-            ):
-                waiter.future.set_exception(timed_out(waiter.name))
-        while self._purgatory and self._purgatory[0].future.done():
-            self._purgatory.popleft()
 
     async def _submit_periodic(self, name: str, handler: Callable[[], ControllerResult[_T]]) -> _T:
         """Queues the controller's own work: no deadline, answered as soon as it has run."""
@@ -936,7 +788,7 @@ class QuorumController:
         topics = list(topics)
         return await self._submit_each(
             "createTopics",
-            lambda: self.replication.create_topics(self._latest, topics, validate_only),
+            lambda: self.replication.create_topics(self.latest_image, topics, validate_only),
             timeout_ms=timeout_ms,
             request=request,
         )
@@ -952,7 +804,7 @@ class QuorumController:
         requests = list(requests)
         return await self._submit_each(
             "createPartitions",
-            lambda: self.replication.create_partitions(self._latest, requests, validate_only),
+            lambda: self.replication.create_partitions(self.latest_image, requests, validate_only),
             timeout_ms=timeout_ms,
             request=request,
         )
@@ -967,7 +819,7 @@ class QuorumController:
         names = list(names)
         return await self._submit_each(
             "deleteTopics",
-            lambda: self.replication.delete_topics(self._latest, names),
+            lambda: self.replication.delete_topics(self.latest_image, names),
             timeout_ms=timeout_ms,
             request=request,
         )
@@ -986,7 +838,7 @@ class QuorumController:
         requested = None if partitions is None else list(partitions)
         return await self._submit(
             "electLeaders",
-            lambda: self.replication.elect_leaders(self._latest, election_type, requested),
+            lambda: self.replication.elect_leaders(self.latest_image, election_type, requested),
             timeout_ms=timeout_ms,
             request=request,
         )
@@ -996,7 +848,7 @@ class QuorumController:
     ) -> list[AlterPartitionResult]:
         return await self._submit_each(
             "alterPartition",
-            lambda: self.replication.alter_partition(self._latest, request),
+            lambda: self.replication.alter_partition(self.latest_image, request),
             timeout_ms=timeout_ms,
         )
 
@@ -1006,7 +858,7 @@ class QuorumController:
         """Reads the committed image, so any controller (active or not) can answer."""
         return await self._submit(
             "describeConfigs",
-            lambda: self.configs.describe_configs(self._committed, resources),
+            lambda: self.configs.describe_configs(self.committed_image, resources),
             timeout_ms=timeout_ms,
             needs_leadership=False,
             wait_for_commit=False,
@@ -1023,7 +875,7 @@ class QuorumController:
         return await self._submit_each(
             "incrementalAlterConfigs",
             lambda: (
-                self.configs.alter_configs(self._latest, resource, list(ops), validate_only)
+                self.configs.alter_configs(self.latest_image, resource, list(ops), validate_only)
                 for resource, ops in changes.items()
             ),
             timeout_ms=timeout_ms,
@@ -1041,7 +893,7 @@ class QuorumController:
         bindings = list(bindings)
         return await self._submit_each(
             "createAcls",
-            lambda: self.acls.create_acls(self._latest, bindings),
+            lambda: self.acls.create_acls(self.latest_image, bindings),
             timeout_ms=timeout_ms,
             request=request,
         )
@@ -1057,7 +909,7 @@ class QuorumController:
         filters = list(filters)
         return await self._submit(
             "deleteAcls",
-            lambda: self.acls.delete_acls(self._latest, filters),
+            lambda: self.acls.delete_acls(self.latest_image, filters),
             timeout_ms=timeout_ms,
             request=request,
         )
@@ -1068,7 +920,7 @@ class QuorumController:
         """DescribeAcls from the committed image (any controller answers)."""
         return await self._submit(
             "describeAcls",
-            lambda: ControllerResult((), self.acls.describe_acls(self._committed, acl_filter)),
+            lambda: ControllerResult((), self.acls.describe_acls(self.committed_image, acl_filter)),
             timeout_ms=timeout_ms,
             needs_leadership=False,
             wait_for_commit=False,
@@ -1085,7 +937,7 @@ class QuorumController:
         updates = list(updates)
         return await self._submit(
             "updateFeatures",
-            lambda: self.features.update_features(self._latest, updates, validate_only),
+            lambda: self.features.update_features(self.latest_image, updates, validate_only),
             timeout_ms=timeout_ms,
         )
 
@@ -1095,7 +947,7 @@ class QuorumController:
         """Finalized levels, supported ranges and the offset read, from the committed image."""
         return await self._submit(
             "describeFeatures",
-            lambda: self.features.describe_features(self._committed),
+            lambda: self.features.describe_features(self.committed_image),
             timeout_ms=timeout_ms,
             needs_leadership=False,
             wait_for_commit=False,
@@ -1107,7 +959,7 @@ class QuorumController:
         """ControllerRegistration (KIP-919); returns once the registration is committed."""
         await self._submit(
             "registerController",
-            lambda: self.cluster.register_controller(self._latest, request),
+            lambda: self.cluster.register_controller(self.latest_image, request),
             timeout_ms=timeout_ms,
         )
 
@@ -1118,7 +970,10 @@ class QuorumController:
         return await self._submit(
             "registerBroker",
             lambda: self.cluster.register_broker(
-                self._latest, request, now_ms=self._clock(), next_offset=self._next_write_offset()
+                self.latest_image,
+                request,
+                now_ms=self._clock(),
+                next_offset=self._next_write_offset(),
             ),
             timeout_ms=timeout_ms,
         )
@@ -1133,17 +988,20 @@ class QuorumController:
         return await self._submit(
             "brokerHeartbeat",
             lambda: self.cluster.heartbeat(
-                self._latest, request, now_ms=self._clock(), next_offset=self._next_write_offset()
+                self.latest_image,
+                request,
+                now_ms=self._clock(),
+                next_offset=self._next_write_offset(),
             ),
             timeout_ms=timeout_ms,
             on_expired=lambda: self.cluster.touch_session(
-                self._latest, request.broker_id, request.broker_epoch, self._clock()
+                self.latest_image, request.broker_id, request.broker_epoch, self._clock()
             ),
         )
 
     async def unregister_broker(self, broker_id: int, *, timeout_ms: int | None = None) -> None:
         await self._submit(
             "unregisterBroker",
-            lambda: self.cluster.unregister_broker(self._latest, broker_id),
+            lambda: self.cluster.unregister_broker(self.latest_image, broker_id),
             timeout_ms=timeout_ms,
         )
