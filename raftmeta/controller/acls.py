@@ -1,13 +1,12 @@
 """CreateAcls, DeleteAcls and DescribeAcls against the image: Kafka's ``AclControlManager``.
 
-Pure functions of the image returning :class:`ControllerResult` values, as the methods of
-:class:`AclControlManager`. A new ACL is refused
-per item with INVALID_REQUEST when it holds a filter-only or unknown enum value (ANY, MATCH,
-UNKNOWN), an empty resource name, a CLUSTER resource not named ``kafka-cluster``, or a
-principal that is not ``Type:name``; an ACL equal to one already held (or to an earlier one of
-the same request) succeeds without a record, as in Kafka. DeleteAcls writes one
-RemoveAccessControlEntryRecord per matching ACL, however many filters match it, and reports
-every match under each filter that matched.
+:class:`AclControlManager`'s methods are pure functions of the image returning
+:class:`ControllerResult` values. A new ACL is refused per item with INVALID_REQUEST when it
+holds a filter-only or unknown enum value (ANY, MATCH, UNKNOWN), an empty resource name, a
+CLUSTER resource not named ``kafka-cluster``, or a principal that is not ``Type:name``; an ACL
+equal to one already held (or to an earlier one of the same request) succeeds without a
+record, as in Kafka. DeleteAcls writes one RemoveAccessControlEntryRecord per matching ACL,
+however many filters match it, and reports every match under each filter that matched.
 """
 
 from __future__ import annotations
