@@ -419,6 +419,14 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "<token>' is that principal, one with no token is User:ANONYMOUS, and an unknown token "
         "fails with SASL_AUTHENTICATION_FAILED. Unset: tokens are not checked.",
     ),
+    ConfigKey(
+        "raftmeta.allow.unauthenticated.listeners",
+        ConfigType.BOOLEAN,
+        "false",
+        "Start even though a listener on a non-loopback address does not authenticate its "
+        "callers (neither SSL with ssl.client.auth=required nor SASL). Anyone who reaches such "
+        "a port can forge Raft messages and change the metadata; off, the node refuses to start.",
+    ),
     # Transport security (TLS), Kafka's names; parsed by raftmeta.security
     ConfigKey(
         "listener.security.protocol.map",

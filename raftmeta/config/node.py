@@ -78,6 +78,7 @@ class RaftmetaConfig:
     super_users: tuple[str, ...]
     raftmeta_acls: tuple[str, ...]
     raftmeta_auth_tokens_file: str | None
+    raftmeta_allow_unauthenticated_listeners: bool
     listener_security_protocol_map: str
     ssl_keystore_type: str
     ssl_keystore_location: str | None
@@ -296,6 +297,9 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         super_users=typed.texts("super.users"),
         raftmeta_acls=typed.texts("raftmeta.acls"),
         raftmeta_auth_tokens_file=typed.optional_text("raftmeta.auth.tokens.file"),
+        raftmeta_allow_unauthenticated_listeners=typed.boolean(
+            "raftmeta.allow.unauthenticated.listeners"
+        ),
         listener_security_protocol_map=typed.text("listener.security.protocol.map"),
         ssl_keystore_type=typed.text("ssl.keystore.type"),
         ssl_keystore_location=typed.optional_text("ssl.keystore.location"),

@@ -30,12 +30,14 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import KafkaError
 from raftmeta.quorum import collector
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.roles import Role
 from raftmeta.records import ConfigRecord, ConfigResourceType
+from raftmeta.security.exposure import exposure_problem, exposure_warning
 from raftmeta.server.controller_node import ControllerNode
 from raftmeta.storage.errors import StorageError
 
@@ -90,6 +92,9 @@ def check_port_free(host: str, port: int) -> None:
 async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> None:
     """Run the configured node until SIGTERM or SIGINT; raise ``ServeError`` on a failure."""
     settings = NodeSettings.from_config(config)
+    problem = exposure_problem(config)
+    if problem is not None:
+        raise ConfigError(problem)
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
     check_port_free(settings.listen_host, settings.listen_port)
@@ -99,6 +104,9 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     for key in config.unknown_keys:
         if not key.startswith(PLUGIN_PREFIXES):
             log.warning("configuration %s was supplied but nothing reads it (a typo?)", key)
+    exposure = exposure_warning(config)
+    if exposure is not None:
+        log.warning("%s", exposure)
     if member.tls is not None and not member.identity.enforced:
         log.warning("%s", NO_CLIENT_AUTH_WARNING)
     changes = member.changes
