@@ -66,7 +66,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import Report, process_cpu_seconds
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers_bench.txt"
 VALUE = b"v" * 100

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from raftmeta.cli.devcluster import KAFKA_PORT_OFFSET, BrokerProcess, DevCluster
+from raftmeta.devkit.cluster import KAFKA_PORT_OFFSET, BrokerProcess, DevCluster
 from raftmeta.security.tls import TlsSettings
 from raftmeta.storage.errors import StorageError
 
@@ -147,7 +147,7 @@ def run_dev(
     stop it all (brokers first) on Ctrl-C or SIGTERM."""
     import threading
 
-    from raftmeta.cli.quorum_describe import DescribeError, wait_for_leader
+    from raftmeta.admin.quorum import DescribeError, wait_for_leader
 
     cluster = DevCluster(
         root,

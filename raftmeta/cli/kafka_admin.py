@@ -29,7 +29,7 @@ from raftmeta.admin import (
     PartitionDescription,
     TopicDescription,
 )
-from raftmeta.cli.quorum_describe import QuorumInfo, Replica
+from raftmeta.admin.quorum import QuorumInfo, Replica
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.kafka_protocol import codec

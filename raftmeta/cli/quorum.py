@@ -1,7 +1,8 @@
 """``raftmeta quorum describe``: the quorum as its leader sees it, printed the way
-``kafka-metadata-quorum describe`` prints it (the asking and the rendering are in
-:mod:`raftmeta.cli.quorum_describe`); ``quorum add-controller`` / ``remove-controller``
-change a dynamic quorum's voters (:mod:`raftmeta.cli.quorum_membership`)."""
+``kafka-metadata-quorum describe`` prints it (the asking is in
+:mod:`raftmeta.admin.quorum`, the rendering in :mod:`raftmeta.cli.quorum_describe`);
+``quorum add-controller`` / ``remove-controller`` change a dynamic quorum's voters
+(:mod:`raftmeta.cli.quorum_membership`)."""
 
 from __future__ import annotations
 
@@ -111,6 +112,7 @@ def _add_command_config(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from raftmeta.admin.quorum import DescribeError, describe_quorum
     from raftmeta.cli import quorum_describe as qd
 
     tls, timeout_s = _connection(args.command_config)
@@ -124,10 +126,10 @@ def run(args: argparse.Namespace) -> int:
                 )
             info = _describe_over_kafka(args.bootstrap_controller, timeout_s)
         else:
-            info = qd.describe_quorum(
+            info = describe_quorum(
                 args.bootstrap_server, args.cluster_id, timeout_s=timeout_s, tls=tls
             )
-    except qd.DescribeError as error:
+    except DescribeError as error:
         raise CommandLineError(str(error)) from error
     lines = qd.replication_lines(info) if args.replication else qd.status_lines(info)
     for line in lines:
@@ -138,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
 def _connection(path: Path | None) -> tuple[TlsSettings | None, float]:
     """The TLS settings (None: plaintext) and the per-server deadline from ``--command-config``;
     a file that cannot be used exits 2 with one line naming it."""
-    from raftmeta.cli.quorum_describe import DEFAULT_TIMEOUT_S
+    from raftmeta.admin.quorum import DEFAULT_TIMEOUT_S
     from raftmeta.config.properties import parse_properties
 
     if path is None:
@@ -188,8 +190,8 @@ def _describe_over_kafka(bootstrap: str, timeout_s: float) -> Any:
     """The quorum as the active controller's DescribeQuorum on its KAFKA listener has it."""
     import asyncio
 
+    from raftmeta.admin.quorum import DescribeError
     from raftmeta.cli.kafka_admin import KafkaAdmin
-    from raftmeta.cli.quorum_describe import DescribeError
     from raftmeta.controller_channel import parse_bootstrap_servers
     from raftmeta.errors import KafkaError
 

@@ -18,7 +18,7 @@ The directory holds everything, so running again on it resumes the same cluster 
 
 Children are started in their own sessions, so a Ctrl-C in the terminal reaches only the
 parent, which then stops them in order. On Linux each child also asks the kernel to send it
-SIGTERM if the parent dies (``raftmeta.cli.parent``), so even a parent killed with ``kill -9``
+SIGTERM if the parent dies (``raftmeta.devkit.parent``), so even a parent killed with ``kill -9``
 leaves no node behind.
 """
 
@@ -33,8 +33,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from raftmeta.cli.parent import child_environment
 from raftmeta.config.properties import format_properties, parse_properties
+from raftmeta.devkit.parent import child_environment
 from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.membership import Membership
 from raftmeta.raft.voters import Endpoint, ReplicaKey, Voter, VoterSet
