@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.machine import load_average
 from benchmarks.metadata_bench import ControllerProcesses, print_busiest_profile, registered_brokers
 from benchmarks.quorum_nodes.kafka_client import controller_named
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
 
 CLIENT_SCRIPT = Path(__file__).resolve().parent / "quorum_nodes" / "kafka_client.py"
 CLIENT_MODES = ("processes", "threads")

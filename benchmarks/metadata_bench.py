@@ -57,8 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import Report, process_cpu_seconds
 from placement import KafkaStripedReplicaPlacer, PlacementSpec, StaticClusterView, UsableBroker
+from raftmeta.devkit.ports import free_ports
 from raftmeta.image import MetadataImage
-from raftmeta.ports import free_ports
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.records import (
     BrokerEndpoint,

@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import Report, process_cpu_seconds
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
 
 if TYPE_CHECKING:
     from benchmarks.metadata_bench import ControllerProcesses

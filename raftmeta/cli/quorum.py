@@ -1,7 +1,8 @@
 """``raftmeta quorum describe``: the quorum as its leader sees it, printed the way
-``kafka-metadata-quorum describe`` prints it (the asking and the rendering are in
-:mod:`raftmeta.cli.quorum_describe`); ``quorum add-controller`` / ``remove-controller``
-change a dynamic quorum's voters (:mod:`raftmeta.cli.quorum_membership`)."""
+``kafka-metadata-quorum describe`` prints it (the asking is in
+:mod:`raftmeta.admin.quorum`, the rendering in :mod:`raftmeta.cli.quorum_describe`);
+``quorum add-controller`` / ``remove-controller`` change a dynamic quorum's voters
+(:mod:`raftmeta.cli.quorum_membership`)."""
 
 from __future__ import annotations
 
@@ -111,6 +112,7 @@ def _add_command_config(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from raftmeta.admin.quorum import DescribeError, describe_quorum
     from raftmeta.cli import quorum_describe as qd
 
     tls, timeout_s, tls_properties = _connection(args.command_config)
@@ -118,10 +120,10 @@ def run(args: argparse.Namespace) -> int:
         if args.bootstrap_controller is not None:
             info = _describe_over_kafka(args.bootstrap_controller, timeout_s, tls_properties)
         else:
-            info = qd.describe_quorum(
+            info = describe_quorum(
                 args.bootstrap_server, args.cluster_id, timeout_s=timeout_s, tls=tls
             )
-    except qd.DescribeError as error:
+    except DescribeError as error:
         raise CommandLineError(str(error)) from error
     lines = qd.replication_lines(info) if args.replication else qd.status_lines(info)
     for line in lines:
@@ -132,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
 def _connection(path: Path | None) -> tuple[TlsSettings | None, float, dict[str, str]]:
     """The TLS settings (None: plaintext), the per-server deadline and the TLS keys as given,
     from ``--command-config``; a file that cannot be used exits 2 with one line naming it."""
-    from raftmeta.cli.quorum_describe import DEFAULT_TIMEOUT_S
+    from raftmeta.admin.quorum import DEFAULT_TIMEOUT_S
     from raftmeta.config.properties import parse_properties
 
     if path is None:
@@ -183,7 +185,7 @@ def _describe_over_kafka(bootstrap: str, timeout_s: float, tls_properties: dict[
     import asyncio
 
     from raftmeta.admin import AsyncAdminClient, QuorumInfo
-    from raftmeta.cli.quorum_describe import DescribeError
+    from raftmeta.admin.quorum import DescribeError
     from raftmeta.errors import KafkaError
 
     config = {

@@ -100,7 +100,8 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         ConfigType.LIST,
         "controller",
         "What this node runs: controller (a quorum voter), broker (an observer that follows "
-        "the log), or both.",
+        "the log), or both (a combined node: one process, one node.id, its broker reading the "
+        "controller's replica of the log).",
         SubsetOf(("broker", "controller")),
     ),
     ConfigKey(
@@ -305,6 +306,14 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         None,
         "The rack (or availability zone) of this broker; replica placement spreads each "
         "partition's replicas across racks.",
+    ),
+    ConfigKey(
+        "log.dirs",
+        ConfigType.LIST,
+        "",
+        "A combined node's broker data directories; its broker keeps its files (broker.status, "
+        "the clean-shutdown marker) in the first. Empty: the broker directory under "
+        "metadata.log.dir.",
     ),
     # Leader balance and elections
     ConfigKey(

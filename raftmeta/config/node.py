@@ -64,6 +64,7 @@ class RaftmetaConfig:
     broker_heartbeat_interval_ms: int
     broker_session_timeout_ms: int
     broker_rack: str | None
+    log_dirs: tuple[str, ...]
     auto_leader_rebalance_enable: bool
     leader_imbalance_per_broker_percentage: int
     leader_imbalance_check_interval_seconds: int
@@ -279,6 +280,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         broker_heartbeat_interval_ms=typed.integer("broker.heartbeat.interval.ms"),
         broker_session_timeout_ms=typed.integer("broker.session.timeout.ms"),
         broker_rack=typed.optional_text("broker.rack"),
+        log_dirs=typed.texts("log.dirs"),
         auto_leader_rebalance_enable=typed.boolean("auto.leader.rebalance.enable"),
         leader_imbalance_per_broker_percentage=typed.integer(
             "leader.imbalance.per.broker.percentage"

@@ -2,7 +2,8 @@
 ``.properties`` file.
 
 The process owns a ``ControllerNode`` (Raft, the controller and the Admin and BrokerLifecycle
-services on one port) until SIGTERM or SIGINT, then leaves the quorum gracefully: a leader
+services on one port), or with ``process.roles=broker,controller`` a ``CombinedNode`` (that and
+the node's broker) until SIGTERM or SIGINT, then leaves the quorum gracefully: a leader
 resigns with EndQuorumEpoch so the others elect a successor in a few round trips instead of
 waiting out the fetch timeout, and the directory is flushed and unlocked before exit.
 
@@ -38,6 +39,7 @@ from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.roles import Role
 from raftmeta.records import ConfigRecord, ConfigResourceType
 from raftmeta.security.exposure import exposure_problem, exposure_warning
+from raftmeta.server.combined_node import CombinedNode
 from raftmeta.server.controller_node import ControllerNode
 from raftmeta.storage.errors import StorageError
 
@@ -100,7 +102,9 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     check_port_free(settings.listen_host, settings.listen_port)
     if settings.stream_listen is not None:
         check_port_free(*settings.stream_listen)
-    member = ControllerNode(config, settings)
+    # process.roles=broker,controller: the node's broker runs in this process too.
+    combined = config.is_broker and config.is_controller
+    member = (CombinedNode if combined else ControllerNode)(config, settings)
     for key in config.unknown_keys:
         if not key.startswith(PLUGIN_PREFIXES):
             log.warning("configuration %s was supplied but nothing reads it (a typo?)", key)

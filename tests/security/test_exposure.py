@@ -11,7 +11,7 @@ import pytest
 
 from raftmeta.cli.main import main
 from raftmeta.config.node import parse_config
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
 from raftmeta.security.exposure import (
     ALLOW_KEY,
     exposure_problem,

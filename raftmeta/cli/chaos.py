@@ -1,14 +1,7 @@
-"""``raftmeta chaos``: a fault campaign against real processes, checked Jepsen-style.
-
-A three-controller, three-broker dev cluster takes a steady stream of CreateTopics from a few
-clients while faults hit it one at a time (``faults``: kill -9, pauses, restarts, damaged
-segments, loss of the majority, a full restart, and through ``proxy``, a relay on every Raft
-link, partitions, cut links, one-way cuts and latency); every operation and what its client
-was told is recorded (``history``, ``workload``), and after the run every node's files are
-checked against that history (``checker``): no acknowledged write lost, no write that was
-reported failed present, the controllers' logs identical where they overlap, every image
-equal at equal offsets.
-``campaign`` runs it; this module is the command line.
+"""``raftmeta chaos``: a fault campaign against a local cluster of real processes, checked
+Jepsen-style afterwards: no acknowledged write lost, no write reported failed present, the
+controllers' logs identical where they overlap, every image equal at equal offsets. The
+campaign is :mod:`raftmeta.devkit.chaos`; this module is its command line.
 """
 
 from __future__ import annotations
@@ -22,7 +15,7 @@ from raftmeta.cli.errors import CommandLineError
 
 
 def register(commands: Any) -> None:
-    from raftmeta.cli.chaos.faults import DEFAULT_KINDS, KINDS
+    from raftmeta.devkit.chaos.faults import DEFAULT_KINDS, KINDS
 
     chaos = commands.add_parser(
         "chaos",
@@ -45,8 +38,8 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from raftmeta.cli.chaos.campaign import Plan, report_lines, run_campaign
-    from raftmeta.cli.chaos.faults import KINDS
+    from raftmeta.devkit.chaos.campaign import Plan, report_lines, run_campaign
+    from raftmeta.devkit.chaos.faults import KINDS
 
     kinds = [kind.strip() for kind in args.faults.split(",") if kind.strip()]
     unknown = sorted(set(kinds) - set(KINDS))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from raftmeta.cli.errors import CommandLineError
+from raftmeta.devkit.demo.errors import DemoFailed
 from raftmeta.raft.roles import Role
 from raftmeta.sim.cluster import Simulation
 from raftmeta.sim.faults import Crash, Fault, FaultPlan
@@ -43,8 +43,8 @@ class _LeaderKillingSimulation(Simulation):
 
 
 def run_simulated_demo(seed: int = 2026, out: Callable[[str], None] = print) -> int:
-    """Prints what happened and returns 0; raises CommandLineError (exit 1, one line) if the
-    run broke a promise."""
+    """Prints what happened and returns 0; raises DemoFailed (one line) if the run broke a
+    promise."""
     leader_crash = Crash(node=THE_LEADER, down_ms=1500)
     plan = FaultPlan(((3000, leader_crash),), fault_phase_ms=5000, min_run_ms=8000)
     simulation = _LeaderKillingSimulation(seed, voters=3, observers=1, plan=plan)
@@ -73,9 +73,9 @@ def run_simulated_demo(seed: int = 2026, out: Callable[[str], None] = print) -> 
     out(f"  committed logs agree on every node: {'yes' if agree else 'NO'}")
     out("  every safety invariant was checked after each of those events")
     if not agree:
-        raise CommandLineError(f"demo --simulated --seed {seed}: the committed logs differ")
+        raise DemoFailed(f"demo --simulated --seed {seed}: the committed logs differ")
     if simulation.killed is None or len(epochs) < 2:
-        raise CommandLineError(
+        raise DemoFailed(
             f"demo --simulated --seed {seed}: no new leader was elected after the leader was killed"
         )
     return 0

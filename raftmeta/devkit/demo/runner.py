@@ -21,11 +21,11 @@ from typing import Any
 
 from rich.console import Console
 
-from raftmeta.cli.demo.display import StepDisplay, steps_table
-from raftmeta.cli.demo.errors import StepFailed
-from raftmeta.cli.demo.processes import ProcessBook
-from raftmeta.cli.demo.spark import STARTER
-from raftmeta.cli.demo.steps import SPARK_LOG, STEPS, DemoContext, Step, summary, write_json
+from raftmeta.devkit.demo.display import StepDisplay, steps_table
+from raftmeta.devkit.demo.errors import StepFailed
+from raftmeta.devkit.demo.processes import ProcessBook
+from raftmeta.devkit.demo.spark import STARTER
+from raftmeta.devkit.demo.steps import SPARK_LOG, STEPS, DemoContext, Step, summary, write_json
 
 STATE_FILE = "demo.json"
 LOG_FILE = "demo.log"

@@ -22,7 +22,7 @@ from pathlib import Path
 from analytics.readers import load_image
 from analytics.sources import discover
 from raftmeta.broker.status import read_status
-from raftmeta.cli.chaos.history import Operation, Outcome
+from raftmeta.devkit.chaos.history import Operation, Outcome
 from raftmeta.image import MetadataImage
 from raftmeta.storage.codec import scan_batches
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR

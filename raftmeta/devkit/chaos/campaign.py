@@ -16,14 +16,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from raftmeta.cli.broker import STATUS_FILE
-from raftmeta.cli.chaos.checker import Verdict, judge
-from raftmeta.cli.chaos.faults import HEAL_DEADLINE_S, FaultRecord, HealError, Injector
-from raftmeta.cli.chaos.history import Operation, Outcome, write_history
-from raftmeta.cli.chaos.proxy import FaultProxy
-from raftmeta.cli.chaos.workload import Workload, monotonic_since
-from raftmeta.cli.devcluster import NODE_IDS, DevCluster
-from raftmeta.ports import free_port_run, free_ports
+from raftmeta.broker.status import STATUS_FILE
+from raftmeta.devkit.chaos.checker import Verdict, judge
+from raftmeta.devkit.chaos.faults import HEAL_DEADLINE_S, FaultRecord, HealError, Injector
+from raftmeta.devkit.chaos.history import Operation, Outcome, write_history
+from raftmeta.devkit.chaos.proxy import FaultProxy
+from raftmeta.devkit.chaos.workload import Workload, monotonic_since
+from raftmeta.devkit.cluster import NODE_IDS, DevCluster
+from raftmeta.devkit.ports import free_port_run, free_ports
 
 BROKERS = 3
 

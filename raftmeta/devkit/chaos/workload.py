@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from raftmeta.admin import AsyncAdminClient
 from raftmeta.admin.types import KafkaException, NewTopic
-from raftmeta.cli.chaos.history import Operation, Outcome
+from raftmeta.devkit.chaos.history import Operation, Outcome
 from raftmeta.errors import ErrorCode
 
 INDEFINITE = frozenset(

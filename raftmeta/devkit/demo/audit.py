@@ -14,8 +14,8 @@ from typing import Any
 
 from rich.table import Table
 
-from raftmeta.cli.demo.errors import StepFailed, require_module
-from raftmeta.cli.demo.spark import STARTER
+from raftmeta.devkit.demo.errors import StepFailed, require_module
+from raftmeta.devkit.demo.spark import STARTER
 
 REPORT_FILE = "report.json"
 PLAN_FILE = "election-plan.json"

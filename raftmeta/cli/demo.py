@@ -9,10 +9,9 @@ over mutual TLS: every controller, broker and tool with its own certificate from
 audit reads snapshot files, so it is the same either way. ``--simulated`` runs
 the consensus core alone in the seeded simulator instead (no processes, no Java).
 
-``runner`` runs the ``steps`` in order with a progress display and stops every process it
-started (``processes``) however the run ends. The demo is part of the command line: it may
-import the other commands' modules (it starts ``serve`` and ``broker`` processes through
-``devcluster`` and runs ``leader-election`` in-process), but never the dispatcher.
+This module is the command line; the demo itself is :mod:`raftmeta.devkit.demo`, which starts
+``serve`` and ``broker`` processes through :mod:`raftmeta.devkit.cluster` and runs
+``leader-election`` and ``log export`` as an operator would, as child commands.
 """
 
 from __future__ import annotations
@@ -20,6 +19,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from typing import Any
+
+from raftmeta.cli.errors import CommandLineError
 
 
 def register(commands: Any) -> None:
@@ -50,9 +51,13 @@ def register(commands: Any) -> None:
 def run_from_args(args: argparse.Namespace) -> int:
     """The ``raftmeta demo`` command: the live demo, or the simulated one."""
     if args.simulated:
-        from raftmeta.cli.demo.simulated import run_simulated_demo
+        from raftmeta.devkit.demo.errors import DemoFailed
+        from raftmeta.devkit.demo.simulated import run_simulated_demo
 
-        return run_simulated_demo(args.seed)
-    from raftmeta.cli.demo.runner import run_live_demo
+        try:
+            return run_simulated_demo(args.seed)
+        except DemoFailed as failure:
+            raise CommandLineError(str(failure)) from None
+    from raftmeta.devkit.demo.runner import run_live_demo
 
     return run_live_demo(args.data_dir, tls=args.tls)

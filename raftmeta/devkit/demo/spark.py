@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from raftmeta.cli.demo.errors import StepFailed
+from raftmeta.devkit.demo.errors import StepFailed
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -5,7 +5,7 @@ tool). Whatever ends the demo (success, a failed step, Ctrl-C, SIGTERM) must lea
 so each one is entered here the moment it starts and written to ``processes.json`` in the data
 directory, where a person or a test can check on them afterwards.
 
-Children are started in their own sessions (see ``raftmeta.cli.devcluster``), so each is the leader
+Children are started in their own sessions (see ``raftmeta.devkit.cluster``), so each is the leader
 of its own process group: a terminal's Ctrl-C reaches only the demo, which then stops them in
 order, and the final sweep signals whole groups, so nothing a child started survives it either.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from raftmeta.cli.devcluster import stop_all
+from raftmeta.devkit.cluster import stop_all
 
 PROCESSES_FILE = "processes.json"
 SWEEP_DEADLINE_S = 2.0
@@ -30,7 +30,7 @@ SWEEP_DEADLINE_S = 2.0
 
 
 class Child(Protocol):
-    """What the book needs of a started process (``devcluster.NodeProcess`` has it)."""
+    """What the book needs of a started process (``cluster.NodeProcess`` has it)."""
 
     @property
     def pid(self) -> int | None: ...

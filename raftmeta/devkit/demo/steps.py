@@ -7,8 +7,6 @@ runner then names the step and where the logs are, and stops every process.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import logging
 import time
@@ -17,17 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from raftmeta import ports
-from raftmeta.cli.demo.audit import AuditOutcome, run_audit
-from raftmeta.cli.demo.display import StepDisplay
-from raftmeta.cli.demo.errors import StepFailed, require_module
-from raftmeta.cli.demo.processes import ProcessBook
-from raftmeta.cli.demo.snapshots import copy_snapshot_after, export_history_after
-from raftmeta.cli.demo.spark import STARTER
-from raftmeta.cli.demo.view import ClusterView, Partitions
-from raftmeta.cli.demo.waiting import wait_for
-from raftmeta.cli.devcluster import BrokerProcess, DevCluster
 from raftmeta.config.properties import parse_properties
+from raftmeta.devkit import ports
+from raftmeta.devkit.cluster import BrokerProcess, DevCluster
+from raftmeta.devkit.demo.audit import AuditOutcome, run_audit
+from raftmeta.devkit.demo.display import StepDisplay
+from raftmeta.devkit.demo.errors import StepFailed, require_module
+from raftmeta.devkit.demo.processes import ProcessBook
+from raftmeta.devkit.demo.snapshots import copy_snapshot_after, export_history_after
+from raftmeta.devkit.demo.spark import STARTER
+from raftmeta.devkit.demo.tools import run_tool
+from raftmeta.devkit.demo.view import ClusterView, Partitions
+from raftmeta.devkit.demo.waiting import wait_for
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
 
 log = logging.getLogger(__name__)
@@ -149,7 +148,7 @@ def free_port_run(count: int) -> int:
 
 
 def start_quorum(ctx: DemoContext) -> str:
-    from raftmeta.cli.quorum_describe import DescribeError, wait_for_leader
+    from raftmeta.admin.quorum import DescribeError, wait_for_leader
 
     cluster = DevCluster(
         ctx.root, free_port_run(3), CLUSTER_OVERRIDES, brokers=BROKERS, racks=RACKS, tls=ctx.tls
@@ -294,10 +293,6 @@ def audit_skewed(ctx: DemoContext) -> str:
 def run_preferred_election(ctx: DemoContext) -> str:
     """``raftmeta leader-election --election-type PREFERRED --path-to-json-file plan``."""
     require_module("the leader-election command", "raftmeta.cli.leader_election")
-    from raftmeta.cli import leader_election
-    from raftmeta.cli.errors import CommandLineError
-    from raftmeta.cli.parser import build_parser
-
     plan = ctx.audits["skewed"].plan
     ctx.election_log = ctx.root / "leader-election.log"
     argv = [
@@ -311,19 +306,10 @@ def run_preferred_election(ctx: DemoContext) -> str:
     ]
     if ctx.tls:
         argv += ["--admin.config", str(ctx.require_cluster().client_config)]
-    output = io.StringIO()
-    status: int | None
-    try:
-        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            args = build_parser((leader_election,)).parse_args(argv)
-            status = int(args.handler(args))
-    except CommandLineError as error:
-        output.write(f"{error}\n")
-        status = error.status
-    ctx.election_log.write_text(f"$ raftmeta {' '.join(argv)}\n{output.getvalue()}")
-    if status != 0:
-        last = output.getvalue().strip().splitlines()[-1:] or ["no output"]
-        raise StepFailed(f"leader-election exited with {status}: {last[0]}")
+    election = run_tool(argv)
+    ctx.election_log.write_text(f"$ raftmeta {' '.join(argv)}\n{election.output}")
+    if election.status != 0:
+        raise StepFailed(f"leader-election exited with {election.status}: {election.last_line()}")
     ctx.display.note("waiting for the preferred leaders to commit")
 
     def restored() -> Partitions | None:

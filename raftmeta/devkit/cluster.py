@@ -4,13 +4,16 @@ ports and real ``kill -9``.
 
 Controllers are nodes 3000, 3001 and 3002 and brokers 1..N. A broker follows the log as a Raft
 observer under its own id, which must never be a voter's (the leader would count its fetches as
-that voter's progress); Kafka users also expect "broker 1".
+that voter's progress); Kafka users also expect "broker 1". With ``combined`` there are no
+separate brokers: each node runs ``process.roles=broker,controller``, its broker under the
+node's id and reading the node's own replica (:mod:`raftmeta.server.combined_node`).
 
 The directory holds everything, so running again on it resumes the same cluster with its data::
 
     cluster.id                 the cluster id, chosen on the first run
     node-<id>.properties       each controller's configuration, rewritten on every run
     node-<id>/                 each controller's metadata.log.dir
+    node-<id>/broker/          a combined node's broker directory, with broker.status
     node-<id>.log              each controller's stderr, appended across runs
     broker-<id>.properties     the same for each broker
     broker-<id>/               with broker.status: "<metadata offset> <image digest>"
@@ -18,7 +21,7 @@ The directory holds everything, so running again on it resumes the same cluster 
 
 Children are started in their own sessions, so a Ctrl-C in the terminal reaches only the
 parent, which then stops them in order. On Linux each child also asks the kernel to send it
-SIGTERM if the parent dies (``raftmeta.cli.parent``), so even a parent killed with ``kill -9``
+SIGTERM if the parent dies (``raftmeta.devkit.parent``), so even a parent killed with ``kill -9``
 leaves no node behind.
 """
 
@@ -33,8 +36,9 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from raftmeta.cli.parent import child_environment
+from raftmeta.broker.settings import COMBINED_BROKER_DIR
 from raftmeta.config.properties import format_properties, parse_properties
+from raftmeta.devkit.parent import child_environment
 from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.membership import Membership
 from raftmeta.raft.voters import Endpoint, ReplicaKey, Voter, VoterSet
@@ -141,6 +145,7 @@ def stop_all(nodes: Sequence[NodeProcess], deadline_s: float = STOP_DEADLINE_S) 
             node.wait(deadline_s)
 
 
+COMBINED_ROLES = "broker,controller"
 KAFKA_PORT_OFFSET = 100
 """A controller's KAFKA listener port is its gRPC base port plus this plus its index."""
 
@@ -153,10 +158,18 @@ def node_properties(
     *,
     dynamic: bool = False,
     own_port: int | None = None,
+    combined: bool = False,
 ) -> dict[str, str]:
     """A controller's settings: static voters, or for a ``dynamic`` quorum (KIP-853) the
     others as bootstrap servers and its own CONTROLLER listener on ``own_port`` (default its
-    entry in ``ports``)."""
+    entry in ``ports``); a ``combined`` node runs its broker too."""
+    if combined:
+        return {
+            **node_properties(
+                node_id, ports, data_dir, cluster_id, dynamic=dynamic, own_port=own_port
+            ),
+            "process.roles": COMBINED_ROLES,
+        }
     if dynamic:
         port = ports[node_id] if own_port is None else own_port
         return {
@@ -215,7 +228,9 @@ class DevCluster:
     ``127.0.0.1:base_port..`` under one directory, and ``brokers`` brokers spread over
     ``racks`` racks (no racks when ``racks`` is 0). With ``dynamic`` the quorum keeps its
     voters in the log (KIP-853): formatted with ``--initial-controllers``, each controller
-    finds the others through ``controller.quorum.bootstrap.servers``."""
+    finds the others through ``controller.quorum.bootstrap.servers``. With ``combined`` every
+    controller runs its broker in its own process (``brokers`` must be 0); ``racks`` then
+    spreads the nodes' brokers."""
 
     def __init__(
         self,
@@ -230,8 +245,12 @@ class DevCluster:
         node_overrides: Mapping[int, Mapping[str, str]] | None = None,
         controllers: int = len(NODE_IDS),
         dynamic: bool = False,
+        combined: bool = False,
     ) -> None:
+        if combined and brokers:
+            raise ValueError("combined nodes run their brokers themselves: give no brokers")
         self.root = root.resolve()
+        self.combined = combined
         self.node_overrides = {node: dict(items) for node, items in (node_overrides or {}).items()}
         """Settings for one node or broker by id, over ``overrides`` (a pinned listener, an
         advertised address)."""
@@ -279,7 +298,15 @@ class DevCluster:
         return self.root / f"node-{node_id}"
 
     def broker_dir(self, broker_id: int) -> Path:
+        """A broker's directory; a combined node's broker's is inside the node's."""
+        if self.combined:
+            return self.data_dir(broker_id) / COMBINED_BROKER_DIR
         return self.root / f"broker-{broker_id}"
+
+    @property
+    def broker_ids(self) -> tuple[int, ...]:
+        """Every broker's id: the separate brokers', or with ``combined`` the nodes'."""
+        return tuple(self.nodes) if self.combined else tuple(self.brokers)
 
     @property
     def client_config(self) -> Path:
@@ -312,7 +339,11 @@ class DevCluster:
         return properties
 
     def rack_of(self, broker_id: int) -> str | None:
-        return broker_rack(broker_id, self.racks) if self.racks > 0 else None
+        if self.racks <= 0:
+            return None
+        if self.combined:
+            return broker_rack(list(self.nodes).index(broker_id) + 1, self.racks)
+        return broker_rack(broker_id, self.racks)
 
     def prepare(self) -> bool:
         """Choose (first run) or read the cluster id, format what is not formatted yet and
@@ -345,8 +376,16 @@ class DevCluster:
             if first_voters is not None and not properties_before:
                 write_membership(bootstrap_path(data_dir / METADATA_PARTITION_DIR), first_voters)
             properties = node_properties(
-                node_id, self.ports, data_dir, self.cluster_id, dynamic=self.dynamic
+                node_id,
+                self.ports,
+                data_dir,
+                self.cluster_id,
+                dynamic=self.dynamic,
+                combined=self.combined,
             )
+            rack = self.rack_of(node_id) if self.combined else None
+            if rack is not None:
+                properties["broker.rack"] = rack
             properties.update(tls.get(f"controller-{node_id}", {}))
             if node_id in self.kafka_ports:
                 kafka_listener = f"KAFKA://127.0.0.1:{self.kafka_ports[node_id]}"

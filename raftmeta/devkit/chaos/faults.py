@@ -3,7 +3,7 @@
 Each fault acts on real processes, real files and real connections: ``kill -9``,
 SIGSTOP/SIGCONT, a graceful restart, a torn write left at the end of a segment while its node
 is down, the loss of the quorum's majority, every node killed at once (``full-restart``, a
-power cut), and, through the :class:`~raftmeta.cli.chaos.proxy.FaultProxy` on every Raft
+power cut), and, through the :class:`~raftmeta.devkit.chaos.proxy.FaultProxy` on every Raft
 link, a node partitioned from all others, a link between two controllers cut, the leader's
 sends or receives cut one way, and latency added to every link.
 
@@ -30,9 +30,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from raftmeta.cli.chaos.proxy import FaultProxy
-from raftmeta.cli.devcluster import BrokerProcess, DevCluster, NodeProcess
-from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
+from raftmeta.admin.quorum import DescribeError, QuorumInfo, describe_quorum
+from raftmeta.devkit.chaos.proxy import FaultProxy
+from raftmeta.devkit.cluster import BrokerProcess, DevCluster, NodeProcess
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
 
 log = logging.getLogger(__name__)

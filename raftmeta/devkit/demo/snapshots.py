@@ -10,16 +10,20 @@ is the story of the killed broker's leaderships leaving and coming back.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
+from raftmeta.devkit.demo.tools import run_tool
 from raftmeta.raft.batch import SnapshotId
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
 from raftmeta.storage.errors import StorageError
 from raftmeta.storage.meta_properties import META_PROPERTIES_FILE, read_meta_properties
 from raftmeta.storage.snapshots import list_snapshots, snapshot_path
+
+log = logging.getLogger(__name__)
 
 
 def newest_snapshot(node_dirs: Iterable[Path]) -> tuple[Path, SnapshotId] | None:
@@ -58,26 +62,32 @@ def copy_snapshot_after(node_dirs: Iterable[Path], offset: int, into: Path) -> P
 def export_history_after(node_dirs: Iterable[Path], offset: int, into: Path) -> Path | None:
     """Export into a fresh folder under ``into`` the committed history of the controller with
     the newest snapshot past ``offset``, up to that snapshot's end (committed, since only
-    committed records are snapshotted). Returns the exported node directory, or None while no
-    snapshot reaches that far (or a file went away mid-read: the caller polls again)."""
-    from raftmeta.cli.export import read_history, write_history
-
+    committed records are snapshotted), with ``raftmeta log export``. Returns the exported node
+    directory, or None while no snapshot reaches that far (or the export failed, say because a
+    snapshot was deleted while it read it: the caller polls again)."""
     newest = newest_snapshot(node_dirs)
     if newest is None or newest[1].end_offset <= offset:
         return None
     partition_dir, snapshot_id = newest
-    meta_path = partition_dir.parent / META_PROPERTIES_FILE
     try:
-        meta = read_meta_properties(meta_path)
-        history = read_history(
-            partition_dir, meta.cluster_id, meta_path.read_bytes(), snapshot_id.end_offset
-        )
-        for _, path in history.snapshots:
-            if not path.is_file():
-                return None
-        # The snapshot files are read again when written: a deletion in between is a retry.
-        target = into / f"{meta.cluster_id}-{uuid.uuid4().hex[:8]}"
-        write_history(history, str(target))
+        cluster_id = read_meta_properties(partition_dir.parent / META_PROPERTIES_FILE).cluster_id
     except (FileNotFoundError, StorageError):
         return None
-    return target
+    name = f"{cluster_id}-{uuid.uuid4().hex[:8]}"
+    into.mkdir(parents=True, exist_ok=True)
+    export = run_tool(
+        [
+            "log",
+            "export",
+            str(partition_dir.parent),
+            str(into),
+            "--name",
+            name,
+            "--high-watermark",
+            str(snapshot_id.end_offset),
+        ]
+    )
+    if export.status != 0:
+        log.info("export of %s failed, trying again: %s", partition_dir, export.last_line())
+        return None
+    return into / name

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from raftmeta.cli.demo.errors import StepFailed, require_module
+from raftmeta.devkit.demo.errors import StepFailed, require_module
 
 if TYPE_CHECKING:
     from raftmeta.admin import AdminClient

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from raftmeta.cli.demo.errors import StepFailed
+from raftmeta.devkit.demo.errors import StepFailed
 
 T = TypeVar("T")
 

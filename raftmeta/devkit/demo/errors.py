@@ -1,6 +1,11 @@
-"""The demo's one failure type: a step could not do its job, said in one line."""
+"""How the demo fails: a live step could not do its job, or the simulated run broke a promise;
+either is said in one line."""
 
 from __future__ import annotations
+
+
+class DemoFailed(Exception):
+    """The simulated demo ran but did not show what it promises (a new leader, agreeing logs)."""
 
 
 class StepFailed(Exception):
