@@ -216,7 +216,7 @@ def wait_all_unfenced(hosts: Sequence[Host], total: int) -> float | None:
 async def propagation(servers: str, hosts: Sequence[Host], name: str) -> float | None:
     """Seconds from a CreateTopics acknowledgement until every broker's image holds the
     topic."""
-    from raftmeta.admin.clients import AsyncAdminClient
+    from raftmeta.admin import AsyncAdminClient
     from raftmeta.admin.types import NewTopic
 
     async with AsyncAdminClient({"bootstrap.servers": servers}) as admin:

@@ -46,9 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.machine import describe_machine
 from raftmeta.config.properties import format_properties
 from raftmeta.controller_channel import ControllerChannel
+from raftmeta.devkit.ports import free_ports
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage
-from raftmeta.ports import free_ports
 from raftmeta.raft.batch import SnapshotId
 from raftmeta.records import (
     BrokerEndpoint,

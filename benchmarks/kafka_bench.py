@@ -52,10 +52,10 @@ from confluent_kafka.admin import NewTopic as ConfluentNewTopic  # type: ignore[
 from benchmarks.machine import Report
 from raftmeta.admin import AdminClient as GrpcAdmin
 from raftmeta.admin import ElectionType, KafkaException, NewTopic
-from raftmeta.cli.devcluster import DevCluster
 from raftmeta.common.elections import TopicPartition
+from raftmeta.devkit.cluster import DevCluster
+from raftmeta.devkit.ports import free_port_run
 from raftmeta.errors import ErrorCode
-from raftmeta.ports import free_port_run
 
 RESULTS = Path(__file__).resolve().parent / "results" / "kafka_bench.txt"
 READY_TIMEOUT_S = 60.0

@@ -37,9 +37,9 @@ from confluent_kafka.admin import NewTopic as ConfluentNewTopic  # type: ignore[
 from benchmarks.machine import Report
 from raftmeta.admin import AdminClient as GrpcAdmin
 from raftmeta.admin import KafkaException, NewTopic
-from raftmeta.cli.devcluster import DevCluster
-from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
-from raftmeta.ports import free_port_run
+from raftmeta.admin.quorum import DescribeError, QuorumInfo, describe_quorum
+from raftmeta.devkit.cluster import DevCluster
+from raftmeta.devkit.ports import free_port_run
 
 RESULTS = Path(__file__).resolve().parent / "results" / "kafka_failover_bench.txt"
 CALL_TIMEOUT_S = 30.0

@@ -57,8 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import Report, process_cpu_seconds
 from placement import KafkaStripedReplicaPlacer, PlacementSpec, StaticClusterView, UsableBroker
+from raftmeta.devkit.ports import free_ports
 from raftmeta.image import MetadataImage
-from raftmeta.ports import free_ports
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.records import (
     BrokerEndpoint,
@@ -1017,13 +1017,29 @@ async def controller_main(args: argparse.Namespace) -> None:
     collector.freeze_loaded_state()
     commits: list[float] = []
     node.client.commit_latency_observer = commits.append
+    window: Any = None
 
     def on_line(line: str) -> None:
+        nonlocal window
         # "commits": the append-to-commit latencies (ms) this node saw as leader since the
         # last ask, so a phase can report how long Raft took under its load.
         if line == "commits":
             answer({"commit_ms": [1000 * seconds for seconds in commits]})
             commits.clear()
+        # "profile" ... "profile-stop PATH": a cProfile of one phase on this thread's CPU
+        # time, which waiting, and being preempted on a loaded machine, do not advance.
+        elif line == "profile":
+            import cProfile
+
+            window = cProfile.Profile(time.thread_time)
+            window.enable()
+            answer({"profiling": True})
+        elif line.startswith("profile-stop "):
+            if window is not None:
+                window.disable()
+                window.dump_stats(line.removeprefix("profile-stop "))
+                window = None
+            answer({"profiling": False})
 
     answer({"address": node.address})
     await until_stdin_closes(on_line)
@@ -1043,9 +1059,13 @@ class ControllerProcesses:
         profile: bool = False,
         snapshot: str | None = None,
         settings: Mapping[str, str] | None = None,
+        node_settings: Mapping[int, Mapping[str, str]] | None = None,
+        ports: Sequence[int] | None = None,
     ) -> None:
-        """``settings`` are extra node configuration keys for every controller."""
-        ports = free_ports(3)
+        """``settings`` are extra node configuration keys for every controller;
+        ``node_settings`` more for one controller (by node id), over those; ``ports`` the
+        controllers' own (gRPC) ports, free ones when not given."""
+        ports = list(ports) if ports is not None else free_ports(3)
         self.servers = [f"127.0.0.1:{port}" for port in ports]
         self.profiles = [directory / f"controller-{node_id}.prof" for node_id in (1, 2, 3)]
         self.processes = [
@@ -1065,7 +1085,10 @@ class ControllerProcesses:
                     *(["--snapshot", snapshot] if snapshot else []),
                     *(
                         argument
-                        for key, value in (settings or {}).items()
+                        for key, value in {
+                            **(settings or {}),
+                            **(node_settings or {}).get(node_id, {}),
+                        }.items()
                         for argument in ("--setting", f"{key}={value}")
                     ),
                 ],
@@ -1091,11 +1114,28 @@ class ControllerProcesses:
         every controller (only the leader appends)."""
         latencies: list[float] = []
         for process in self.processes:
-            assert process.stdin is not None and process.stdout is not None
-            process.stdin.write("commits\n")
-            process.stdin.flush()
-            latencies.extend(json.loads(process.stdout.readline())["commit_ms"])
+            latencies.extend(self._ask(process, "commits")["commit_ms"])
         return latencies
+
+    def start_phase_profiles(self) -> None:
+        """Start profiling each controller's event-loop thread on its CPU time."""
+        for process in self.processes:
+            self._ask(process, "profile")
+
+    def stop_phase_profiles(self, directory: Path, label: str) -> list[Path]:
+        """Stop the profiles :meth:`start_phase_profiles` started; their files, by node id."""
+        paths = [directory / f"controller-{node_id}.{label}.prof" for node_id in (1, 2, 3)]
+        for process, path in zip(self.processes, paths, strict=True):
+            self._ask(process, f"profile-stop {path}")
+        return paths
+
+    @staticmethod
+    def _ask(process: subprocess.Popen[str], line: str) -> dict[str, Any]:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(line + "\n")
+        process.stdin.flush()
+        answer: dict[str, Any] = json.loads(process.stdout.readline())
+        return answer
 
     def close(self) -> None:
         for process in self.processes:

@@ -16,6 +16,15 @@ of 3 partitions at RF 3, placed on 6 brokers), which does more. raftmeta's seria
 also taken through the embedded append API, timed inside the leader (the path its own
 controller uses), as ``benchmarks/quorum_bench.py`` does.
 
+A second raftmeta column, ``raftmeta-kafka``, takes the same CreateTopics phases through the
+controllers' KAFKA listeners instead, from real Kafka clients: confluent-kafka ``AdminClient`` s,
+one per client, each request one topic of 1 partition at RF 3 on the same six brokers (see
+``benchmarks/kafka_create_topics.py``). Its 16 clients run as 16 threads of one client process
+by default, which reached more here than 16 processes (``--kafka-clients`` picks). It speaks
+only Kafka's public protocol, so it measures whatever the listener does inside; the table
+gives its ratio to etcd and to the gRPC door. Every column's server CPU per write is its server
+processes' CPU time over the phase divided by the writes.
+
 The etcd and ZooKeeper clients are Python (grpc.aio speaking etcd's v3 API; kazoo), so the
 client side costs the same language runtime for all three.
 
@@ -24,10 +33,10 @@ installs them (and kazoo) and runs this script. A peer that is not installed is 
 line saying so. Figures are medians over runs; the systems run in turn within each run, so
 every ratio is measured in one window on this machine.
 
-A fourth column, ``grpc-noop``, is the ceiling: one ``grpc.aio`` server process whose
+The ``grpc-noop`` column is the ceiling: one ``grpc.aio`` server process whose
 ``CreateTopics`` answers at once (no controller, no Raft), driven by the same clients, so the
 table shows how much of the 1- and N-client figures any Python gRPC server reaches here, and
-``raftmeta/grpc-noop`` how close raftmeta comes to it. A fifth, ``grpc-barrier``, is the
+``raftmeta/grpc-noop`` how close raftmeta comes to it. ``grpc-barrier`` is the
 ceiling of any server that makes its clients share commits: the same server, but it holds each
 answer until every client's request is in (or 5 ms passed, as the controller's wait) and then
 for ``BARRIER_COMMIT_MS`` more, about raftmeta's append-to-commit time under the 16 clients.
@@ -38,7 +47,9 @@ Ratios are the median of the per-run ratios, each taken within one run: a peer w
 moves between windows on this shared machine moves every system's figure less than it moves
 the ratio of medians.
 
-Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,grpc-noop]``;
+Run: ``.venv/bin/python benchmarks/peers_bench.py [--runs 3] [--quick] [--only etcd,grpc-noop]``
+(``--only`` also takes ``grpc``, ``kafka``, ``zk``, ``noop``, ``barrier``: ``--quick --runs 1
+--only kafka,grpc,etcd`` is a check of about a minute);
 ``--serial`` runs the serial writes alone (a quick look at the commit path beside the peers).
 ``--variant NAME:KEY=VALUE`` adds a raftmeta column whose controllers run with other settings
 (``--variant one-by-one:controller.append.max.in.flight=0`` compares the controller's group
@@ -50,6 +61,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import functools
 import shutil
 import socket
 import statistics
@@ -58,15 +70,18 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import Report, process_cpu_seconds
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
+
+if TYPE_CHECKING:
+    from benchmarks.metadata_bench import ControllerProcesses
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers_bench.txt"
 VALUE = b"v" * 100
@@ -76,6 +91,9 @@ ZOOKEEPER_CONF = Path("/etc/zookeeper/conf")
 START_TIMEOUT_S = 60.0
 CEILING = "grpc-noop"
 """The column of the no-op ``grpc.aio`` server (see :func:`noop_server_main`)."""
+KAFKA = "raftmeta-kafka"
+"""The column of raftmeta's CreateTopics through its controllers' KAFKA listeners, from
+confluent-kafka clients (see :func:`run_raftmeta_kafka`)."""
 BARRIER = "grpc-barrier"
 """The column of the no-op server that answers a round of requests together after a commit
 delay (see :func:`noop_server_main`)."""
@@ -110,6 +128,8 @@ class Figures:
     serial_cpu_ms: list[float] = field(default_factory=list)
     one_rate: list[float] = field(default_factory=list)
     one_p50: list[float] = field(default_factory=list)
+    one_p99: list[float] = field(default_factory=list)
+    one_cpu_ms: list[float] = field(default_factory=list)
     many_rate: list[float] = field(default_factory=list)
     many_p50: list[float] = field(default_factory=list)
     many_p99: list[float] = field(default_factory=list)
@@ -118,11 +138,14 @@ class Figures:
     """raftmeta only: the leader's append-to-commit latency under the N-client load."""
     many_commit_p99: list[float] = field(default_factory=list)
 
-    def add_create_topics_phase(self, clients: int, phase: Mapping[str, Any]) -> None:
-        """Keep one CreateTopics phase's figures: the 1-client ones or the N-client ones."""
+    def add_client_phase(self, clients: int, phase: Mapping[str, Any]) -> None:
+        """Keep one phase's figures (a CreateTopics phase, or a peer's writes timed the same
+        way): the 1-client ones or the N-client ones."""
         if clients == 1:
             self.one_rate.append(phase["rate"])
             self.one_p50.append(phase["p50_ms"])
+            self.one_p99.append(phase["p99_ms"])
+            self.one_cpu_ms.append(phase["quorum_cpu_ms"])
             return
         self.many_rate.append(phase["rate"])
         self.many_p50.append(phase["p50_ms"])
@@ -540,30 +563,93 @@ def run_raftmeta(
 
             async def phases() -> None:
                 async with registered_brokers(controllers.servers):
-                    for clients, count in (
-                        (1, load.single_client),
-                        (load.concurrent_clients, load.per_concurrent_client),
-                    ):
-                        controllers.commit_latencies_ms()  # from here on
-                        phase = await create_topics_phase(
-                            controllers.servers,
-                            f"r{run}-c{clients}",
-                            clients,
-                            count,
-                            controllers.cpu_seconds,
-                        )
-                        commits = controllers.commit_latencies_ms()
-                        figures.add_create_topics_phase(clients, phase)
-                        if clients == 1:
-                            continue
-                        if commits:
-                            figures.many_commit_p50.append(percentile(commits, 0.5))
-                            figures.many_commit_p99.append(percentile(commits, 0.99))
+                    await create_topics_phases(
+                        load,
+                        figures,
+                        run,
+                        controllers,
+                        lambda clients, count, prefix: create_topics_phase(
+                            controllers.servers, prefix, clients, count, controllers.cpu_seconds
+                        ),
+                    )
 
             asyncio.run(phases())
         finally:
             controllers.close()
     log(summary(name, figures))
+
+
+def run_raftmeta_kafka(
+    load: Load,
+    figures: Figures,
+    log: Callable[[str], None],
+    run: int,
+    client_mode: str | None = None,
+) -> None:
+    """CreateTopics through the controllers' KAFKA listeners with 1 and 16 confluent-kafka
+    clients (``benchmarks/kafka_create_topics.py``); one topic of 1 partition at RF 3 per
+    request, on the gRPC column's six brokers. No serial phase: that is the Raft log's, the
+    same whichever door a write came in by."""
+    from benchmarks.kafka_create_topics import (
+        DEFAULT_CLIENT_MODE,
+        KafkaControllers,
+        kafka_create_topics_phase,
+        wait_for_named_controller,
+    )
+    from benchmarks.metadata_bench import registered_brokers
+
+    if load.serial_only:
+        return
+    mode = client_mode or DEFAULT_CLIENT_MODE
+    with tempfile.TemporaryDirectory(prefix="peers-bench-raftmeta-kafka-") as temp:
+        controllers = KafkaControllers(Path(temp))
+        try:
+
+            async def phases() -> None:
+                async with registered_brokers(controllers.servers):
+                    await wait_for_named_controller(controllers.kafka_bootstrap)
+                    await create_topics_phases(
+                        load,
+                        figures,
+                        run,
+                        controllers,
+                        lambda clients, count, prefix: kafka_create_topics_phase(
+                            controllers.kafka_bootstrap,
+                            prefix,
+                            clients,
+                            count,
+                            controllers.cpu_seconds,
+                            mode,
+                        ),
+                    )
+
+            asyncio.run(phases())
+        finally:
+            controllers.close()
+    log(summary(KAFKA, figures))
+
+
+async def create_topics_phases(
+    load: Load,
+    figures: Figures,
+    run: int,
+    controllers: ControllerProcesses,
+    create_phase: Callable[[int, int, str], Awaitable[Mapping[str, Any]]],
+) -> None:
+    """The 1- and N-client CreateTopics phases on running controllers, each through
+    ``create_phase(clients, count, prefix)``; under N clients also the leader's
+    append-to-commit latencies."""
+    for clients, count in (
+        (1, load.single_client),
+        (load.concurrent_clients, load.per_concurrent_client),
+    ):
+        controllers.commit_latencies_ms()  # from here on
+        phase = await create_phase(clients, count, f"r{run}-c{clients}")
+        commits = controllers.commit_latencies_ms()
+        figures.add_client_phase(clients, phase)
+        if clients > 1 and commits:
+            figures.many_commit_p50.append(percentile(commits, 0.5))
+            figures.many_commit_p99.append(percentile(commits, 0.99))
 
 
 def run_raftmeta_serial(load: Load, figures: Figures) -> None:
@@ -686,7 +772,7 @@ def run_ceiling(
             phase = asyncio.run(
                 create_topics_phase(servers, f"r{run}-c{clients}", clients, count, server_cpu)
             )
-            figures.add_create_topics_phase(clients, phase)
+            figures.add_client_phase(clients, phase)
         finally:
             if process.stdin is not None:
                 process.stdin.close()
@@ -712,35 +798,42 @@ async def record_phase(
     phase: Callable[[int, int, str], Any],
 ) -> None:
     """The 1-client and N-client phases of a peer, timed the way raftmeta's are."""
-    for clients, count, rate, p50 in (
-        (1, load.single_client, figures.one_rate, figures.one_p50),
-        (load.concurrent_clients, load.per_concurrent_client, figures.many_rate, figures.many_p50),
+    for clients, count in (
+        (1, load.single_client),
+        (load.concurrent_clients, load.per_concurrent_client),
     ):
         cpu = cpu_seconds(pids)
         began = time.perf_counter()
         latencies = await phase(clients, count, f"c{clients}")
         elapsed = time.perf_counter() - began
-        rate.append(len(latencies) / elapsed)
-        p50.append(1000 * percentile(latencies, 0.5))
-        if clients > 1:
-            figures.many_p99.append(1000 * percentile(latencies, 0.99))
-            figures.many_cpu_ms.append(1000 * (cpu_seconds(pids) - cpu) / max(1, len(latencies)))
+        figures.add_client_phase(
+            clients,
+            {
+                "rate": len(latencies) / elapsed,
+                "p50_ms": 1000 * percentile(latencies, 0.5),
+                "p99_ms": 1000 * percentile(latencies, 0.99),
+                "quorum_cpu_ms": 1000 * (cpu_seconds(pids) - cpu) / max(1, len(latencies)),
+            },
+        )
 
 
 def summary(name: str, figures: Figures) -> str:
-    line = (
-        f"  {name}: serial p50/p99 {figures.serial_p50[-1]:.2f}/{figures.serial_p99[-1]:.2f} ms, "
-        f"CPU {figures.serial_cpu_ms[-1]:.2f} ms per write"
-        if figures.serial_p50
-        else f"  {name}:"
-    )
+    parts = []
+    if figures.serial_p50:
+        parts.append(
+            f"serial p50/p99 {figures.serial_p50[-1]:.2f}/{figures.serial_p99[-1]:.2f} ms, "
+            f"CPU {figures.serial_cpu_ms[-1]:.2f} ms per write"
+        )
     if figures.one_rate:
-        line += f", 1 client {figures.one_rate[-1]:,.0f}/s"
+        parts.append(f"1 client {figures.one_rate[-1]:,.0f}/s")
     if figures.many_rate:
-        line += f", 16 clients {figures.many_rate[-1]:,.0f}/s"
+        many = f"16 clients {figures.many_rate[-1]:,.0f}/s"
         if figures.many_p99:
-            line += f" (p99 {figures.many_p99[-1]:.1f} ms)"
-    return line
+            many += f" (p99 {figures.many_p99[-1]:.1f} ms)"
+        if figures.many_cpu_ms:
+            many += f", server CPU {figures.many_cpu_ms[-1]:.2f} ms per write"
+        parts.append(many)
+    return f"  {name}: {', '.join(parts)}"
 
 
 def median(values: Sequence[float]) -> float | None:
@@ -750,7 +843,8 @@ def median(values: Sequence[float]) -> float | None:
 def table(
     results: dict[str, Figures], load: Load, runs: int, variants: Sequence[str] = ()
 ) -> list[str]:
-    """Medians per system, and raftmeta's ratio to each peer (not to its own variants)."""
+    """Medians per system; raftmeta's ratio to each peer (not to its own variants), and the
+    Kafka door's to etcd and to the gRPC door."""
     names = list(results)
     rows: list[tuple[str, str, Callable[[Figures], list[float]]]] = [
         ("serial write p50", "ms", lambda f: f.serial_p50),
@@ -758,6 +852,8 @@ def table(
         ("server CPU per serial write (3 voters)", "ms", lambda f: f.serial_cpu_ms),
         ("1 client: writes/s", "/s", lambda f: f.one_rate),
         ("1 client: p50", "ms", lambda f: f.one_p50),
+        ("1 client: p99", "ms", lambda f: f.one_p99),
+        ("1 client: server CPU per write", "ms", lambda f: f.one_cpu_ms),
         (f"{load.concurrent_clients} clients: writes/s", "/s", lambda f: f.many_rate),
         (f"{load.concurrent_clients} clients: p50", "ms", lambda f: f.many_p50),
         (f"{load.concurrent_clients} clients: p99", "ms", lambda f: f.many_p99),
@@ -773,15 +869,13 @@ def table(
             lambda f: f.many_commit_p99,
         ),
     ]
-    peers = [name for name in names if name not in ("raftmeta", *variants)]
+    pairs = ratio_pairs(names, variants)
     widths = {name: max(12, len(name) + 2) for name in names}
     header = f"{'(medians of ' + str(runs) + ' runs; ratios per run)':<50}" + "".join(
         f"{name:>{widths[name]}}" for name in names
     )
-    ratio_widths = {peer: max(20, len("raftmeta/" + peer) + 2) for peer in peers}
-    header += "".join(
-        f"{'raftmeta/' + peer:>{ratio_widths[peer]}}" for peer in peers if "raftmeta" in results
-    )
+    ratio_widths = {pair: max(20, len("/".join(pair)) + 2) for pair in pairs}
+    header += "".join(f"{'/'.join(pair):>{ratio_widths[pair]}}" for pair in pairs)
     lines = [header]
     for label, unit, pick in rows:
         values = {name: median(pick(results[name])) for name in names}
@@ -792,16 +886,25 @@ def table(
             for name in names
         )
         ratios = ""
-        for peer in peers:
-            ratio = (
-                run_ratio(pick(results["raftmeta"]), pick(results[peer]))
-                if ("raftmeta" in results)
-                else None
-            )
+        for pair in pairs:
+            ratio = run_ratio(pick(results[pair[0]]), pick(results[pair[1]]))
             shown = "-" if ratio is None else f"{ratio:.2f}x"
-            ratios += f"{shown:>{ratio_widths[peer]}}" if "raftmeta" in results else ""
+            ratios += f"{shown:>{ratio_widths[pair]}}"
         lines.append(f"{label + ' (' + unit + ')':<50}{cells}{ratios}")
     return lines
+
+
+def ratio_pairs(names: Sequence[str], variants: Sequence[str]) -> list[tuple[str, str]]:
+    """The (system, reference) pairs the table gives ratios for: raftmeta (its gRPC door)
+    against every peer and ceiling, then its Kafka door against etcd and the gRPC door."""
+    pairs = []
+    if "raftmeta" in names:
+        pairs += [
+            ("raftmeta", name) for name in names if name not in ("raftmeta", KAFKA, *variants)
+        ]
+    if KAFKA in names:
+        pairs += [(KAFKA, name) for name in ("etcd", "raftmeta") if name in names]
+    return pairs
 
 
 def run_ratio(mine: Sequence[float], theirs: Sequence[float]) -> float | None:
@@ -824,11 +927,20 @@ def format_value(value: float | None, unit: str) -> str:
 
 SYSTEMS: dict[str, Callable[[Load, Figures, Callable[[str], None], int], None]] = {
     "raftmeta": run_raftmeta,
+    KAFKA: run_raftmeta_kafka,
     "etcd": run_etcd,
     "zookeeper": run_zookeeper,
     CEILING: run_ceiling,
     BARRIER: run_barrier,
 }
+ALIASES = {
+    "grpc": "raftmeta",
+    "kafka": KAFKA,
+    "zk": "zookeeper",
+    "noop": CEILING,
+    "barrier": BARRIER,
+}
+"""Short names ``--only`` also takes."""
 
 
 def missing(system: str) -> str | None:
@@ -845,6 +957,11 @@ def missing(system: str) -> str | None:
             import kazoo  # noqa: F401
         except ImportError:
             return "the kazoo client is not installed (pip install kazoo; or `make bench-peers`)"
+    if system == KAFKA:
+        try:
+            import confluent_kafka  # noqa: F401
+        except ImportError:
+            return "confluent-kafka is not installed (pip install -e '.[dev]')"
     return None
 
 
@@ -863,7 +980,15 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default=",".join(SYSTEMS),
-        help=f"comma-separated systems to run (default: {','.join(SYSTEMS)})",
+        help=f"comma-separated systems to run (default: {','.join(SYSTEMS)}; also "
+        f"{', '.join(f'{short} for {name}' for short, name in ALIASES.items())})",
+    )
+    parser.add_argument(
+        "--kafka-clients",
+        choices=("processes", "threads"),
+        default=None,
+        help="the Kafka column's N clients as N processes or as N threads of one process "
+        "(default: benchmarks/kafka_create_topics.py's DEFAULT_CLIENT_MODE)",
     )
     parser.add_argument(
         "--variant",
@@ -887,10 +1012,14 @@ def main() -> int:
         if not label or not pairs or any(not key or not sep for key, sep, _ in pairs):
             parser.error(f"--variant {spec!r}: expected NAME:KEY=VALUE[,KEY=VALUE]")
         variants[f"raftmeta[{label}]"] = {key: value for key, _, value in pairs}
-    chosen = [name.strip() for name in args.only.split(",") if name.strip()]
+    chosen = [ALIASES.get(name.strip(), name.strip()) for name in args.only.split(",")]
+    chosen = list(dict.fromkeys(name for name in chosen if name))
     unknown = [name for name in chosen if name not in SYSTEMS]
     if args.runs < 1 or unknown or not chosen:
-        parser.error(f"--runs must be at least 1 and --only a subset of {','.join(SYSTEMS)}")
+        parser.error(
+            f"--runs must be at least 1 and --only a subset of {','.join(SYSTEMS)} "
+            f"(or {','.join(ALIASES)})"
+        )
     load = QUICK if args.quick else FULL
     if args.serial:
         load = dataclasses.replace(load, serial_only=True)
@@ -912,13 +1041,28 @@ def main() -> int:
         )
     out(
         f"three server processes per system on 127.0.0.1, fsync on, 100-byte values; "
-        f"{phases}; clients in this Python process, sent to the leader"
+        f"{phases}; clients in this Python process (the Kafka column's in their own), sent "
+        "to the leader"
     )
     out(
         "a write is: etcd Put of one key; ZooKeeper create of one znode; raftmeta serial = one "
         "record through the embedded append API (timed inside the leader), raftmeta 1/16 "
         "clients = CreateTopics through gRPC (1 topic, 3 partitions, RF 3, 6 brokers)"
     )
+    runners = dict(SYSTEMS)
+    if KAFKA in systems:
+        from benchmarks.kafka_create_topics import DEFAULT_CLIENT_MODE
+
+        kafka_mode = args.kafka_clients or DEFAULT_CLIENT_MODE
+        runners[KAFKA] = functools.partial(run_raftmeta_kafka, client_mode=kafka_mode)
+        many = load.concurrent_clients
+        out(
+            f"{KAFKA} = raftmeta's 1/{many}-client CreateTopics through its controllers' KAFKA "
+            "listeners (1 topic, 1 partition, RF 3, the same 6 brokers), each client a "
+            f"confluent-kafka AdminClient of its own, the {many} clients as "
+            + (f"{many} processes" if kafka_mode == "processes" else "threads of one process")
+            + "; server CPU is the three controllers' over each phase, as for raftmeta"
+        )
     if CEILING in systems:
         out(
             f"{CEILING} = the ceiling: one grpc.aio server process whose CreateTopics answers at "
@@ -950,7 +1094,7 @@ def main() -> int:
     for run in range(args.runs):
         print(f"run {run + 1}/{args.runs}", flush=True)
         for name in systems:
-            SYSTEMS[name](load, results[name], say, run)
+            runners[name](load, results[name], say, run)
             if name == "raftmeta":
                 for variant, settings in variants.items():
                     run_raftmeta(load, results[variant], say, run, settings, variant)

@@ -65,7 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.commit_breakdown import breakdown
 from benchmarks.machine import Report
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
 from raftmeta.quorum.event_loop import loop_name
 from raftmeta.quorum.transport_choice import TRANSPORTS
 

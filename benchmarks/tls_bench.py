@@ -38,12 +38,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import Report, process_cpu_seconds
+from raftmeta.admin.quorum import wait_for_leader
 from raftmeta.cli.dev import wait_for_brokers
-from raftmeta.cli.devcluster import DevCluster
-from raftmeta.cli.quorum_describe import wait_for_leader
 from raftmeta.controller_channel import ControllerChannel
+from raftmeta.devkit.cluster import DevCluster
+from raftmeta.devkit.ports import free_port_run
 from raftmeta.errors import ErrorCode
-from raftmeta.ports import free_port_run
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.security.tls import TlsSettings
 

@@ -176,7 +176,8 @@ def test_the_unplanted_copy_keeps_every_contract(product_copy: Path) -> None:
 # part of what lies below them.
 PLANTED_IMPORTS = [
     ("raftmeta.raft.batch", "raftmeta.image", ("layers",)),
-    ("raftmeta.server", "raftmeta.broker", ("layers",)),
+    ("raftmeta.server", "raftmeta.devkit", ("layers",)),
+    ("raftmeta.broker", "raftmeta.server", ("layers", "clients")),
     ("raftmeta.quorum", "raftmeta.image", ("runtime",)),
     ("raftmeta.quorum", "raftmeta.auth", ("runtime",)),
     ("raftmeta.quorum", "raftmeta.records", ("runtime",)),

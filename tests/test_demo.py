@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from raftmeta.cli.demo.errors import StepFailed
-from raftmeta.cli.demo.runner import run_live_demo
-from raftmeta.cli.demo.simulated import run_simulated_demo
-from raftmeta.cli.demo.steps import Step, start_quorum
+from raftmeta.devkit.demo.errors import StepFailed
+from raftmeta.devkit.demo.runner import run_live_demo
+from raftmeta.devkit.demo.simulated import run_simulated_demo
+from raftmeta.devkit.demo.steps import Step, start_quorum
 from tests.process.helpers import DEADLINE_S
 from tests.support.waiting import wait_until
 
@@ -97,8 +97,8 @@ HOLD_SCRIPT = """
 import sys, time
 from pathlib import Path
 from typing import Any
-from raftmeta.cli.demo.runner import run_live_demo
-from raftmeta.cli.demo.steps import Step, start_quorum
+from raftmeta.devkit.demo.runner import run_live_demo
+from raftmeta.devkit.demo.steps import Step, start_quorum
 
 def hold(ctx):
     while True:

@@ -6,19 +6,22 @@ like confluent-kafka's AdminClient: a config dict (``bootstrap.servers``,
 ``request.timeout.ms``, ``bearer.token``), methods that return one future per item, and failed
 futures that raise :class:`KafkaException` carrying Kafka's code, its name and a message.
 
+``AsyncAdminClient`` is the one implementation (:mod:`.async_client`); ``AdminClient``
+(:mod:`.sync_client`) runs it on a thread of its own. It reaches the quorum through a transport
+(:mod:`.transport`): raftmeta's gRPC Admin service with ``bootstrap.servers``
+(:mod:`.grpc_transport`), or Kafka's protocol to the controllers' KAFKA listeners with
+``bootstrap.controllers`` (:mod:`.kafka_transport`); either over TLS with
+``security.protocol=SSL``.
+
 A client: may import ``raftmeta.common``, ``raftmeta.errors``, ``raftmeta.records``, the
-generated stubs and ``controller_channel``; never the controller, policy or server.
+generated stubs, ``raftmeta.kafka_protocol`` and ``controller_channel``; never the controller,
+policy or server.
 """
 
-from raftmeta.admin.clients import (
-    CONFIG_KEYS,
-    AdminClient,
-    AdminSettings,
-    AsyncAdminClient,
-    AsyncElectLeadersResult,
-    ElectLeadersResult,
-    parse_admin_config,
-)
+from raftmeta.admin.async_client import AsyncAdminClient, AsyncElectLeadersResult
+from raftmeta.admin.quorum import QuorumInfo, Replica
+from raftmeta.admin.settings import CONFIG_KEYS, AdminSettings, parse_admin_config
+from raftmeta.admin.sync_client import AdminClient, ElectLeadersResult
 from raftmeta.admin.types import (
     AlterConfigOp,
     AlterConfigOpType,
@@ -69,6 +72,8 @@ __all__ = [
     "NewPartitions",
     "NewTopic",
     "PartitionDescription",
+    "QuorumInfo",
+    "Replica",
     "ResourceType",
     "TopicDescription",
     "TopicPartition",

@@ -12,6 +12,12 @@ A broker is two loops that share one image:
   epoch stale, and on a controlled shutdown asks to shut down until the controller, having
   moved its leaderships away, agrees.
 
+The broker half of a combined node (``BrokerSettings.combined``) has no observer: it is handed
+the node's own voter (``shared_node``), and the process that owns that node passes the committed
+log to :attr:`Broker.metadata_listener` as it passes it to its controller (see
+:mod:`raftmeta.server.combined_node`). It fetches nothing, so its id, the voter's, is never seen
+by a leader as a second replica.
+
 The states are Kafka's (``BrokerLifecycleManager``): STARTING until registered, RECOVERY while
 fenced, RUNNING once unfenced, PENDING_CONTROLLED_SHUTDOWN, SHUTTING_DOWN.
 """
@@ -89,8 +95,22 @@ StateListener = Callable[["BrokerState", "BrokerState"], None]
 class Broker:
     """One embedded broker. Use from one event loop: ``await start()`` ... ``await stop()``."""
 
-    def __init__(self, settings: BrokerSettings, *, channel: ControllerCaller | None = None):
+    def __init__(
+        self,
+        settings: BrokerSettings,
+        *,
+        channel: ControllerCaller | None = None,
+        shared_node: RaftNode | None = None,
+    ):
+        """``shared_node``: a combined node's voter, which this broker reads instead of running
+        an observer; required exactly when ``settings.combined``. Its owner starts and stops
+        it, and hands its committed log to :attr:`metadata_listener`."""
+        if (shared_node is not None) != settings.combined:
+            raise ValueError("a combined node's broker, and only one, shares its node")
+        if shared_node is not None and settings.listener_port is None:
+            raise ValueError("a combined node's broker registers its process's port: give it")
         self.settings = settings
+        self._shared_node = shared_node
         self.broker_id = settings.broker_id
         self.incarnation_id = uuid.uuid4().bytes
         """New per ``Broker`` object, as Kafka's is per process start."""
@@ -123,6 +143,12 @@ class Broker:
         self._replica.on_leadership_change(self._log_leadership)
 
     # --- reading -------------------------------------------------------------------------
+
+    @property
+    def metadata_listener(self) -> MetadataReplica:
+        """The Raft client listener that replays the committed log into :attr:`image`: the
+        broker's own observer feeds it, or in a combined node the shared node's client."""
+        return self._replica
 
     @property
     def image(self) -> MetadataImage:
@@ -210,7 +236,11 @@ class Broker:
         if self._node is not None:
             raise RuntimeError("the broker is already running")
         settings = self.settings
-        self._node = await self._new_node()
+        if self._shared_node is not None:
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+            self._node = self._shared_node
+        else:
+            self._node = await self._new_node()
         # Read (and removed) at every start, so a crash in this run leaves no stale proof.
         self._previous_broker_epoch = take_clean_shutdown(settings.data_dir)
         if settings.status_file is not None:
@@ -220,7 +250,8 @@ class Broker:
                 self.image_digest,
                 interval_ms=settings.status_interval_ms,
             )
-        await self._node.start(self._voters)
+        if self._shared_node is None:
+            await self._node.start(self._voters)
         if self._channel is None:
             from raftmeta.controller_channel import ControllerChannel
 
@@ -376,7 +407,7 @@ class Broker:
             self._status.close()
             self._status = None
         node, self._node = self._node, None
-        if node is not None:
+        if node is not None and node is not self._shared_node:
             await self._stop_node(node)
         channel, self._channel = self._channel, None
         if channel is not None:
@@ -535,8 +566,11 @@ class Broker:
 
     async def _register(self) -> None:
         settings = self.settings
-        assert self._channel is not None and self._node is not None and self._server is not None
-        port = settings.listener_port if settings.listener_port is not None else self._server.port
+        assert self._channel is not None and self._node is not None
+        port = settings.listener_port
+        if port is None:
+            assert self._server is not None  # a combined node's broker is given its port
+            port = self._server.port
         request = broker_pb2.RegisterBrokerRequest(
             broker_id=self.broker_id,
             cluster_id=self.cluster_id,
@@ -547,6 +581,7 @@ class Broker:
                 )
             ],
             timeout_ms=settings.session_timeout_ms,
+            combined=settings.combined,
         )
         if settings.rack is not None:
             request.rack = settings.rack

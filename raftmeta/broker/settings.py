@@ -25,19 +25,23 @@ from raftmeta.security.tls import TlsSettings
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 2000
 DEFAULT_SESSION_TIMEOUT_MS = 9000
+COMBINED_BROKER_DIR = "broker"
+"""A combined node's broker directory under ``metadata.log.dir`` when ``log.dirs`` is empty."""
 
 
 @dataclass(frozen=True, slots=True)
 class BrokerSettings:
     broker_id: int
-    """The broker's id, also its replica id when it fetches the log: never a voter's id."""
+    """The broker's id, also its replica id when it fetches the log: never a voter's id,
+    except in a combined node (``combined``), which fetches nothing."""
     voters: Mapping[int, str]
     """Every controller's ``host:port``: the observer fetches the log from their leader.
     Empty for a dynamic quorum (KIP-853): the observer then learns the voters from
     ``bootstrap_servers`` and follows the VotersRecords in the log, as a Kafka broker given
     only ``controller.quorum.bootstrap.servers`` does."""
     data_dir: Path
-    """The broker's own formatted metadata directory (the observer's log and snapshots)."""
+    """The broker's own formatted metadata directory (the observer's log and snapshots); a
+    combined node's broker keeps only its status file and clean-shutdown marker here."""
     bootstrap_servers: str = ""
     """Where BrokerLifecycle calls go first (the channel follows NOT_CONTROLLER); empty means
     the voters' addresses."""
@@ -68,9 +72,20 @@ class BrokerSettings:
     tls: TlsSettings | None = None
     """The broker's credentials toward the controllers (its ``broker-<id>`` certificate and
     the CA it trusts); None speaks plaintext."""
+    combined: bool = False
+    """The broker runs inside a controller's process under the controller's id
+    (``process.roles=broker,controller``): it reads the metadata log from that controller's
+    own replica and runs no observer, so it may, and must, use a voter's id."""
 
     def __post_init__(self) -> None:
-        if self.broker_id in self.voters:
+        if self.combined:
+            if self.voters and self.broker_id not in self.voters:
+                raise ConfigError(
+                    f"Invalid value '{self.broker_id}' for configuration node.id: a combined "
+                    "node's broker runs under its controller's id, which must be a voter "
+                    f"({', '.join(str(v) for v in sorted(self.voters))})"
+                )
+        elif self.broker_id in self.voters:
             raise ConfigError(
                 f"Invalid value '{self.broker_id}' for configuration node.id: a broker fetches "
                 "the log as an observer and must not use a controller's id "
@@ -109,7 +124,11 @@ class BrokerSettings:
         bootstrap_servers: str = "",
         status_file: Path | None = None,
         unconfirmed_voters: frozenset[int] = frozenset(),
+        combined: bool = False,
     ) -> BrokerSettings:
+        """A separate broker's settings, or with ``combined`` those of the broker half of a
+        combined node: its data directory is the first of ``log.dirs`` (default
+        ``<metadata.log.dir>/broker``), since ``metadata.log.dir`` is its controller's."""
         raft = raft_config(config)
         if not bootstrap_servers and not config.controller_quorum_voters:
             bootstrap_servers = ",".join(config.controller_quorum_bootstrap_servers)
@@ -119,7 +138,7 @@ class BrokerSettings:
             voters={
                 node: str(address) for node, address in config.controller_quorum_voters.items()
             },
-            data_dir=Path(config.metadata_log_dir),
+            data_dir=_combined_broker_dir(config) if combined else Path(config.metadata_log_dir),
             bootstrap_servers=bootstrap_servers,
             cluster_id=config.cluster_id,
             rack=config.broker_rack,
@@ -134,4 +153,11 @@ class BrokerSettings:
             status_file=status_file,
             unconfirmed_voters=unconfirmed_voters,
             tls=client_tls(config.originals),
+            combined=combined,
         )
+
+
+def _combined_broker_dir(config: RaftmetaConfig) -> Path:
+    if config.log_dirs:
+        return Path(config.log_dirs[0])
+    return Path(config.metadata_log_dir) / COMBINED_BROKER_DIR

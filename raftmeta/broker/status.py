@@ -18,6 +18,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+STATUS_FILE = "broker.status"
+"""The status file's name in a broker's data directory (``raftmeta broker`` writes it there)."""
+
 
 class StatusFile:
     def __init__(

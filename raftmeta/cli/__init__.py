@@ -7,18 +7,20 @@ status. ``errors`` holds :class:`~raftmeta.cli.errors.CommandLineError` and the 
 ``register(commands)`` convention each command module follows: it adds its parser and sets
 ``handler`` to a function of the parsed arguments returning the exit status.
 
-Commands: ``demo`` (a package: the whole product in one command), ``storage`` (random-uuid,
-format), ``dump`` (log dump, snapshot dump), ``serve``, ``dev``, ``quorum`` (describe),
-``soak``, ``topics``, ``brokers``, ``broker``, ``leader-election``, ``audit``. Their helpers:
-``admin_options`` and ``client_config`` (the admin commands' connection and the one reader of
-``--admin.config`` / ``--command-config`` files), ``election_request`` and ``election_report``
-(leader-election's rules), ``quorum_describe`` (asking the quorum who leads), ``devcluster``
-(local ``serve`` and ``broker`` processes, for ``dev``, the demo and process tests).
+Commands: ``demo``, ``storage`` (random-uuid, format), ``dump`` (log dump, snapshot dump, log
+export), ``serve``, ``dev``, ``quorum`` (describe, add-controller, remove-controller), ``soak``,
+``chaos``, ``topics``, ``brokers``, ``broker``, ``leader-election``, ``features``, ``acls``,
+``audit``. Their helpers: ``admin_options`` and ``client_config`` (the admin commands'
+connection and the one reader of ``--admin.config`` / ``--command-config`` files),
+``election_request`` and ``election_report`` (leader-election's rules), ``quorum_describe``
+(printing the quorum), ``quorum_membership``, ``kafka_admin``, ``text_files``. The local-cluster
+supervisor, the demo's machinery and the fault campaign live in :mod:`raftmeta.devkit`, which
+``dev``, ``demo`` and ``chaos`` call into.
 
-This is the top layer: it may import any raftmeta package (server, admin, broker, storage,
-config, sim) and ``analytics``; nothing in raftmeta imports it. Inside, only ``main`` imports
-the command modules as a set, so no module here imports the dispatcher; commands import their
-heavy dependencies when they run, so ``--help`` stays fast.
+This is the top layer: it may import any raftmeta package (devkit, server, admin, broker,
+storage, config, sim) and ``analytics``; nothing in raftmeta imports it. Inside, only ``main``
+imports the command modules as a set, so no module here imports the dispatcher; commands import
+their heavy dependencies when they run, so ``--help`` stays fast.
 """
 
 import os

@@ -64,28 +64,22 @@ class AdminConnection:
     """Where to send the command's requests and how long to wait for the whole answer."""
 
     config: dict[str, object]
-    """The AdminClient config."""
+    """The AdminClient config: ``bootstrap.controllers`` with ``--bootstrap-controller``."""
     answer_timeout_ms: int
     """``default.api.timeout.ms``: the command gives up after this long."""
-    controllers: tuple[str, ...] = ()
-    """With ``--bootstrap-controller``: the KAFKA listeners to speak Kafka's protocol to."""
-    request_timeout_ms: int = 30_000
 
 
 def admin_connection(args: argparse.Namespace) -> AdminConnection:
     """The connection the options describe; a bad file or address exits 2."""
     from raftmeta.controller_channel import parse_bootstrap_servers
 
-    controllers: tuple[str, ...] = ()
     flag, bootstrap = "--bootstrap-server", args.bootstrap_server
     if getattr(args, "bootstrap_controller", None) is not None:
         flag, bootstrap = "--bootstrap-controller", args.bootstrap_controller
     try:
-        servers = parse_bootstrap_servers(bootstrap)
+        parse_bootstrap_servers(bootstrap)
     except ValueError as error:
         raise CommandLineError(f"{flag}: {error}", USAGE_ERROR) from None
-    if flag == "--bootstrap-controller":
-        controllers = tuple(servers)
     settings = ClientSettings()
     if args.command_config is not None:
         try:
@@ -93,17 +87,9 @@ def admin_connection(args: argparse.Namespace) -> AdminConnection:
         except ClientConfigError as error:
             raise CommandLineError(f"--command-config {error}", USAGE_ERROR) from None
         settings.warn_about_ignored_keys()
-        if controllers and settings.tls_properties:
-            raise CommandLineError(
-                f"--command-config {args.command_config}: --bootstrap-controller speaks "
-                "PLAINTEXT only; TLS settings go with --bootstrap-server",
-                USAGE_ERROR,
-            )
     return AdminConnection(
-        settings.admin_config(bootstrap),
+        settings.admin_config(bootstrap, controllers=flag == "--bootstrap-controller"),
         settings.default_api_timeout_ms,
-        controllers,
-        settings.request_timeout_ms,
     )
 
 
@@ -123,7 +109,9 @@ def run_admin(
     timeout_ms = connection.answer_timeout_ms
 
     async def main() -> T:
-        async with _client(connection) as client:
+        from raftmeta.admin import AsyncAdminClient
+
+        async with AsyncAdminClient(connection.config) as client:
             try:
                 async with asyncio.timeout(timeout_ms / 1000):
                     return await work(client)
@@ -137,14 +125,3 @@ def run_admin(
         return asyncio.run(main())
     except KafkaError as error:
         raise CommandLineError(f"{failure_prefix}{error.message} ({error.code.name})") from None
-
-
-def _client(connection: AdminConnection) -> Any:
-    """The gRPC AdminClient, or with ``--bootstrap-controller`` the Kafka-protocol one."""
-    if connection.controllers:
-        from raftmeta.cli.kafka_admin import KafkaAdmin
-
-        return KafkaAdmin(connection.controllers, connection.request_timeout_ms / 1000)
-    from raftmeta.admin import AsyncAdminClient
-
-    return AsyncAdminClient(connection.config)

@@ -21,11 +21,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from raftmeta.broker.status import STATUS_FILE
 from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
-from raftmeta.cli.parent import end_with_parent
 from raftmeta.cli.serve import check_identity_file_size
+from raftmeta.devkit.parent import end_with_parent
 
-STATUS_FILE = "broker.status"
 SHUTDOWN_TIMEOUT_S = 30.0
 
 

@@ -63,15 +63,19 @@ class ClientSettings:
     tls_properties: tuple[tuple[str, str], ...] = ()
     """``security.protocol`` and the ``ssl.*`` keys as given, checked, for the admin client."""
 
-    def admin_config(self, bootstrap_servers: str) -> dict[str, object]:
-        """The AdminClient config for these settings. The client wants a deadline above 0;
-        Kafka accepts 0, which here means the shortest one."""
+    def admin_config(
+        self, bootstrap_servers: str, *, controllers: bool = False
+    ) -> dict[str, object]:
+        """The AdminClient config for these settings; with ``controllers`` the addresses are
+        KAFKA listeners (``bootstrap.controllers``), whose protocol carries no bearer token.
+        The client wants a deadline above 0; Kafka accepts 0, which here means the shortest
+        one."""
         config: dict[str, object] = {
-            "bootstrap.servers": bootstrap_servers,
+            "bootstrap.controllers" if controllers else "bootstrap.servers": bootstrap_servers,
             "request.timeout.ms": max(1, self.request_timeout_ms),
             "bootstrap.unreachable.timeout.ms": UNREACHABLE_TIMEOUT_MS,
         }
-        if self.bearer_token is not None:
+        if self.bearer_token is not None and not controllers:
             config["bearer.token"] = self.bearer_token
         config.update(self.tls_properties)
         return config

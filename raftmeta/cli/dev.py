@@ -1,6 +1,7 @@
 """``raftmeta dev``: a local quorum (controllers 3000, 3001, ...; three by default) and
 brokers until Ctrl-C, with where everything is printed once the quorum has a leader and every
-broker is unfenced."""
+broker is unfenced. With ``--combined`` the brokers are the controllers' own
+(``process.roles=broker,controller``), under the same ids, and no broker process runs."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from raftmeta.cli.devcluster import KAFKA_PORT_OFFSET, BrokerProcess, DevCluster
+from raftmeta.devkit.cluster import KAFKA_PORT_OFFSET, BrokerProcess, DevCluster
 from raftmeta.security.tls import TlsSettings
 from raftmeta.storage.errors import StorageError
 
@@ -43,7 +44,16 @@ def register(commands: Any) -> None:
         "quorum add-controller / remove-controller",
     )
     dev.add_argument(
-        "--brokers", type=_count, default=3, help="broker processes, ids 1..N (default 3; 0: none)"
+        "--brokers",
+        type=_count,
+        default=None,
+        help="broker processes, ids 1..N (default 3; 0: none; none with --combined)",
+    )
+    dev.add_argument(
+        "--combined",
+        action="store_true",
+        help="combined nodes (process.roles=broker,controller): each controller runs its broker "
+        "in its own process, under its own id, and no separate broker is started",
     )
     dev.add_argument(
         "--racks",
@@ -103,6 +113,17 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    combined = bool(getattr(args, "combined", False))
+    brokers = args.brokers
+    if combined and brokers:
+        print(
+            "raftmeta dev: --combined runs no separate brokers: leave out --brokers",
+            file=sys.stderr,
+        )
+        return 2
+    if combined and getattr(args, "dynamic", False):
+        print("raftmeta dev: --combined runs a static quorum: leave out --dynamic", file=sys.stderr)
+        return 2
     controllers = int(getattr(args, "controllers", 3))
     last = controllers - 1
     if args.base_port + last > MAX_PORT:
@@ -122,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
     return run_dev(
         args.data_dir,
         args.base_port,
-        brokers=args.brokers,
+        brokers=0 if combined else (3 if brokers is None else brokers),
+        combined=combined,
         racks=args.racks,
         tls=args.tls,
         kafka=kafka,
@@ -142,12 +164,13 @@ def run_dev(
     kafka: bool = False,
     controllers: int = 3,
     dynamic: bool = False,
+    combined: bool = False,
 ) -> int:
     """``raftmeta dev``: start the quorum and the brokers, report where everything is, and
     stop it all (brokers first) on Ctrl-C or SIGTERM."""
     import threading
 
-    from raftmeta.cli.quorum_describe import DescribeError, wait_for_leader
+    from raftmeta.admin.quorum import DescribeError, wait_for_leader
 
     cluster = DevCluster(
         root,
@@ -158,6 +181,7 @@ def run_dev(
         kafka=kafka,
         controllers=controllers,
         dynamic=dynamic,
+        combined=combined,
     )
     try:
         fresh = cluster.prepare()
@@ -198,7 +222,7 @@ def run_dev(
         command_config = f" --command-config {cluster.client_config}" if tls else ""
         if tls:
             print(f"TLS: mutual, client settings in {cluster.client_config}", flush=True)
-        if cluster.brokers:
+        if cluster.broker_ids:
             cluster.start_brokers()
             for broker_id, broker in cluster.brokers.items():
                 rack = cluster.rack_of(broker_id) or "no rack"
@@ -208,7 +232,7 @@ def run_dev(
                 )
             unfenced = wait_for_brokers(
                 cluster.bootstrap_servers,
-                set(cluster.brokers),
+                set(cluster.broker_ids),
                 leader_deadline_s,
                 give_up,
                 tls=cluster.client_tls(),
@@ -217,11 +241,12 @@ def run_dev(
                 if stop.is_set():
                     return 0
                 return _report_failure(cluster, "the brokers did not all register in time")
-            print(f"Brokers: {len(unfenced)} registered and unfenced", flush=True)
+            within = " (combined with the controllers)" if combined else ""
+            print(f"Brokers: {len(unfenced)} registered and unfenced{within}", flush=True)
             print(
                 "Create a topic with: raftmeta topics --bootstrap-server "
                 f"{cluster.bootstrap_servers} --create --topic T --partitions 6 "
-                f"--replication-factor {min(3, len(cluster.brokers))}{command_config}",
+                f"--replication-factor {min(3, len(cluster.broker_ids))}{command_config}",
                 flush=True,
             )
         print(

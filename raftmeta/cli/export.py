@@ -156,7 +156,7 @@ def _folders(directory: Path) -> tuple[Path, Path]:
 
 
 def _ask_high_watermark(bootstrap: str, cluster_id: str) -> int:
-    from raftmeta.cli.quorum_describe import DescribeError, describe_quorum
+    from raftmeta.admin.quorum import DescribeError, describe_quorum
 
     try:
         info = describe_quorum(bootstrap, cluster_id)

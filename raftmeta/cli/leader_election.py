@@ -154,10 +154,8 @@ def elect(
     if request.partitions == ():
         return {}  # Kafka's controller answers an empty list at once, with nothing
     admin = request.admin
-    if over_kafka:
-        return _elect_over_kafka(request)
     try:
-        client = AdminClient(admin.admin_config(request.bootstrap_server))
+        client = AdminClient(admin.admin_config(request.bootstrap_server, controllers=over_kafka))
     except ValueError as error:
         raise election_request.ElectionCommandError(str(error)) from None
     wait_s = admin.default_api_timeout_ms / 1000
@@ -177,30 +175,3 @@ def elect(
         return dict(answers.result(timeout=remaining_s))
     finally:
         client.close()
-
-
-def _elect_over_kafka(request: ElectionRequest) -> Mapping[TopicPartition, BaseException | None]:
-    import asyncio
-
-    from raftmeta.cli.kafka_admin import KafkaAdmin
-    from raftmeta.controller_channel import parse_bootstrap_servers
-
-    try:
-        controllers = parse_bootstrap_servers(request.bootstrap_server)
-    except ValueError as error:
-        raise election_request.ElectionCommandError(str(error)) from None
-    admin = request.admin
-    if admin.tls_properties:
-        raise election_request.ElectionCommandError(
-            "--bootstrap-controller speaks PLAINTEXT only; TLS settings go with --bootstrap-server"
-        )
-
-    async def ask() -> Mapping[TopicPartition, BaseException | None]:
-        async with KafkaAdmin(controllers, admin.request_timeout_ms / 1000) as client:
-            return await client.elect_leaders(request.election_type, request.partitions)
-
-    async def bounded() -> Mapping[TopicPartition, BaseException | None]:
-        async with asyncio.timeout(admin.default_api_timeout_ms / 1000):
-            return await ask()
-
-    return asyncio.run(bounded())

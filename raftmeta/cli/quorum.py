@@ -1,7 +1,8 @@
 """``raftmeta quorum describe``: the quorum as its leader sees it, printed the way
-``kafka-metadata-quorum describe`` prints it (the asking and the rendering are in
-:mod:`raftmeta.cli.quorum_describe`); ``quorum add-controller`` / ``remove-controller``
-change a dynamic quorum's voters (:mod:`raftmeta.cli.quorum_membership`)."""
+``kafka-metadata-quorum describe`` prints it (the asking is in
+:mod:`raftmeta.admin.quorum`, the rendering in :mod:`raftmeta.cli.quorum_describe`);
+``quorum add-controller`` / ``remove-controller`` change a dynamic quorum's voters
+(:mod:`raftmeta.cli.quorum_membership`)."""
 
 from __future__ import annotations
 
@@ -111,23 +112,18 @@ def _add_command_config(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from raftmeta.admin.quorum import DescribeError, describe_quorum
     from raftmeta.cli import quorum_describe as qd
 
-    tls, timeout_s = _connection(args.command_config)
+    tls, timeout_s, tls_properties = _connection(args.command_config)
     try:
         if args.bootstrap_controller is not None:
-            if tls is not None:
-                raise CommandLineError(
-                    "--bootstrap-controller speaks PLAINTEXT only; TLS settings go with "
-                    "--bootstrap-server",
-                    USAGE_ERROR,
-                )
-            info = _describe_over_kafka(args.bootstrap_controller, timeout_s)
+            info = _describe_over_kafka(args.bootstrap_controller, timeout_s, tls_properties)
         else:
-            info = qd.describe_quorum(
+            info = describe_quorum(
                 args.bootstrap_server, args.cluster_id, timeout_s=timeout_s, tls=tls
             )
-    except qd.DescribeError as error:
+    except DescribeError as error:
         raise CommandLineError(str(error)) from error
     lines = qd.replication_lines(info) if args.replication else qd.status_lines(info)
     for line in lines:
@@ -135,19 +131,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _connection(path: Path | None) -> tuple[TlsSettings | None, float]:
-    """The TLS settings (None: plaintext) and the per-server deadline from ``--command-config``;
-    a file that cannot be used exits 2 with one line naming it."""
-    from raftmeta.cli.quorum_describe import DEFAULT_TIMEOUT_S
+def _connection(path: Path | None) -> tuple[TlsSettings | None, float, dict[str, str]]:
+    """The TLS settings (None: plaintext), the per-server deadline and the TLS keys as given,
+    from ``--command-config``; a file that cannot be used exits 2 with one line naming it."""
+    from raftmeta.admin.quorum import DEFAULT_TIMEOUT_S
     from raftmeta.config.properties import parse_properties
 
     if path is None:
-        return None, DEFAULT_TIMEOUT_S
+        return None, DEFAULT_TIMEOUT_S, {}
     settings, tls = _client_settings(path)
     # The file was just read and parsed: only whether it set the key is asked again here.
     given = "request.timeout.ms" in parse_properties(path.read_text(encoding="utf-8"))
     timeout_s = max(0.001, settings.request_timeout_ms / 1000) if given else DEFAULT_TIMEOUT_S
-    return tls, timeout_s
+    return tls, timeout_s, dict(settings.tls_properties)
 
 
 def _client_settings(path: Path) -> tuple[ClientSettings, TlsSettings | None]:
@@ -184,22 +180,26 @@ def voter_client(path: Path | None) -> VoterClient:
     return VoterClient(credentials, settings.bearer_token)
 
 
-def _describe_over_kafka(bootstrap: str, timeout_s: float) -> Any:
+def _describe_over_kafka(bootstrap: str, timeout_s: float, tls_properties: dict[str, str]) -> Any:
     """The quorum as the active controller's DescribeQuorum on its KAFKA listener has it."""
     import asyncio
 
-    from raftmeta.cli.kafka_admin import KafkaAdmin
-    from raftmeta.cli.quorum_describe import DescribeError
-    from raftmeta.controller_channel import parse_bootstrap_servers
+    from raftmeta.admin import AsyncAdminClient, QuorumInfo
+    from raftmeta.admin.quorum import DescribeError
     from raftmeta.errors import KafkaError
 
+    config = {
+        "bootstrap.controllers": bootstrap,
+        "request.timeout.ms": max(1, round(timeout_s * 1000)),
+        **tls_properties,
+    }
     try:
-        controllers = parse_bootstrap_servers(bootstrap)
+        client = AsyncAdminClient(config)
     except ValueError as error:
         raise CommandLineError(f"--bootstrap-controller: {error}", USAGE_ERROR) from None
 
-    async def ask() -> Any:
-        async with KafkaAdmin(controllers, timeout_s) as client:
+    async def ask() -> QuorumInfo:
+        async with client:
             return await client.describe_quorum()
 
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
-from raftmeta.cli.parent import end_with_parent
+from raftmeta.devkit.parent import end_with_parent
 
 if TYPE_CHECKING:
     from raftmeta.config.node import RaftmetaConfig

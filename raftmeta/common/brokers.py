@@ -23,6 +23,9 @@ class BrokerRegistrationRequest:
     previous_broker_epoch: int = -1
     """The epoch of the incarnation this one replaces if it stopped cleanly, else -1: with
     eligible leader replicas on, a broker without that proof leaves every ISR and ELR."""
+    combined: bool = False
+    """The broker runs inside a controller's process under that controller's id (a combined
+    node) and fetches no log of its own: the one case where a broker may use a voter's id."""
 
 
 @dataclass(frozen=True, slots=True)

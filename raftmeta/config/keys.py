@@ -100,7 +100,8 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         ConfigType.LIST,
         "controller",
         "What this node runs: controller (a quorum voter), broker (an observer that follows "
-        "the log), or both.",
+        "the log), or both (a combined node: one process, one node.id, its broker reading the "
+        "controller's replica of the log).",
         SubsetOf(("broker", "controller")),
     ),
     ConfigKey(
@@ -306,6 +307,14 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "The rack (or availability zone) of this broker; replica placement spreads each "
         "partition's replicas across racks.",
     ),
+    ConfigKey(
+        "log.dirs",
+        ConfigType.LIST,
+        "",
+        "A combined node's broker data directories; its broker keeps its files (broker.status, "
+        "the clean-shutdown marker) in the first. Empty: the broker directory under "
+        "metadata.log.dir.",
+    ),
     # Leader balance and elections
     ConfigKey(
         "auto.leader.rebalance.enable",
@@ -418,6 +427,14 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "File of token=PrincipalType:name lines: a caller sending 'authorization: Bearer "
         "<token>' is that principal, one with no token is User:ANONYMOUS, and an unknown token "
         "fails with SASL_AUTHENTICATION_FAILED. Unset: tokens are not checked.",
+    ),
+    ConfigKey(
+        "raftmeta.allow.unauthenticated.listeners",
+        ConfigType.BOOLEAN,
+        "false",
+        "Start even though a listener on a non-loopback address does not authenticate its "
+        "callers (neither SSL with ssl.client.auth=required nor SASL). Anyone who reaches such "
+        "a port can forge Raft messages and change the metadata; off, the node refuses to start.",
     ),
     # Transport security (TLS), Kafka's names; parsed by raftmeta.security
     ConfigKey(

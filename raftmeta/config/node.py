@@ -64,6 +64,7 @@ class RaftmetaConfig:
     broker_heartbeat_interval_ms: int
     broker_session_timeout_ms: int
     broker_rack: str | None
+    log_dirs: tuple[str, ...]
     auto_leader_rebalance_enable: bool
     leader_imbalance_per_broker_percentage: int
     leader_imbalance_check_interval_seconds: int
@@ -78,6 +79,7 @@ class RaftmetaConfig:
     super_users: tuple[str, ...]
     raftmeta_acls: tuple[str, ...]
     raftmeta_auth_tokens_file: str | None
+    raftmeta_allow_unauthenticated_listeners: bool
     listener_security_protocol_map: str
     ssl_keystore_type: str
     ssl_keystore_location: str | None
@@ -278,6 +280,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         broker_heartbeat_interval_ms=typed.integer("broker.heartbeat.interval.ms"),
         broker_session_timeout_ms=typed.integer("broker.session.timeout.ms"),
         broker_rack=typed.optional_text("broker.rack"),
+        log_dirs=typed.texts("log.dirs"),
         auto_leader_rebalance_enable=typed.boolean("auto.leader.rebalance.enable"),
         leader_imbalance_per_broker_percentage=typed.integer(
             "leader.imbalance.per.broker.percentage"
@@ -296,6 +299,9 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         super_users=typed.texts("super.users"),
         raftmeta_acls=typed.texts("raftmeta.acls"),
         raftmeta_auth_tokens_file=typed.optional_text("raftmeta.auth.tokens.file"),
+        raftmeta_allow_unauthenticated_listeners=typed.boolean(
+            "raftmeta.allow.unauthenticated.listeners"
+        ),
         listener_security_protocol_map=typed.text("listener.security.protocol.map"),
         ssl_keystore_type=typed.text("ssl.keystore.type"),
         ssl_keystore_location=typed.optional_text("ssl.keystore.location"),

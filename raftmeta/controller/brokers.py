@@ -47,19 +47,28 @@ def _check_text(what: str, text: str) -> None:
 def check_registration(request: BrokerRegistrationRequest, voter_ids: Set[int]) -> None:
     """INVALID_REGISTRATION unless the registration may be written as it is.
 
-    A registration is replayed by every node for as long as the broker lives, and its id is
-    the replica id the broker fetches the metadata log under, so a negative id or a
+    A registration is replayed by every node for as long as the broker lives, and a separate
+    broker's id is the replica id it fetches the metadata log under, so a negative id or a
     controller's id (which would let the broker pass for a voter) is refused, as are values
     outside the wire types of Kafka's RegisterBrokerRecord (a uint16 port, int16 security
-    protocol and feature versions) and oversized lists and strings.
+    protocol and feature versions) and oversized lists and strings. The broker half of a
+    combined node (``combined``) fetches nothing: it reads its controller's replica, so it
+    registers under that controller's id, and only under a voter's id.
     """
     broker_id = request.broker_id
     if not 0 <= broker_id <= MAX_BROKER_ID:
         raise _invalid(f"Broker id {broker_id} is invalid: broker ids are 0..{MAX_BROKER_ID}.")
-    if broker_id in voter_ids:
+    if request.combined:
+        if voter_ids and broker_id not in voter_ids:
+            raise _invalid(
+                f"Broker id {broker_id} registers as part of a combined node, but no voter of "
+                "controller.quorum.voters has that id."
+            )
+    elif broker_id in voter_ids:
         raise _invalid(
             f"Broker id {broker_id} is the id of a controller; a broker needs an id that no "
-            "voter of controller.quorum.voters uses."
+            "voter of controller.quorum.voters uses (unless it runs in that controller's "
+            "process: process.roles=broker,controller)."
         )
     check_listeners(request.endpoints, request.features)
     if request.rack is not None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from raftmeta.common.configs import (
     AlterConfig,
     AlterConfigOp,
+    AlterConfigsResult,
     ConfigEntry,
     ConfigResourceRef,
     ConfigSource,
@@ -19,6 +20,8 @@ from raftmeta.common.configs import (
 )
 from raftmeta.common.features import elr_enabled
 from raftmeta.common.items import OK, ItemError
+from raftmeta.controller.result import ControllerResult
+from raftmeta.controller.settings import ControllerSettings
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import ClearElrRecord, ConfigRecord, ConfigResourceType, Record
@@ -262,3 +265,51 @@ def _apply_op(op: AlterConfig, current: str | None) -> str | None:
     else:
         items = [item for item in items if item not in given]
     return ",".join(items) if items else None
+
+
+class ConfigurationControlManager:
+    """IncrementalAlterConfigs and DescribeConfigs: Kafka's ``ConfigurationControlManager``.
+
+    The node's static settings are the defaults a described config falls back to; everything
+    else comes from the image it is handed.
+    """
+
+    def __init__(self, settings: ControllerSettings) -> None:
+        self.settings = settings
+
+    def static_defaults(self) -> dict[str, str]:
+        """This node's settings for the configs that have a cluster-wide default."""
+        return {
+            MIN_INSYNC_REPLICAS: str(self.settings.min_insync_replicas),
+            UNCLEAN_LEADER_ELECTION_ENABLE: str(
+                self.settings.unclean_leader_election_enable
+            ).lower(),
+        }
+
+    def alter_configs(
+        self,
+        image: MetadataImage,
+        resource: ConfigResourceRef,
+        ops: Sequence[AlterConfig],
+        validate_only: bool,
+    ) -> ControllerResult[AlterConfigsResult]:
+        """One resource of IncrementalAlterConfigs: its records, or its error as the item's
+        result (the request's other resources go on)."""
+        try:
+            records = alter_config_records(image, resource, ops)
+        except KafkaError as error:
+            return ControllerResult(
+                (), AlterConfigsResult(resource, ItemError(error.code, error.message))
+            )
+        return ControllerResult(
+            () if validate_only else tuple(records), AlterConfigsResult(resource)
+        )
+
+    def describe_configs(
+        self, image: MetadataImage, resources: Sequence[ConfigResourceRef]
+    ) -> ControllerResult[list[DescribeConfigsResult]]:
+        """DescribeConfigs; writes nothing."""
+        defaults = self.static_defaults()
+        return ControllerResult(
+            (), [describe_config(image, resource, defaults) for resource in resources]
+        )

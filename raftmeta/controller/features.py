@@ -20,6 +20,8 @@ from raftmeta.common.features import (
     SUPPORTED_FEATURES,
     FeatureUpdate,
 )
+from raftmeta.controller.result import ControllerResult
+from raftmeta.controller.settings import ControllerSettings
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import BrokerFeature, FeatureLevelRecord
@@ -143,3 +145,44 @@ def supported_ranges(
             low, high = max(low, supported.min_version), min(high, supported.max_version)
         ranges[feature.name] = SupportedRange(low, high)
     return ranges
+
+
+class FeatureControlManager:
+    """UpdateFeatures, DescribeFeatures and the bootstrap levels: Kafka's
+    ``FeatureControlManager``. The check a registering broker's features pass is
+    :func:`check_broker_features`, which the cluster manager calls."""
+
+    def __init__(self, settings: ControllerSettings) -> None:
+        self.settings = settings
+
+    def update_features(
+        self, image: MetadataImage, updates: Sequence[FeatureUpdate], validate_only: bool
+    ) -> ControllerResult[None]:
+        """Every update or none; a refused one fails the whole request with its error under
+        Kafka's top-level prefix."""
+        try:
+            records = update_feature_records(image, updates, controller_id=self.settings.node_id)
+        except KafkaError as error:
+            raise KafkaError(error.code, ALL_FAILED_PREFIX + error.message) from None
+        return ControllerResult(() if validate_only else records, None)
+
+    def describe_features(
+        self, image: MetadataImage
+    ) -> ControllerResult[tuple[dict[str, int], dict[str, SupportedRange], int]]:
+        """The finalized levels, the range every unfenced broker and this controller support,
+        and the offset of the image they were read from (Kafka's finalized epoch)."""
+        return ControllerResult((), (dict(image.features), supported_ranges(image), image.offset))
+
+    def bootstrap_features(self, image: MetadataImage) -> ControllerResult[None]:
+        """The bootstrap feature levels, as Kafka's first controller writes its
+        ``bootstrap.checkpoint``: only into a log that finalized nothing yet."""
+        if image.features or image.brokers or image.topics:
+            return ControllerResult((), None)
+        return ControllerResult(
+            tuple(
+                FeatureLevelRecord(name, level)
+                for name, level in self.settings.bootstrap_features
+                if level > 0
+            ),
+            None,
+        )

@@ -2,7 +2,8 @@
 
 Each function checks one item against the image (committed plus this controller's pending
 records) and returns the records that make it so, or raises :class:`KafkaError` with Kafka's
-code and message for that item. Nothing here appends or waits: the controller does that.
+code and message for that item. Nothing here appends or waits: the replication manager
+(:mod:`raftmeta.controller.replication`) calls these, and the queue appends what they return.
 
 The checks and their order follow Kafka's controller (reference §4.3), because the first
 failing check decides what the user reads.

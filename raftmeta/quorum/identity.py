@@ -9,7 +9,9 @@ principal (``User:controller-3000``, ``User:broker-7``, see
 * Fetch and FetchSnapshot only from a voter controller or from ``broker-<id>``, and the
   replica id must be the principal's id: a broker may not fetch as a voter (its fetches would
   count toward the high watermark), nor one controller as another;
-* BrokerLifecycle calls only from ``broker-<id>`` of the broker id the request names.
+* BrokerLifecycle calls only from ``broker-<id>`` of the broker id the request names, or from
+  ``controller-<id>`` of that id: a combined node's broker runs in its controller's process,
+  under its id and with its certificate.
 
 A refused call gets Kafka's CLUSTER_AUTHORIZATION_FAILED in its response (the Raft responses
 and the BrokerLifecycle header both carry an error code), never a gRPC error, and one WARNING
@@ -143,7 +145,11 @@ class IdentityRule:
         principal, reason = self._caller(context)
         if reason is None:
             identity = node_identity(principal) if principal is not None else None
-            if identity is None or identity.role is not NodeRole.BROKER:
+            if identity is not None and identity.role is NodeRole.CONTROLLER:
+                if identity.node_id == broker_id:
+                    return None  # the broker half of a combined node
+                reason = f"the certificate is controller {identity.node_id}'s"
+            elif identity is None or identity.role is not NodeRole.BROKER:
                 reason = "only a broker's own certificate may make broker calls"
             elif identity.node_id != broker_id:
                 reason = f"the certificate is broker {identity.node_id}'s"

@@ -39,7 +39,16 @@ class RaftConfig:
     """Longest a voter whose start-up repair cut its log withholds its votes while no leader
     brings it up to date: the way out when every voter lost its tail at once."""
 
+    max_epoch_leap: int = 1 << 16
+    """Most epochs a peer's Vote, BeginQuorumEpoch or EndQuorumEpoch may move this node
+    ahead in one step (answers to this node's own requests may move it any distance). Each
+    election adds one epoch, so only a node that missed 65,536 elections while up would need
+    an answer to catch up; a forged request near the int32 limit is refused instead of ending
+    the quorum's ability to elect."""
+
     def __post_init__(self) -> None:
+        if self.max_epoch_leap < 1:
+            raise ValueError("the epoch leap must allow at least the next epoch")
         if self.election_timeout_ms <= 0 or self.fetch_timeout_ms <= 0:
             raise ValueError("election and fetch timeouts must be positive")
         if self.fetch_max_wait_ms >= self.fetch_timeout_ms:

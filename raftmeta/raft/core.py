@@ -784,7 +784,33 @@ class RaftCore:
             and not self._also_known(leader)
         ):
             return Refusal(ErrorCode.INCONSISTENT_VOTER_SET, f"leader {leader} is not a voter")
-        return None
+        return self._epoch_leap_problem(message)
+
+    def _epoch_leap_problem(self, message: Message) -> Refusal | None:
+        """A request that would move this node more than ``max_epoch_leap`` epochs ahead.
+
+        Epochs are int32 and persisted: a node that took in an epoch near the limit, and every
+        node it told, could never hold another election, restarts included. Only a forged
+        request names such an epoch; a real quorum moves one epoch per election. So a request
+        may raise this node's epoch by at most the leap; answers to this node's own requests
+        (its pre-votes, votes and fetches, on connections it opened) may raise it by any
+        amount, which is how a voter or broker that was away for any length of time learns
+        the current epoch and rejoins.
+        """
+        epoch: int
+        if isinstance(message, VoteRequest) and not message.pre_vote:
+            epoch = message.candidate_epoch
+        elif isinstance(message, BeginQuorumEpochRequest | EndQuorumEpochRequest):
+            epoch = message.leader_epoch
+        else:
+            return None
+        if epoch - self.epoch <= self.config.max_epoch_leap:
+            return None
+        return Refusal(
+            ErrorCode.INVALID_REQUEST,
+            f"epoch {epoch} is more than {self.config.max_epoch_leap} ahead of this node's "
+            f"{self.epoch}; a node learns such an epoch only from answers to its own requests",
+        )
 
     def _also_known(self, node_id: int) -> bool:
         """A node that is not a current voter may still speak as one: a voter of the

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from raftmeta.rpc import admin_pb2 as raftmeta_dot_rpc_dot_admin__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19raftmeta/rpc/broker.proto\x12\x12raftmeta.broker.v1\x1a\x18raftmeta/rpc/admin.proto\"O\n\x08Listener\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0c\n\x04port\x18\x03 \x01(\x05\x12\x19\n\x11security_protocol\x18\x04 \x01(\x05\"U\n\x07\x46\x65\x61ture\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1d\n\x15min_supported_version\x18\x02 \x01(\x05\x12\x1d\n\x15max_supported_version\x18\x03 \x01(\x05\"\xa4\x02\n\x15RegisterBrokerRequest\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x12\n\ncluster_id\x18\x02 \x01(\t\x12\x16\n\x0eincarnation_id\x18\x03 \x01(\x0c\x12/\n\tlisteners\x18\x04 \x03(\x0b\x32\x1c.raftmeta.broker.v1.Listener\x12-\n\x08\x66\x65\x61tures\x18\x05 \x03(\x0b\x32\x1b.raftmeta.broker.v1.Feature\x12\x11\n\x04rack\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x12\n\ntimeout_ms\x18\x07 \x01(\x05\x12\"\n\x15previous_broker_epoch\x18\x08 \x01(\x03H\x01\x88\x01\x01\x42\x07\n\x05_rackB\x18\n\x16_previous_broker_epoch\"a\n\x16RegisterBrokerResponse\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32!.raftmeta.admin.v1.ResponseHeader\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\"\x8e\x01\n\x16\x42rokerHeartbeatRequest\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\x12\x1f\n\x17\x63urrent_metadata_offset\x18\x03 \x01(\x03\x12\x12\n\nwant_fence\x18\x04 \x01(\x08\x12\x16\n\x0ewant_shut_down\x18\x05 \x01(\x08\"\x8f\x01\n\x17\x42rokerHeartbeatResponse\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32!.raftmeta.admin.v1.ResponseHeader\x12\x14\n\x0cis_caught_up\x18\x02 \x01(\x08\x12\x11\n\tis_fenced\x18\x03 \x01(\x08\x12\x18\n\x10should_shut_down\x18\x04 \x01(\x08\"4\n\tIsrMember\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\"\xab\x01\n\x12PartitionIsrChange\x12\x17\n\x0fpartition_index\x18\x01 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x02 \x01(\x05\x12.\n\x07new_isr\x18\x03 \x03(\x0b\x32\x1d.raftmeta.broker.v1.IsrMember\x12\x1d\n\x15leader_recovery_state\x18\x04 \x01(\x05\x12\x17\n\x0fpartition_epoch\x18\x05 \x01(\x05\"\xa2\x01\n\x15\x41lterPartitionRequest\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\x12\x10\n\x08topic_id\x18\x03 \x01(\x0c\x12:\n\npartitions\x18\x04 \x03(\x0b\x32&.raftmeta.broker.v1.PartitionIsrChange\x12\x12\n\ntimeout_ms\x18\x05 \x01(\x05\"\xc8\x01\n\x14\x41lterPartitionResult\x12\x17\n\x0fpartition_index\x18\x01 \x01(\x05\x12\x12\n\nerror_code\x18\x02 \x01(\x05\x12\x15\n\rerror_message\x18\x03 \x01(\t\x12\x11\n\tleader_id\x18\x04 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x05 \x01(\x05\x12\x0b\n\x03isr\x18\x06 \x03(\x05\x12\x17\n\x0fpartition_epoch\x18\x07 \x01(\x05\x12\x1d\n\x15leader_recovery_state\x18\x08 \x01(\x05\"\x89\x01\n\x16\x41lterPartitionResponse\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32!.raftmeta.admin.v1.ResponseHeader\x12<\n\npartitions\x18\x02 \x03(\x0b\x32(.raftmeta.broker.v1.AlterPartitionResult\",\n\x17UnregisterBrokerRequest\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\"M\n\x18UnregisterBrokerResponse\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32!.raftmeta.admin.v1.ResponseHeader\"\xbe\x01\n\x19RegisterControllerRequest\x12\x15\n\rcontroller_id\x18\x01 \x01(\x05\x12\x12\n\ncluster_id\x18\x02 \x01(\t\x12\x16\n\x0eincarnation_id\x18\x03 \x01(\x0c\x12/\n\tlisteners\x18\x04 \x03(\x0b\x32\x1c.raftmeta.broker.v1.Listener\x12-\n\x08\x66\x65\x61tures\x18\x05 \x03(\x0b\x32\x1b.raftmeta.broker.v1.Feature\"O\n\x1aRegisterControllerResponse\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32!.raftmeta.admin.v1.ResponseHeader2\xb3\x04\n\x0f\x42rokerLifecycle\x12g\n\x0eRegisterBroker\x12).raftmeta.broker.v1.RegisterBrokerRequest\x1a*.raftmeta.broker.v1.RegisterBrokerResponse\x12j\n\x0f\x42rokerHeartbeat\x12*.raftmeta.broker.v1.BrokerHeartbeatRequest\x1a+.raftmeta.broker.v1.BrokerHeartbeatResponse\x12g\n\x0e\x41lterPartition\x12).raftmeta.broker.v1.AlterPartitionRequest\x1a*.raftmeta.broker.v1.AlterPartitionResponse\x12m\n\x10UnregisterBroker\x12+.raftmeta.broker.v1.UnregisterBrokerRequest\x1a,.raftmeta.broker.v1.UnregisterBrokerResponse\x12s\n\x12RegisterController\x12-.raftmeta.broker.v1.RegisterControllerRequest\x1a..raftmeta.broker.v1.RegisterControllerResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19raftmeta/rpc/broker.proto\x12\x12raftmeta.broker.v1\x1a\x18raftmeta/rpc/admin.proto\"O\n\x08Listener\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0c\n\x04port\x18\x03 \x01(\x05\x12\x19\n\x11security_protocol\x18\x04 \x01(\x05\"U\n\x07\x46\x65\x61ture\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1d\n\x15min_supported_version\x18\x02 \x01(\x05\x12\x1d\n\x15max_supported_version\x18\x03 \x01(\x05\"\xb6\x02\n\x15RegisterBrokerRequest\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x12\n\ncluster_id\x18\x02 \x01(\t\x12\x16\n\x0eincarnation_id\x18\x03 \x01(\x0c\x12/\n\tlisteners\x18\x04 \x03(\x0b\x32\x1c.raftmeta.broker.v1.Listener\x12-\n\x08\x66\x65\x61tures\x18\x05 \x03(\x0b\x32\x1b.raftmeta.broker.v1.Feature\x12\x11\n\x04rack\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x12\n\ntimeout_ms\x18\x07 \x01(\x05\x12\"\n\x15previous_broker_epoch\x18\x08 \x01(\x03H\x01\x88\x01\x01\x12\x10\n\x08\x63ombined\x18\t \x01(\x08\x42\x07\n\x05_rackB\x18\n\x16_previous_broker_epoch\"a\n\x16RegisterBrokerResponse\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32!.raftmeta.admin.v1.ResponseHeader\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\"\x8e\x01\n\x16\x42rokerHeartbeatRequest\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\x12\x1f\n\x17\x63urrent_metadata_offset\x18\x03 \x01(\x03\x12\x12\n\nwant_fence\x18\x04 \x01(\x08\x12\x16\n\x0ewant_shut_down\x18\x05 \x01(\x08\"\x8f\x01\n\x17\x42rokerHeartbeatResponse\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32!.raftmeta.admin.v1.ResponseHeader\x12\x14\n\x0cis_caught_up\x18\x02 \x01(\x08\x12\x11\n\tis_fenced\x18\x03 \x01(\x08\x12\x18\n\x10should_shut_down\x18\x04 \x01(\x08\"4\n\tIsrMember\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\"\xab\x01\n\x12PartitionIsrChange\x12\x17\n\x0fpartition_index\x18\x01 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x02 \x01(\x05\x12.\n\x07new_isr\x18\x03 \x03(\x0b\x32\x1d.raftmeta.broker.v1.IsrMember\x12\x1d\n\x15leader_recovery_state\x18\x04 \x01(\x05\x12\x17\n\x0fpartition_epoch\x18\x05 \x01(\x05\"\xa2\x01\n\x15\x41lterPartitionRequest\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\x12\x10\n\x08topic_id\x18\x03 \x01(\x0c\x12:\n\npartitions\x18\x04 \x03(\x0b\x32&.raftmeta.broker.v1.PartitionIsrChange\x12\x12\n\ntimeout_ms\x18\x05 \x01(\x05\"\xc8\x01\n\x14\x41lterPartitionResult\x12\x17\n\x0fpartition_index\x18\x01 \x01(\x05\x12\x12\n\nerror_code\x18\x02 \x01(\x05\x12\x15\n\rerror_message\x18\x03 \x01(\t\x12\x11\n\tleader_id\x18\x04 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x05 \x01(\x05\x12\x0b\n\x03isr\x18\x06 \x03(\x05\x12\x17\n\x0fpartition_epoch\x18\x07 \x01(\x05\x12\x1d\n\x15leader_recovery_state\x18\x08 \x01(\x05\"\x89\x01\n\x16\x41lterPartitionResponse\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32!.raftmeta.admin.v1.ResponseHeader\x12<\n\npartitions\x18\x02 \x03(\x0b\x32(.raftmeta.broker.v1.AlterPartitionResult\",\n\x17UnregisterBrokerRequest\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\"M\n\x18UnregisterBrokerResponse\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32!.raftmeta.admin.v1.ResponseHeader\"\xbe\x01\n\x19RegisterControllerRequest\x12\x15\n\rcontroller_id\x18\x01 \x01(\x05\x12\x12\n\ncluster_id\x18\x02 \x01(\t\x12\x16\n\x0eincarnation_id\x18\x03 \x01(\x0c\x12/\n\tlisteners\x18\x04 \x03(\x0b\x32\x1c.raftmeta.broker.v1.Listener\x12-\n\x08\x66\x65\x61tures\x18\x05 \x03(\x0b\x32\x1b.raftmeta.broker.v1.Feature\"O\n\x1aRegisterControllerResponse\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32!.raftmeta.admin.v1.ResponseHeader2\xb3\x04\n\x0f\x42rokerLifecycle\x12g\n\x0eRegisterBroker\x12).raftmeta.broker.v1.RegisterBrokerRequest\x1a*.raftmeta.broker.v1.RegisterBrokerResponse\x12j\n\x0f\x42rokerHeartbeat\x12*.raftmeta.broker.v1.BrokerHeartbeatRequest\x1a+.raftmeta.broker.v1.BrokerHeartbeatResponse\x12g\n\x0e\x41lterPartition\x12).raftmeta.broker.v1.AlterPartitionRequest\x1a*.raftmeta.broker.v1.AlterPartitionResponse\x12m\n\x10UnregisterBroker\x12+.raftmeta.broker.v1.UnregisterBrokerRequest\x1a,.raftmeta.broker.v1.UnregisterBrokerResponse\x12s\n\x12RegisterController\x12-.raftmeta.broker.v1.RegisterControllerRequest\x1a..raftmeta.broker.v1.RegisterControllerResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,31 +37,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_FEATURE']._serialized_start=156
   _globals['_FEATURE']._serialized_end=241
   _globals['_REGISTERBROKERREQUEST']._serialized_start=244
-  _globals['_REGISTERBROKERREQUEST']._serialized_end=536
-  _globals['_REGISTERBROKERRESPONSE']._serialized_start=538
-  _globals['_REGISTERBROKERRESPONSE']._serialized_end=635
-  _globals['_BROKERHEARTBEATREQUEST']._serialized_start=638
-  _globals['_BROKERHEARTBEATREQUEST']._serialized_end=780
-  _globals['_BROKERHEARTBEATRESPONSE']._serialized_start=783
-  _globals['_BROKERHEARTBEATRESPONSE']._serialized_end=926
-  _globals['_ISRMEMBER']._serialized_start=928
-  _globals['_ISRMEMBER']._serialized_end=980
-  _globals['_PARTITIONISRCHANGE']._serialized_start=983
-  _globals['_PARTITIONISRCHANGE']._serialized_end=1154
-  _globals['_ALTERPARTITIONREQUEST']._serialized_start=1157
-  _globals['_ALTERPARTITIONREQUEST']._serialized_end=1319
-  _globals['_ALTERPARTITIONRESULT']._serialized_start=1322
-  _globals['_ALTERPARTITIONRESULT']._serialized_end=1522
-  _globals['_ALTERPARTITIONRESPONSE']._serialized_start=1525
-  _globals['_ALTERPARTITIONRESPONSE']._serialized_end=1662
-  _globals['_UNREGISTERBROKERREQUEST']._serialized_start=1664
-  _globals['_UNREGISTERBROKERREQUEST']._serialized_end=1708
-  _globals['_UNREGISTERBROKERRESPONSE']._serialized_start=1710
-  _globals['_UNREGISTERBROKERRESPONSE']._serialized_end=1787
-  _globals['_REGISTERCONTROLLERREQUEST']._serialized_start=1790
-  _globals['_REGISTERCONTROLLERREQUEST']._serialized_end=1980
-  _globals['_REGISTERCONTROLLERRESPONSE']._serialized_start=1982
-  _globals['_REGISTERCONTROLLERRESPONSE']._serialized_end=2061
-  _globals['_BROKERLIFECYCLE']._serialized_start=2064
-  _globals['_BROKERLIFECYCLE']._serialized_end=2627
+  _globals['_REGISTERBROKERREQUEST']._serialized_end=554
+  _globals['_REGISTERBROKERRESPONSE']._serialized_start=556
+  _globals['_REGISTERBROKERRESPONSE']._serialized_end=653
+  _globals['_BROKERHEARTBEATREQUEST']._serialized_start=656
+  _globals['_BROKERHEARTBEATREQUEST']._serialized_end=798
+  _globals['_BROKERHEARTBEATRESPONSE']._serialized_start=801
+  _globals['_BROKERHEARTBEATRESPONSE']._serialized_end=944
+  _globals['_ISRMEMBER']._serialized_start=946
+  _globals['_ISRMEMBER']._serialized_end=998
+  _globals['_PARTITIONISRCHANGE']._serialized_start=1001
+  _globals['_PARTITIONISRCHANGE']._serialized_end=1172
+  _globals['_ALTERPARTITIONREQUEST']._serialized_start=1175
+  _globals['_ALTERPARTITIONREQUEST']._serialized_end=1337
+  _globals['_ALTERPARTITIONRESULT']._serialized_start=1340
+  _globals['_ALTERPARTITIONRESULT']._serialized_end=1540
+  _globals['_ALTERPARTITIONRESPONSE']._serialized_start=1543
+  _globals['_ALTERPARTITIONRESPONSE']._serialized_end=1680
+  _globals['_UNREGISTERBROKERREQUEST']._serialized_start=1682
+  _globals['_UNREGISTERBROKERREQUEST']._serialized_end=1726
+  _globals['_UNREGISTERBROKERRESPONSE']._serialized_start=1728
+  _globals['_UNREGISTERBROKERRESPONSE']._serialized_end=1805
+  _globals['_REGISTERCONTROLLERREQUEST']._serialized_start=1808
+  _globals['_REGISTERCONTROLLERREQUEST']._serialized_end=1998
+  _globals['_REGISTERCONTROLLERRESPONSE']._serialized_start=2000
+  _globals['_REGISTERCONTROLLERRESPONSE']._serialized_end=2079
+  _globals['_BROKERLIFECYCLE']._serialized_start=2082
+  _globals['_BROKERLIFECYCLE']._serialized_end=2645
 # @@protoc_insertion_point(module_scope)

@@ -33,7 +33,7 @@ class Feature(_message.Message):
     def __init__(self, name: _Optional[str] = ..., min_supported_version: _Optional[int] = ..., max_supported_version: _Optional[int] = ...) -> None: ...
 
 class RegisterBrokerRequest(_message.Message):
-    __slots__ = ("broker_id", "cluster_id", "incarnation_id", "listeners", "features", "rack", "timeout_ms", "previous_broker_epoch")
+    __slots__ = ("broker_id", "cluster_id", "incarnation_id", "listeners", "features", "rack", "timeout_ms", "previous_broker_epoch", "combined")
     BROKER_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     INCARNATION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -42,6 +42,7 @@ class RegisterBrokerRequest(_message.Message):
     RACK_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     PREVIOUS_BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    COMBINED_FIELD_NUMBER: _ClassVar[int]
     broker_id: int
     cluster_id: str
     incarnation_id: bytes
@@ -50,7 +51,8 @@ class RegisterBrokerRequest(_message.Message):
     rack: str
     timeout_ms: int
     previous_broker_epoch: int
-    def __init__(self, broker_id: _Optional[int] = ..., cluster_id: _Optional[str] = ..., incarnation_id: _Optional[bytes] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., features: _Optional[_Iterable[_Union[Feature, _Mapping]]] = ..., rack: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., previous_broker_epoch: _Optional[int] = ...) -> None: ...
+    combined: bool
+    def __init__(self, broker_id: _Optional[int] = ..., cluster_id: _Optional[str] = ..., incarnation_id: _Optional[bytes] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., features: _Optional[_Iterable[_Union[Feature, _Mapping]]] = ..., rack: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., previous_broker_epoch: _Optional[int] = ..., combined: _Optional[bool] = ...) -> None: ...
 
 class RegisterBrokerResponse(_message.Message):
     __slots__ = ("header", "broker_epoch")

@@ -43,10 +43,14 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
             self.require_cluster(principal, Operation.CLUSTER_ACTION)
             # Node ids are unique across the cluster. controller.quorum.voters is checked by
             # the controller; a dynamic quorum's voters are in the log, known to the node.
-            if request.broker_id in self._owner.node.membership.voters.ids:
+            # A combined node's broker fetches nothing and runs under its voter's id.
+            if (request.broker_id in self._owner.node.membership.voters.ids) != request.combined:
                 raise KafkaError(
                     ErrorCode.INVALID_REGISTRATION,
-                    f"Broker id {request.broker_id} is the id of a voter of the controller "
+                    f"Broker id {request.broker_id} is not the id of a voter of the controller "
+                    "quorum; a combined node's broker runs under its voter's id."
+                    if request.combined
+                    else f"Broker id {request.broker_id} is the id of a voter of the controller "
                     "quorum; a broker needs an id that no controller uses.",
                 )
             epoch = await controller.register_broker(

@@ -301,6 +301,7 @@ def registration_from_pb(request: bpb.RegisterBrokerRequest) -> BrokerRegistrati
         previous_broker_epoch=(
             request.previous_broker_epoch if request.HasField("previous_broker_epoch") else -1
         ),
+        combined=request.combined,
     )
 
 

@@ -2,7 +2,8 @@
 ``.properties`` file.
 
 The process owns a ``ControllerNode`` (Raft, the controller and the Admin and BrokerLifecycle
-services on one port) until SIGTERM or SIGINT, then leaves the quorum gracefully: a leader
+services on one port), or with ``process.roles=broker,controller`` a ``CombinedNode`` (that and
+the node's broker) until SIGTERM or SIGINT, then leaves the quorum gracefully: a leader
 resigns with EndQuorumEpoch so the others elect a successor in a few round trips instead of
 waiting out the fetch timeout, and the directory is flushed and unlocked before exit.
 
@@ -30,12 +31,15 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import KafkaError
 from raftmeta.quorum import collector
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.roles import Role
 from raftmeta.records import ConfigRecord, ConfigResourceType
+from raftmeta.security.exposure import exposure_problem, exposure_warning
+from raftmeta.server.combined_node import CombinedNode
 from raftmeta.server.controller_node import ControllerNode
 from raftmeta.storage.errors import StorageError
 
@@ -90,15 +94,23 @@ def check_port_free(host: str, port: int) -> None:
 async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> None:
     """Run the configured node until SIGTERM or SIGINT; raise ``ServeError`` on a failure."""
     settings = NodeSettings.from_config(config)
+    problem = exposure_problem(config)
+    if problem is not None:
+        raise ConfigError(problem)
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
     check_port_free(settings.listen_host, settings.listen_port)
     if settings.stream_listen is not None:
         check_port_free(*settings.stream_listen)
-    member = ControllerNode(config, settings)
+    # process.roles=broker,controller: the node's broker runs in this process too.
+    combined = config.is_broker and config.is_controller
+    member = (CombinedNode if combined else ControllerNode)(config, settings)
     for key in config.unknown_keys:
         if not key.startswith(PLUGIN_PREFIXES):
             log.warning("configuration %s was supplied but nothing reads it (a typo?)", key)
+    exposure = exposure_warning(config)
+    if exposure is not None:
+        log.warning("%s", exposure)
     if member.tls is not None and not member.identity.enforced:
         log.warning("%s", NO_CLIENT_AUTH_WARNING)
     changes = member.changes

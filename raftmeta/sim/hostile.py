@@ -62,6 +62,11 @@ IMPOSTOR_KINDS = (
     "snapshot-answer",
 )
 """What an impostor can forge in a member's name (``HostilePlan.impostor_kinds``)."""
+EPOCH_EXHAUSTION_KINDS = ("vote-near-limit", "begin-near-limit")
+"""Forgeries that try to use up the epoch space: a member's vote request or leadership claim
+at the last epoch but one, after which no election could ever take place. Not in the default
+``impostor_kinds``; schedules ask for them by name."""
+NEAR_LIMIT_EPOCH = EPOCH_LIMIT - 2
 FORGED_VALUE_BASE = 1 << 40
 """Client values in forged records start here, far above any the simulation proposes."""
 
@@ -79,9 +84,10 @@ class HostilePlan:
     """Which of ``IMPOSTOR_KINDS`` the impostor forges, in equal shares."""
 
     def __post_init__(self) -> None:
-        unknown = set(self.impostor_kinds) - set(IMPOSTOR_KINDS)
+        known = (*IMPOSTOR_KINDS, *EPOCH_EXHAUSTION_KINDS)
+        unknown = set(self.impostor_kinds) - set(known)
         if unknown or not self.impostor_kinds:
-            raise ValueError(f"impostor kinds must be some of {IMPOSTOR_KINDS}, not {unknown}")
+            raise ValueError(f"impostor kinds must be some of {known}, not {unknown}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +270,20 @@ class HostileNode:
                 pre_vote,
                 self.directory_of(member),
                 self.directory_of(target.node_id),
+            )
+        if kind == "vote-near-limit":  # a real vote at the last epoch that leaves room for one
+            return member, VoteRequest(
+                NEAR_LIMIT_EPOCH,
+                member,
+                target.last_epoch,
+                target.end_offset + 100,
+                False,
+                self.directory_of(member),
+                self.directory_of(target.node_id),
+            )
+        if kind == "begin-near-limit":  # a member says it leads the last epoch but one
+            return member, BeginQuorumEpochRequest(
+                member, NEAR_LIMIT_EPOCH, self.directory_of(target.node_id)
             )
         if kind == "vote-granted":  # a vote granted, for the round the target runs or the next one
             candidate_epoch = epoch + rng.choice((0, 0, 1))

@@ -82,7 +82,7 @@ def test_without_request_ids_the_lost_answer_comes_back_as_an_echo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What the test above guards against, shown with the ids switched off."""
-    monkeypatch.setattr("raftmeta.admin.requests.new_request_id", lambda: b"")
+    monkeypatch.setattr("raftmeta.admin.grpc_transport.new_request_id", lambda: b"")
     proxies: dict[int, TcpProxy] = {}
 
     async def scenario(cluster: ControllerQuorum) -> None:

@@ -24,7 +24,7 @@ import pytest
 from analytics import files
 from analytics.synthetic import build_image, write_node_directory, write_snapshot
 from raftmeta.cli.main import main
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
 from tests.analytics.helpers import failover_history
 from tests.support.waiting import wait_until
 

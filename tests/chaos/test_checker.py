@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from raftmeta.admin.types import KafkaException
-from raftmeta.cli.chaos.checker import NodeFiles, compare_images, compare_logs, judge, tally
-from raftmeta.cli.chaos.history import Operation, Outcome
-from raftmeta.cli.chaos.workload import classify
+from raftmeta.devkit.chaos.checker import NodeFiles, compare_images, compare_logs, judge, tally
+from raftmeta.devkit.chaos.history import Operation, Outcome
+from raftmeta.devkit.chaos.workload import classify
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage
 from raftmeta.raft.batch import make_batch

@@ -10,8 +10,8 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from raftmeta.cli.chaos.proxy import UNKNOWN_SENDER, FaultProxy, sender_of
-from raftmeta.ports import free_ports
+from raftmeta.devkit.chaos.proxy import UNKNOWN_SENDER, FaultProxy, sender_of
+from raftmeta.devkit.ports import free_ports
 from raftmeta.quorum.stream.frames import Frame, Kind, Status, encode_frame, read_frame
 from raftmeta.rpc import raft_pb2 as pb
 from tests.support.scenario import async_test

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from raftmeta.cli.demo.simulated import run_simulated_demo
-from raftmeta.cli.errors import CommandLineError
 from raftmeta.cli.main import main
+from raftmeta.devkit.demo.simulated import run_simulated_demo
 
 BOOTSTRAP = ("--bootstrap-server", "127.0.0.1:1")
 
@@ -128,11 +127,12 @@ def test_the_simulated_demo_kills_the_leader_whatever_the_seed(seed: int) -> Non
 def test_a_simulated_demo_that_breaks_a_promise_says_so(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from raftmeta.cli.demo import simulated
+    from raftmeta.devkit.demo import simulated
+    from raftmeta.devkit.demo.errors import DemoFailed
 
     # No fault is applied: the leader lives on and no election follows.
     monkeypatch.setattr(simulated._LeaderKillingSimulation, "_apply_fault", lambda *_: None)
-    with pytest.raises(CommandLineError) as raised:
+    with pytest.raises(DemoFailed) as raised:
         simulated.run_simulated_demo(7, lambda _line: None)
     assert "no new leader was elected" in str(raised.value)
     status, _, err = run(capsys, "demo", "--simulated", "--seed", "7")

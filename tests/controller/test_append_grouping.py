@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pytest
 
-import raftmeta.controller.controller as controller_module
+import raftmeta.controller.event_queue as event_queue_module
 from raftmeta.common.topics import NewTopic
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.raft.batch import Batch, encode_records
@@ -110,7 +110,7 @@ async def test_a_failed_shared_append_fails_every_request_in_it_and_leaves_no_tr
 
 
 def test_a_group_goes_at_the_size_of_the_largest_request(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(controller_module, "MAX_RECORDS_PER_USER_OP", 5)
+    monkeypatch.setattr(event_queue_module, "MAX_RECORDS_PER_USER_OP", 5)
 
     @run_async
     async def body() -> None:

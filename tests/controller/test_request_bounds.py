@@ -187,6 +187,30 @@ async def test_broker_ids_of_controllers_and_negative_ids_never_register() -> No
     await h.stop()
 
 
+@run_async
+async def test_only_a_combined_nodes_broker_registers_under_a_voters_id() -> None:
+    """process.roles=broker,controller: the broker half registers as ``combined`` under its
+    node's id; a combined registration under an id no voter has is refused."""
+    h = Harness(voter_ids=frozenset({3000, 3001, 3002}))
+    await h.start()
+    stray = await h.submit(
+        h.controller.register_broker(
+            BrokerRegistrationRequest(7, CLUSTER_ID, b"\x02" * 16, combined=True)
+        )
+    )
+    error = stray.exception()
+    assert getattr(error, "code", None) is ErrorCode.INVALID_REGISTRATION, error
+    assert "combined" in str(error)
+    epoch = await h.run(
+        h.controller.register_broker(
+            BrokerRegistrationRequest(3001, CLUSTER_ID, b"\x01" * 16, combined=True)
+        )
+    )
+    assert epoch >= 0
+    assert h.log.replay_all().broker(3001) is not None
+    await h.stop()
+
+
 @pytest.mark.parametrize(
     ("endpoints", "features", "rack", "words"),
     [

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from raftmeta.cli.devcluster import KAFKA_PORT_OFFSET
-from raftmeta.ports import free_port_run
+from raftmeta.devkit.cluster import KAFKA_PORT_OFFSET
+from raftmeta.devkit.ports import free_port_run
 from tests.process.helpers import DEADLINE_S
 from tests.process.test_dev import DEV_COMMAND, run_dev_until_leader, stop_with_ctrl_c
 

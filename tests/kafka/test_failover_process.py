@@ -32,8 +32,8 @@ from kafka.admin import NewTopic as KpNewTopic
 from kafka.errors import KafkaConnectionError, NodeNotReadyError, UnknownBrokerIdError
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from raftmeta.cli.devcluster import DevCluster
-from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
+from raftmeta.admin.quorum import DescribeError, QuorumInfo, describe_quorum
+from raftmeta.devkit.cluster import DevCluster
 from raftmeta.errors import ErrorCode
 from tests.kafka.test_wire import connect, read_response, request
 from tests.process.helpers import DEADLINE_S, free_base_port

@@ -15,9 +15,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from raftmeta.cli.devcluster import DevCluster, NodeProcess, stop_all
-from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
-from raftmeta.ports import free_port_run
+from raftmeta.admin.quorum import DescribeError, QuorumInfo, describe_quorum
+from raftmeta.devkit.cluster import DevCluster, NodeProcess, stop_all
+from raftmeta.devkit.ports import free_port_run
 from raftmeta.server.serve import LOAD_RESOURCE
 from tests.support.waiting import wait_until
 

@@ -51,10 +51,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.machine import describe_machine, load_average
-from raftmeta.cli.devcluster import DevCluster, NodeProcess, node_properties, stop_all
-from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
+from raftmeta.admin.quorum import DescribeError, QuorumInfo, describe_quorum
 from raftmeta.config.properties import format_properties
-from raftmeta.ports import free_port_run
+from raftmeta.devkit.cluster import DevCluster, NodeProcess, node_properties, stop_all
+from raftmeta.devkit.ports import free_port_run
 from raftmeta.server.serve import LOAD_RESOURCE
 from raftmeta.storage.meta_properties import read_meta_properties
 from tests.support.waiting import wait_until

@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import raftmeta.controller_channel as controller_channel
 from raftmeta.admin import AsyncAdminClient, NewTopic
-from raftmeta.cli.devcluster import DevCluster
-from raftmeta.cli.quorum_describe import wait_for_leader
+from raftmeta.admin.quorum import wait_for_leader
 from raftmeta.controller_channel import ControllerChannel
+from raftmeta.devkit.cluster import DevCluster
 from raftmeta.quorum.peers import CLIENT_CHANNEL_OPTIONS
 from tests.admin.brokers import register_unfenced
 from tests.process.helpers import DEADLINE_S, free_base_port

@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from raftmeta.admin.quorum import wait_for_leader
 from raftmeta.broker import read_status
-from raftmeta.cli.devcluster import DevCluster, stop_all
-from raftmeta.cli.quorum_describe import wait_for_leader
 from raftmeta.controller_channel import ControllerChannel
+from raftmeta.devkit.cluster import DevCluster, stop_all
 from raftmeta.rpc import admin_pb2
 from tests.process.helpers import DEADLINE_S, SCENARIO_TIMEOUT_S, free_base_port
 from tests.support.scenario import run_with_deadline

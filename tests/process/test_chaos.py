@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from raftmeta.cli.chaos.campaign import Plan, report_lines, run_campaign
-from raftmeta.cli.chaos.faults import DEFAULT_KINDS
-from raftmeta.cli.chaos.history import read_history
+from raftmeta.devkit.chaos.campaign import Plan, report_lines, run_campaign
+from raftmeta.devkit.chaos.faults import DEFAULT_KINDS
+from raftmeta.devkit.chaos.history import read_history
 
 DURATION_S = 25.0
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import grpc
 
-from raftmeta.cli.devcluster import BrokerProcess, broker_properties
-from raftmeta.cli.quorum_describe import QuorumInfo
+from raftmeta.admin.quorum import QuorumInfo
 from raftmeta.config.properties import format_properties
+from raftmeta.devkit.cluster import BrokerProcess, broker_properties
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.rpc import broker_pb2_grpc as bpb_grpc

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from raftmeta.cli.quorum_describe import DescribeError, describe_quorum
+from raftmeta.admin.quorum import DescribeError, describe_quorum
 from tests.process.helpers import (
     DEADLINE_S,
     ProcessQuorum,

@@ -12,9 +12,9 @@ import asyncio
 import signal
 from pathlib import Path
 
-from raftmeta.cli.devcluster import DevCluster
-from raftmeta.cli.quorum_describe import wait_for_leader
+from raftmeta.admin.quorum import wait_for_leader
 from raftmeta.controller_channel import ControllerChannel
+from raftmeta.devkit.cluster import DevCluster
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2
 from tests.process.helpers import DEADLINE_S, SCENARIO_TIMEOUT_S, free_base_port

@@ -6,7 +6,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from raftmeta.cli.quorum_describe import QuorumInfo
+from raftmeta.admin.quorum import QuorumInfo
 from raftmeta.storage import MetadataDir
 from tests.process.helpers import DEADLINE_S, ProcessQuorum, free_base_port, raftmeta, running
 from tests.support.waiting import wait_until

@@ -15,10 +15,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-from raftmeta.cli.devcluster import DevCluster
-from raftmeta.cli.quorum_describe import DescribeError, QuorumInfo, describe_quorum
+from raftmeta.admin.quorum import DescribeError, QuorumInfo, describe_quorum
 from raftmeta.config.properties import format_properties
-from raftmeta.ports import free_port_run
+from raftmeta.devkit.cluster import DevCluster
+from raftmeta.devkit.ports import free_port_run
 from raftmeta.security.certs import CertificateAuthority, write_node_files
 from raftmeta.storage.meta_properties import read_meta_properties
 from tests.support.waiting import wait_until

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
 from raftmeta.quorum import NodeSettings, RaftNode, serve_raft
 from raftmeta.quorum import peers as grpc_peers
 from raftmeta.quorum.settings import STREAM

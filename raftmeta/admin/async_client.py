@@ -1,0 +1,412 @@
+"""AsyncAdminClient: confluent-kafka's AdminClient shape on asyncio, and the one place the
+admin operations are written.
+
+Each operation checks its arguments (a ValueError at once), returns one future per item,
+keyed as confluent keys them (topic name, :class:`ConfigResource`), and runs the request in
+the background over the transport its config chose (:mod:`raftmeta.admin.settings`); every
+future settles when the answer comes. An item's failure is a :class:`KafkaException` with
+Kafka's code; a request-level failure (no controller before the timeout, authorization refused
+for the whole request) fails every item's future with the same exception.
+
+:class:`raftmeta.admin.AdminClient` runs this client on a thread of its own for code that is
+not asyncio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
+from typing import Any, TypeVar, overload
+
+from raftmeta.admin import arguments
+from raftmeta.admin.grpc_transport import GrpcTransport
+from raftmeta.admin.kafka_transport import KafkaTransport
+from raftmeta.admin.quorum import QuorumInfo
+from raftmeta.admin.settings import AdminSettings, parse_admin_config
+from raftmeta.admin.transport import AdminTransport
+from raftmeta.admin.types import (
+    ClusterDescription,
+    ConfigEntry,
+    ConfigResource,
+    FeatureMetadata,
+    KafkaException,
+    NewPartitions,
+    NewTopic,
+    TopicDescription,
+)
+from raftmeta.common.acls import AclBinding, AclBindingFilter
+from raftmeta.common.elections import ElectionType, TopicPartition
+from raftmeta.common.features import FeatureUpdate
+from raftmeta.controller_channel import ControllerChannel
+from raftmeta.errors import ErrorCode, KafkaError
+
+T = TypeVar("T")
+Work = Callable[[AdminTransport], Coroutine[Any, Any, Mapping[Any, Any]]]
+"""A request over the transport, answering one outcome per key."""
+
+_ONE = "result"
+"""The key of an operation that has one result rather than one per item."""
+
+
+def open_transport(settings: AdminSettings) -> AdminTransport:
+    """The transport the settings chose; its connections belong to the running event loop."""
+    if settings.over_kafka:
+        return KafkaTransport(settings.bootstrap_servers, settings.request_timeout_ms, settings.tls)
+    return GrpcTransport(
+        ControllerChannel(
+            settings.bootstrap_servers,
+            bearer_token=settings.bearer_token,
+            request_timeout_ms=settings.request_timeout_ms,
+            tls=settings.tls,
+            unreachable_timeout_ms=settings.unreachable_timeout_ms,
+        )
+    )
+
+
+def warn_elect_preferred_leaders_deprecated(stacklevel: int) -> None:
+    """``elect_preferred_leaders`` is KIP-183's name, kept for old callers; ``stacklevel``
+    points the warning at the caller's line, so that it is shown by default there."""
+    warnings.warn(
+        "elect_preferred_leaders is deprecated; use "
+        "elect_leaders(ElectionType.PREFERRED, partitions)",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+class AsyncElectLeadersResult:
+    """ElectLeaders' answer: ``partitions()`` gives each partition's error (None on success);
+    ``all()`` fails with the first error or gives None."""
+
+    def __init__(self, partitions: asyncio.Future[dict[TopicPartition, KafkaException | None]]):
+        self._partitions = partitions
+
+    def partitions(self) -> asyncio.Future[dict[TopicPartition, KafkaException | None]]:
+        return self._partitions
+
+    def all(self) -> asyncio.Future[None]:
+        every: asyncio.Future[None] = self._partitions.get_loop().create_future()
+
+        def settle(done: asyncio.Future[dict[TopicPartition, KafkaException | None]]) -> None:
+            if every.done():
+                return
+            if done.cancelled():
+                every.cancel()
+            elif (exception := done.exception()) is not None:
+                every.set_exception(exception)
+            elif (error := _first_error(done.result())) is not None:
+                every.set_exception(error)
+            else:
+                every.set_result(None)
+
+        self._partitions.add_done_callback(settle)
+        return every
+
+
+class AsyncAdminClient:
+    """The admin client for asyncio code. Construct it anywhere; call it from one running
+    event loop (its connections belong to the first loop that uses it).
+
+    The config dict takes ``bootstrap.servers`` (nodes of the quorum: raftmeta's gRPC Admin
+    service) or ``bootstrap.controllers`` (the controllers' KAFKA listeners: Kafka's protocol,
+    for the topic, config, election and quorum calls; the others fail with
+    UNSUPPORTED_VERSION), ``request.timeout.ms``, ``bearer.token`` (gRPC only),
+    ``security.protocol=SSL`` with the ``ssl.*`` keys for either, and
+    ``bootstrap.unreachable.timeout.ms``.
+    """
+
+    def __init__(self, config: Mapping[str, object]) -> None:
+        self._settings = parse_admin_config(config)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._transport: AdminTransport | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closed = False
+
+    def _session(self) -> tuple[asyncio.AbstractEventLoop, AdminTransport]:
+        if self._closed:
+            raise RuntimeError("the admin client is closed")
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "AsyncAdminClient must be called from a running event loop; use AdminClient "
+                "from ordinary threads"
+            ) from None
+        if self._transport is None:
+            self._loop, self._transport = loop, open_transport(self._settings)
+        elif loop is not self._loop:
+            raise RuntimeError("AsyncAdminClient is bound to the event loop that first used it")
+        return loop, self._transport
+
+    def _submit(self, keys: Sequence[Hashable], work: Work) -> dict[Any, Any]:
+        loop, transport = self._session()
+        futures: dict[Any, asyncio.Future[Any]] = {key: loop.create_future() for key in keys}
+        task = loop.create_task(work(transport))
+        self._tasks.add(task)
+
+        def settle(done: asyncio.Task[Mapping[Any, Any]]) -> None:
+            self._tasks.discard(done)
+            _settle(futures, done)
+
+        task.add_done_callback(settle)
+        return futures
+
+    def _submit_one(
+        self, request: Callable[[AdminTransport], Coroutine[Any, Any, T]]
+    ) -> asyncio.Future[T]:
+        """One future for an operation with one result."""
+
+        async def work(transport: AdminTransport) -> Mapping[str, T]:
+            return {_ONE: await request(transport)}
+
+        future: asyncio.Future[T] = self._submit([_ONE], work)[_ONE]
+        return future
+
+    def create_topics(
+        self,
+        new_topics: Sequence[NewTopic],
+        *,
+        validate_only: bool = False,
+        request_timeout: float | None = None,
+    ) -> dict[str, asyncio.Future[None]]:
+        """One future per topic name, resolved with None once the topic's records commit (or,
+        with ``validate_only``, once the controller checked it)."""
+        topics = arguments.checked(new_topics, NewTopic, "NewTopic")
+        for topic in topics:
+            arguments.check_new_topic(topic)
+        names = arguments.unique((t.topic for t in topics), "topic")
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(names, lambda t: t.create_topics(topics, bool(validate_only), timeout))
+
+    def delete_topics(
+        self, topics: Sequence[str], *, request_timeout: float | None = None
+    ) -> dict[str, asyncio.Future[None]]:
+        names = arguments.unique(arguments.checked(topics, str, "topic names"), "topic")
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(names, lambda t: t.delete_topics(names, timeout))
+
+    def create_partitions(
+        self,
+        new_partitions: Sequence[NewPartitions],
+        *,
+        validate_only: bool = False,
+        request_timeout: float | None = None,
+    ) -> dict[str, asyncio.Future[None]]:
+        partitions = arguments.checked(new_partitions, NewPartitions, "NewPartitions")
+        for grow in partitions:
+            arguments.check_new_partitions(grow)
+        names = arguments.unique((p.topic for p in partitions), "topic")
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(
+            names, lambda t: t.create_partitions(partitions, bool(validate_only), timeout)
+        )
+
+    @overload
+    def describe_topics(
+        self, topics: Sequence[str], *, request_timeout: float | None = None
+    ) -> dict[str, asyncio.Future[TopicDescription]]: ...
+
+    @overload
+    def describe_topics(
+        self, topics: None = None, *, request_timeout: float | None = None
+    ) -> asyncio.Future[dict[str, TopicDescription]]: ...
+
+    def describe_topics(
+        self, topics: Sequence[str] | None = None, *, request_timeout: float | None = None
+    ) -> Any:
+        """Named topics: one future per name. ``None``: one future of every topic by name."""
+        timeout = arguments.timeout_ms(request_timeout)
+        if topics is None:
+
+            async def every(transport: AdminTransport) -> dict[str, TopicDescription]:
+                outcomes = await transport.describe_topics(None, timeout)
+                described: dict[str, TopicDescription] = {}
+                for name, outcome in outcomes.items():
+                    if isinstance(outcome, KafkaException):
+                        raise KafkaException(
+                            outcome.code, f"describing topic {name}: {outcome.message}"
+                        )
+                    described[name] = outcome
+                return described
+
+            return self._submit_one(every)
+        names = arguments.unique(arguments.checked(topics, str, "topic names"), "topic")
+        return self._submit(names, lambda t: t.describe_topics(names, timeout))
+
+    def describe_cluster(
+        self, *, include_image_digest: bool = False, request_timeout: float | None = None
+    ) -> asyncio.Future[ClusterDescription]:
+        timeout = arguments.timeout_ms(request_timeout)
+        digest = bool(include_image_digest)
+        return self._submit_one(lambda t: t.describe_cluster(digest, timeout))
+
+    def describe_features(
+        self, *, request_timeout: float | None = None
+    ) -> asyncio.Future[FeatureMetadata]:
+        """The finalized feature levels and the ranges the cluster supports."""
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.describe_features(timeout))
+
+    def update_features(
+        self,
+        updates: Sequence[FeatureUpdate],
+        *,
+        validate_only: bool = False,
+        request_timeout: float | None = None,
+    ) -> asyncio.Future[None]:
+        """UpdateFeatures, all or none: resolves once the levels are committed, or raises the
+        first refused update's KafkaError (INVALID_UPDATE_VERSION and Kafka's message)."""
+        listed = list(updates)
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.update_features(listed, bool(validate_only), timeout))
+
+    def describe_configs(
+        self, resources: Sequence[ConfigResource], *, request_timeout: float | None = None
+    ) -> dict[ConfigResource, asyncio.Future[dict[str, ConfigEntry]]]:
+        listed = arguments.unique(
+            arguments.checked(resources, ConfigResource, "ConfigResource"), "resource"
+        )
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(listed, lambda t: t.describe_configs(listed, timeout))
+
+    def incremental_alter_configs(
+        self,
+        resources: Sequence[ConfigResource],
+        *,
+        validate_only: bool = False,
+        request_timeout: float | None = None,
+    ) -> dict[ConfigResource, asyncio.Future[None]]:
+        listed = arguments.unique(
+            arguments.checked(resources, ConfigResource, "ConfigResource"), "resource"
+        )
+        arguments.check_alterations(listed)
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(
+            listed, lambda t: t.incremental_alter_configs(listed, bool(validate_only), timeout)
+        )
+
+    def elect_leaders(
+        self,
+        election_type: ElectionType | int,
+        partitions: Sequence[TopicPartition] | None,
+        *,
+        request_timeout: float | None = None,
+    ) -> AsyncElectLeadersResult:
+        """Elect leaders (KIP-460); ``partitions=None`` means every partition, and then only
+        partitions where an election happened or failed are reported."""
+        wire_type = arguments.wire_election_type(election_type)
+        listed = (
+            None
+            if partitions is None
+            else arguments.checked(partitions, TopicPartition, "TopicPartition")
+        )
+        if listed is not None and not listed:
+            raise ValueError("expected at least one TopicPartition, or None for every partition")
+        timeout = arguments.timeout_ms(request_timeout)
+        return AsyncElectLeadersResult(
+            self._submit_one(lambda t: t.elect_leaders(wire_type, listed, timeout))
+        )
+
+    def elect_preferred_leaders(
+        self,
+        partitions: Sequence[TopicPartition] | None,
+        *,
+        request_timeout: float | None = None,
+    ) -> AsyncElectLeadersResult:
+        """KIP-183's name, kept for old callers: use ``elect_leaders(ElectionType.PREFERRED,
+        partitions)``."""
+        warn_elect_preferred_leaders_deprecated(stacklevel=2)
+        return self.elect_leaders(
+            ElectionType.PREFERRED, partitions, request_timeout=request_timeout
+        )
+
+    def create_acls(
+        self, acls: Sequence[AclBinding], *, request_timeout: float | None = None
+    ) -> dict[AclBinding, asyncio.Future[None]]:
+        """One future per ACL, resolved with None once it is committed (an ACL that already
+        exists succeeds too)."""
+        bindings = arguments.unique(arguments.checked(acls, AclBinding, "AclBinding"), "AclBinding")
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(bindings, lambda t: t.create_acls(bindings, timeout))
+
+    def describe_acls(
+        self, acl_binding_filter: AclBindingFilter, *, request_timeout: float | None = None
+    ) -> asyncio.Future[list[AclBinding]]:
+        """One future of the ACLs the filter matches."""
+        if not isinstance(acl_binding_filter, AclBindingFilter):
+            raise ValueError(
+                f"expected an AclBindingFilter, got {type(acl_binding_filter).__name__}"
+            )
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.describe_acls(acl_binding_filter, timeout))
+
+    def delete_acls(
+        self,
+        acl_binding_filters: Sequence[AclBindingFilter],
+        *,
+        request_timeout: float | None = None,
+    ) -> dict[AclBindingFilter, asyncio.Future[list[AclBinding]]]:
+        """One future per filter, resolved with the ACLs it removed once the removal commits."""
+        listed = arguments.unique(
+            arguments.checked(acl_binding_filters, AclBindingFilter, "AclBindingFilter"), "filter"
+        )
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(listed, lambda t: t.delete_acls(listed, timeout))
+
+    def describe_quorum(
+        self, *, request_timeout: float | None = None
+    ) -> asyncio.Future[QuorumInfo]:
+        """The metadata quorum as its leader sees it (Kafka's describeMetadataQuorum); over
+        ``bootstrap.controllers`` only."""
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.describe_quorum(timeout))
+
+    async def close(self) -> None:
+        """Cancel requests still under way (their futures are cancelled) and close the
+        connections."""
+        self._closed = True
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        if self._transport is not None:
+            await self._transport.close()
+
+    async def __aenter__(self) -> AsyncAdminClient:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+
+def _first_error(outcomes: Mapping[TopicPartition, KafkaException | None]) -> KafkaException | None:
+    return next((error for error in outcomes.values() if error is not None), None)
+
+
+def _settle(futures: Mapping[Any, asyncio.Future[Any]], done: asyncio.Task[Any]) -> None:
+    """Settle each item's future from the finished request ``done``."""
+    if done.cancelled():
+        for future in futures.values():
+            future.cancel()
+        return
+    failure = done.exception()
+    if failure is not None:
+        if isinstance(failure, KafkaError):
+            failure = KafkaException.of(failure)
+        for future in futures.values():
+            if not future.done():
+                future.set_exception(failure)
+        return
+    outcomes: Mapping[Any, Any] = done.result()
+    for key, future in futures.items():
+        if future.done():
+            continue
+        outcome = outcomes.get(
+            key, KafkaException(ErrorCode.UNKNOWN_SERVER_ERROR, f"no result for {key}")
+        )
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)

@@ -1,0 +1,488 @@
+"""The admin client's Kafka transport: Kafka's own protocol to the controllers' KAFKA listeners
+(KIP-919's ``bootstrap.controllers``), instead of raftmeta's gRPC Admin service.
+
+It answers as :class:`~raftmeta.admin.grpc_transport.GrpcTransport` does (one outcome per
+item, a :class:`KafkaException` with the controller's code and message), so a caller, and the
+``--bootstrap-controller`` commands, print the same whichever door they used.
+
+Requests are written and read with :mod:`raftmeta.kafka_protocol.codec`, the same generated
+message classes the listener serves with, rather than with a Kafka client library: there are
+no client threads, logs or retries of another library to silence, and a failure reaches the
+caller as one error. Admin requests go to the active controller, found with Metadata (its
+ControllerId and the controllers' KAFKA endpoints), and follow it once when it has moved
+(NOT_CONTROLLER). With ``security.protocol=SSL`` every connection is TLS, checked against
+``ssl.truststore.*`` and presenting ``ssl.keystore.*`` when set, exactly as the gRPC transport
+uses the same keys. SASL is not spoken, so neither are bearer tokens.
+
+ACLs are not served by the KAFKA listener, and cluster descriptions and features are not
+carried here (Kafka's DescribeCluster lacks the broker states raftmeta's has): those
+operations fail with UNSUPPORTED_VERSION, naming ``bootstrap.servers``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import ssl
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from raftmeta.admin.quorum import QuorumInfo, Replica
+from raftmeta.admin.transport import Outcomes, config_entry, config_resource_of, not_offered
+from raftmeta.admin.types import (
+    ConfigEntry,
+    ConfigResource,
+    KafkaException,
+    NewPartitions,
+    NewTopic,
+    PartitionDescription,
+    TopicDescription,
+)
+from raftmeta.common.elections import TopicPartition
+from raftmeta.errors import ErrorCode
+from raftmeta.kafka_protocol import codec
+from raftmeta.records import uuid_to_str
+from raftmeta.security.ssl_contexts import client_ssl_context
+from raftmeta.security.tls import TlsSettings
+
+CLIENT_ID = "raftmeta-admin"
+METADATA = (3, 12)
+CREATE_TOPICS = (19, 7)
+DELETE_TOPICS = (20, 5)
+CREATE_PARTITIONS = (37, 3)
+DESCRIBE_CONFIGS = (32, 4)
+INCREMENTAL_ALTER_CONFIGS = (44, 1)
+ELECT_LEADERS = (43, 2)
+DESCRIBE_QUORUM = (55, 2)
+TOPIC_RESOURCE = 2
+TOPIC_CONFIG_SOURCE = 1
+NO_ID = bytes(16)
+INSTEAD = "bootstrap.servers (gRPC)"
+
+Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+class KafkaTransport:
+    """Admin operations over Kafka-protocol connections to the controllers, one per address,
+    all on the event loop that first uses them."""
+
+    def __init__(
+        self, controllers: Sequence[str], request_timeout_ms: int, tls: TlsSettings | None
+    ) -> None:
+        self.bootstrap = list(controllers)
+        self.request_timeout_ms = request_timeout_ms
+        self._ssl: ssl.SSLContext | None = None if tls is None else client_ssl_context(tls)
+        self._connections: dict[str, Connection] = {}
+        self._correlation = itertools.count(1)
+        self._controller: str | None = None
+        self.cluster_id = ""
+
+    async def close(self) -> None:
+        for _, writer in self._connections.values():
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+        self._connections.clear()
+
+    describe_cluster = not_offered("DescribeCluster", INSTEAD)
+    describe_features = not_offered("DescribeFeatures", INSTEAD)
+    update_features = not_offered("UpdateFeatures", INSTEAD)
+    create_acls = not_offered("CreateAcls", INSTEAD)
+    describe_acls = not_offered("DescribeAcls", INSTEAD)
+    delete_acls = not_offered("DeleteAcls", INSTEAD)
+
+    # ------------------------------------------------------------------------ the wire
+
+    def _budget(self, timeout_ms: int | None) -> int:
+        return self.request_timeout_ms if timeout_ms is None else timeout_ms
+
+    async def call(
+        self, address: str, api: tuple[int, int], values: Mapping[str, Any], timeout_ms: int
+    ) -> Any:
+        """One request to ``address`` and its decoded answer; BROKER_NOT_AVAILABLE when the
+        listener cannot be reached (or the TLS handshake fails) or closes the connection,
+        REQUEST_TIMED_OUT when it does not answer within ``timeout_ms``."""
+        api_key, version = api
+        try:
+            async with asyncio.timeout(timeout_ms / 1000):
+                return await self._exchange(address, api_key, version, values)
+        except TimeoutError:
+            self._forget(address)
+            raise KafkaException(
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"no answer from {address} within {timeout_ms / 1000:g} s",
+            ) from None
+        except (OSError, asyncio.IncompleteReadError) as error:
+            self._forget(address)
+            raise KafkaException(
+                ErrorCode.BROKER_NOT_AVAILABLE, f"cannot reach {address} ({_reason(error)})"
+            ) from None
+        except codec.CodecError as error:
+            self._forget(address)
+            raise KafkaException(ErrorCode.UNKNOWN_SERVER_ERROR, str(error)) from None
+
+    async def _exchange(
+        self, address: str, api_key: int, version: int, values: Mapping[str, Any]
+    ) -> Any:
+        if address not in self._connections:
+            host, _, port = address.rpartition(":")
+            self._connections[address] = await asyncio.open_connection(
+                host.strip("[]"), int(port), ssl=self._ssl
+            )
+        reader, writer = self._connections[address]
+        correlation_id = next(self._correlation)
+        writer.write(codec.encode_request(api_key, version, correlation_id, CLIENT_ID, values))
+        await writer.drain()
+        size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+        frame = await reader.readexactly(size)
+        if codec.correlation_id_of(frame) != correlation_id:
+            raise codec.CodecError("a response out of order")
+        return codec.decode_response(frame, api_key, version)
+
+    def _forget(self, address: str) -> None:
+        connection = self._connections.pop(address, None)
+        if connection is not None:
+            connection[1].close()
+        if self._controller == address:
+            self._controller = None
+
+    # ------------------------------------------------------------------------ the controller
+
+    async def _metadata(self, topics: Sequence[str] | None, timeout_ms: int) -> Any:
+        """A Metadata answer from the first bootstrap controller that gives one."""
+        problems: list[str] = []
+        for address in self.bootstrap:
+            try:
+                return await self.call(address, METADATA, _metadata_request(topics), timeout_ms)
+            except KafkaException as error:
+                problems.append(error.message)
+        raise KafkaException(ErrorCode.BROKER_NOT_AVAILABLE, "; ".join(problems))
+
+    async def _active_controller(self, timeout_ms: int) -> str:
+        """The KAFKA address of the active controller, as a controller names it."""
+        if self._controller is not None:
+            return self._controller
+        answer = await self._metadata([], timeout_ms)
+        self.cluster_id = answer.cluster_id or ""
+        for node in answer.brokers:
+            if node.node_id == answer.controller_id:
+                self._controller = f"{node.host}:{node.port}"
+                return self._controller
+        raise KafkaException(ErrorCode.NOT_CONTROLLER, "No controller appears to be active.")
+
+    async def _to_controller(
+        self,
+        api: tuple[int, int],
+        values: Mapping[str, Any],
+        timeout_ms: int,
+        moved: Callable[[Any], bool],
+    ) -> Any:
+        """Send to the active controller; when ``moved(answer)`` says it no longer is, ask
+        Metadata again and send once more."""
+        answer = await self.call(await self._active_controller(timeout_ms), api, values, timeout_ms)
+        if moved(answer):
+            self._controller = None
+            controller = await self._active_controller(timeout_ms)
+            answer = await self.call(controller, api, values, timeout_ms)
+        return answer
+
+    # ------------------------------------------------------------------------ topics
+
+    async def create_topics(
+        self, topics: Sequence[NewTopic], validate_only: bool, timeout_ms: int | None
+    ) -> Outcomes[str, None]:
+        budget = self._budget(timeout_ms)
+        values = {
+            "topics": [
+                {
+                    "name": topic.topic,
+                    "num_partitions": topic.num_partitions,
+                    "replication_factor": topic.replication_factor,
+                    "assignments": [
+                        {"partition_index": index, "broker_ids": list(replicas)}
+                        for index, replicas in enumerate(topic.replica_assignment or ())
+                    ],
+                    "configs": [
+                        {"name": key, "value": value} for key, value in topic.config.items()
+                    ],
+                }
+                for topic in topics
+            ],
+            "timeout_ms": budget,
+            "validate_only": validate_only,
+        }
+        answer = await self._to_controller(CREATE_TOPICS, values, budget, _moved("topics"))
+        return _item_errors(answer.topics)
+
+    async def delete_topics(
+        self, topics: Sequence[str], timeout_ms: int | None
+    ) -> Outcomes[str, None]:
+        budget = self._budget(timeout_ms)
+        values = {"topic_names": list(topics), "timeout_ms": budget}
+        answer = await self._to_controller(DELETE_TOPICS, values, budget, _moved("responses"))
+        return _item_errors(answer.responses)
+
+    async def create_partitions(
+        self, partitions: Sequence[NewPartitions], validate_only: bool, timeout_ms: int | None
+    ) -> Outcomes[str, None]:
+        budget = self._budget(timeout_ms)
+        values = {
+            "topics": [
+                {
+                    "name": change.topic,
+                    "count": change.new_total_count,
+                    "assignments": None
+                    if change.replica_assignment is None
+                    else [{"broker_ids": list(r)} for r in change.replica_assignment],
+                }
+                for change in partitions
+            ],
+            "timeout_ms": budget,
+            "validate_only": validate_only,
+        }
+        answer = await self._to_controller(CREATE_PARTITIONS, values, budget, _moved("results"))
+        return _item_errors(answer.results)
+
+    async def describe_topics(
+        self, topics: Sequence[str] | None, timeout_ms: int | None
+    ) -> Outcomes[str, TopicDescription]:
+        """Topics from the active controller's Metadata (which waits for its pending writes,
+        as the gRPC DescribeTopics does), each with its own configs from DescribeConfigs."""
+        budget = self._budget(timeout_ms)
+        controller = await self._active_controller(budget)
+        answer = await self.call(controller, METADATA, _metadata_request(topics), budget)
+        found = sorted(topic.name for topic in answer.topics if topic.error_code == 0)
+        configs = await self._topic_configs(controller, found, budget)
+        outcomes: Outcomes[str, TopicDescription] = {}
+        for topic in answer.topics:
+            if topic.error_code:
+                outcomes[topic.name] = KafkaException(
+                    topic.error_code, ErrorCode(topic.error_code).name
+                )
+                continue
+            outcomes[topic.name] = TopicDescription(
+                name=topic.name,
+                topic_id=uuid_to_str(topic.topic_id.bytes) if topic.topic_id.bytes != NO_ID else "",
+                partitions=tuple(
+                    PartitionDescription(
+                        id=p.partition_index,
+                        leader=p.leader_id,
+                        replicas=tuple(p.replica_nodes),
+                        isr=tuple(p.isr_nodes),
+                        leader_epoch=p.leader_epoch,
+                    )
+                    for p in sorted(topic.partitions, key=lambda p: p.partition_index)
+                ),
+                configs=configs.get(topic.name, {}),
+            )
+        return outcomes
+
+    async def _topic_configs(
+        self, controller: str, names: list[str], timeout_ms: int
+    ) -> dict[str, dict[str, str]]:
+        if not names:
+            return {}
+        values = {
+            "resources": [
+                {"resource_type": TOPIC_RESOURCE, "resource_name": n, "configuration_keys": None}
+                for n in names
+            ],
+            "include_synonyms": False,
+            "include_documentation": False,
+        }
+        answer = await self.call(controller, DESCRIBE_CONFIGS, values, timeout_ms)
+        return {
+            result.resource_name: {
+                c.name: c.value
+                for c in sorted(result.configs, key=lambda c: c.name)
+                if c.config_source == TOPIC_CONFIG_SOURCE and c.value is not None
+            }
+            for result in answer.results
+            if result.error_code == 0
+        }
+
+    # ------------------------------------------------------------------------ configs
+
+    async def describe_configs(
+        self, resources: Sequence[ConfigResource], timeout_ms: int | None
+    ) -> Outcomes[ConfigResource, dict[str, ConfigEntry]]:
+        """From the active controller, so that a caller reads its own writes."""
+        budget = self._budget(timeout_ms)
+        values = {
+            "resources": [
+                {
+                    "resource_type": int(r.restype),
+                    "resource_name": r.name,
+                    "configuration_keys": None,
+                }
+                for r in resources
+            ],
+            "include_synonyms": False,
+            "include_documentation": False,
+        }
+        answer = await self._to_controller(DESCRIBE_CONFIGS, values, budget, _moved("results"))
+        return {
+            key: _item_error(result)
+            or {c.name: config_entry(c.name, c.value, c.config_source) for c in result.configs}
+            for result in answer.results
+            if (key := config_resource_of(result.resource_type, result.resource_name))
+        }
+
+    async def incremental_alter_configs(
+        self, resources: Sequence[ConfigResource], validate_only: bool, timeout_ms: int | None
+    ) -> Outcomes[ConfigResource, None]:
+        budget = self._budget(timeout_ms)
+        values = {
+            "resources": [
+                {
+                    "resource_type": int(r.restype),
+                    "resource_name": r.name,
+                    "configs": [
+                        {
+                            "name": entry.name,
+                            # Never None: the client checked every change has an operation.
+                            "config_operation": int(entry.incremental_operation or 0),
+                            "value": entry.value,
+                        }
+                        for entry in r.incremental_configs
+                    ],
+                }
+                for r in resources
+            ],
+            "validate_only": validate_only,
+        }
+        answer = await self._to_controller(
+            INCREMENTAL_ALTER_CONFIGS, values, budget, _moved("responses")
+        )
+        return {
+            key: _item_error(result)
+            for result in answer.responses
+            if (key := config_resource_of(result.resource_type, result.resource_name))
+        }
+
+    # ------------------------------------------------------------------------ elections
+
+    async def elect_leaders(
+        self,
+        election_type: int,
+        partitions: Sequence[TopicPartition] | None,
+        timeout_ms: int | None,
+    ) -> dict[TopicPartition, KafkaException | None]:
+        budget = self._budget(timeout_ms)
+        by_topic: dict[str, list[int]] = {}
+        for item in partitions or ():
+            by_topic.setdefault(item.topic, []).append(item.partition)
+        values = {
+            "election_type": election_type,
+            "topic_partitions": None
+            if partitions is None
+            else [{"topic": t, "partitions": p} for t, p in by_topic.items()],
+            "timeout_ms": budget,
+        }
+        answer = await self._to_controller(
+            ELECT_LEADERS, values, budget, lambda a: a.error_code == ErrorCode.NOT_CONTROLLER
+        )
+        if answer.error_code:
+            message = _first_message(answer) or ErrorCode(answer.error_code).name
+            raise KafkaException(answer.error_code, message)
+        return {
+            TopicPartition(result.topic, p.partition_id): None
+            if p.error_code == 0
+            else KafkaException(p.error_code, p.error_message or ErrorCode(p.error_code).name)
+            for result in answer.replica_election_results
+            for p in result.partition_result
+        }
+
+    # ------------------------------------------------------------------------ the quorum
+
+    async def describe_quorum(self, timeout_ms: int | None) -> QuorumInfo:
+        """The leader's view of the metadata quorum, from the active controller (which leads
+        the Raft quorum); asked again once if leadership moved in between."""
+        values = {
+            "topics": [{"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]
+        }
+
+        def partition_of(answer: Any) -> Any:
+            if answer.error_code:
+                raise KafkaException(
+                    answer.error_code, answer.error_message or ErrorCode(answer.error_code).name
+                )
+            return answer.topics[0].partitions[0]
+
+        answer = await self._to_controller(
+            DESCRIBE_QUORUM,
+            values,
+            self._budget(timeout_ms),
+            lambda a: partition_of(a).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        )
+        partition = partition_of(answer)
+        if partition.error_code:
+            code = ErrorCode(partition.error_code)
+            raise KafkaException(code, partition.error_message or code.name)
+
+        def replicas(states: Any) -> tuple[Replica, ...]:
+            return tuple(
+                Replica(
+                    s.replica_id,
+                    s.log_end_offset,
+                    s.last_fetch_timestamp,
+                    s.last_caught_up_timestamp,
+                )
+                for s in states
+            )
+
+        return QuorumInfo(
+            self.cluster_id,
+            partition.leader_id,
+            partition.leader_epoch,
+            partition.high_watermark,
+            replicas(partition.current_voters),
+            replicas(partition.observers),
+        )
+
+
+def _metadata_request(topics: Sequence[str] | None) -> dict[str, Any]:
+    """Metadata for the named topics; ``None`` asks for every topic, ``[]`` for none."""
+    return {
+        "topics": None if topics is None else [{"name": n, "topic_id": None} for n in topics],
+        "allow_auto_topic_creation": False,
+        "include_topic_authorized_operations": False,
+    }
+
+
+def _reason(error: BaseException) -> str:
+    """Why a connection failed, in a few lower-case words."""
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return f"TLS certificate verify failed: {error.verify_message}"
+    if isinstance(error, ssl.SSLError):
+        return f"TLS: {(error.reason or str(error)).lower().replace('_', ' ')}"
+    reason = getattr(error, "strerror", None) or "connection closed"
+    return str(reason).lower()
+
+
+def _moved(field: str) -> Callable[[Any], bool]:
+    """Whether an answer's items under ``field`` say the node is no longer the controller."""
+    return lambda answer: any(
+        item.error_code == ErrorCode.NOT_CONTROLLER for item in getattr(answer, field)
+    )
+
+
+def _item_error(item: Any) -> KafkaException | None:
+    """An answered item's error (its message, else the code's name), or None."""
+    if not item.error_code:
+        return None
+    return KafkaException(item.error_code, item.error_message or ErrorCode(item.error_code).name)
+
+
+def _item_errors(items: Iterable[Any]) -> Outcomes[str, None]:
+    """Each named item's error, or None where it succeeded."""
+    return {item.name: _item_error(item) for item in items}
+
+
+def _first_message(answer: Any) -> str | None:
+    for result in answer.replica_election_results:
+        for partition in result.partition_result:
+            if partition.error_message:
+                return str(partition.error_message)
+    return None

@@ -1,0 +1,133 @@
+"""The seam between the admin client and the wire: one coroutine per admin operation.
+
+The client (:mod:`raftmeta.admin.async_client`) checks its caller's arguments, hands out the
+futures and settles them; a transport only sends the request and turns the answer into one
+outcome per item. An outcome is the item's value or a :class:`KafkaException`; a request-level
+failure (no controller in time, authorization refused at the top, a malformed request) raises
+instead, and the client fails every item's future with it.
+
+Two transports implement it: :mod:`raftmeta.admin.grpc_transport` (raftmeta's Admin service,
+``bootstrap.servers``) and :mod:`raftmeta.admin.kafka_transport` (Kafka's protocol to the
+controllers' KAFKA listeners, ``bootstrap.controllers``). A transport that cannot carry an
+operation raises UNSUPPORTED_VERSION for it, naming the other one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Protocol, TypeVar
+
+from raftmeta.admin.quorum import QuorumInfo
+from raftmeta.admin.types import (
+    ClusterDescription,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    FeatureMetadata,
+    KafkaException,
+    NewPartitions,
+    NewTopic,
+    TopicDescription,
+)
+from raftmeta.common.acls import AclBinding, AclBindingFilter
+from raftmeta.common.elections import TopicPartition
+from raftmeta.common.features import FeatureUpdate
+from raftmeta.errors import ErrorCode
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+Outcomes = dict[K, V | KafkaException]
+"""Each item's value, or the error the controller answered for it."""
+
+
+class AdminTransport(Protocol):
+    """What the admin client asks of a wire. ``timeout_ms`` None means ``request.timeout.ms``;
+    ``election_type`` is the wire value. Every write is answered once it commits."""
+
+    async def create_topics(
+        self, topics: Sequence[NewTopic], validate_only: bool, timeout_ms: int | None
+    ) -> Outcomes[str, None]: ...
+
+    async def delete_topics(
+        self, topics: Sequence[str], timeout_ms: int | None
+    ) -> Outcomes[str, None]: ...
+
+    async def create_partitions(
+        self, partitions: Sequence[NewPartitions], validate_only: bool, timeout_ms: int | None
+    ) -> Outcomes[str, None]: ...
+
+    async def describe_topics(
+        self, topics: Sequence[str] | None, timeout_ms: int | None
+    ) -> Outcomes[str, TopicDescription]: ...
+
+    async def describe_cluster(
+        self, include_image_digest: bool, timeout_ms: int | None
+    ) -> ClusterDescription: ...
+
+    async def describe_features(self, timeout_ms: int | None) -> FeatureMetadata: ...
+
+    async def update_features(
+        self, updates: Sequence[FeatureUpdate], validate_only: bool, timeout_ms: int | None
+    ) -> None: ...
+
+    async def describe_configs(
+        self, resources: Sequence[ConfigResource], timeout_ms: int | None
+    ) -> Outcomes[ConfigResource, dict[str, ConfigEntry]]: ...
+
+    async def incremental_alter_configs(
+        self, resources: Sequence[ConfigResource], validate_only: bool, timeout_ms: int | None
+    ) -> Outcomes[ConfigResource, None]: ...
+
+    async def elect_leaders(
+        self,
+        election_type: int,
+        partitions: Sequence[TopicPartition] | None,
+        timeout_ms: int | None,
+    ) -> dict[TopicPartition, KafkaException | None]: ...
+
+    async def create_acls(
+        self, bindings: Sequence[AclBinding], timeout_ms: int | None
+    ) -> Outcomes[AclBinding, None]: ...
+
+    async def describe_acls(
+        self, acl_filter: AclBindingFilter, timeout_ms: int | None
+    ) -> list[AclBinding]: ...
+
+    async def delete_acls(
+        self, filters: Sequence[AclBindingFilter], timeout_ms: int | None
+    ) -> Outcomes[AclBindingFilter, list[AclBinding]]: ...
+
+    async def describe_quorum(self, timeout_ms: int | None) -> QuorumInfo: ...
+
+    async def close(self) -> None: ...
+
+
+def config_resource_of(resource_type: int, resource_name: str) -> ConfigResource | None:
+    """An answered resource as a result key, or None for a type this client does not know
+    (and so cannot have asked about)."""
+    try:
+        return ConfigResource(resource_type, resource_name)
+    except ValueError:
+        return None
+
+
+def config_entry(name: str, value: str | None, source: int) -> ConfigEntry:
+    """A described config; a source id this client does not know is left None."""
+    try:
+        known: ConfigSource | None = ConfigSource(source)
+    except ValueError:
+        known = None
+    return ConfigEntry(name, value, known)
+
+
+def not_offered(operation: str, instead: str) -> Callable[..., Coroutine[Any, Any, Any]]:
+    """A transport method for an operation this transport cannot carry: it fails the request
+    with UNSUPPORTED_VERSION and names the config key whose transport can."""
+
+    async def refuse(*_args: Any) -> Any:
+        raise KafkaException(
+            ErrorCode.UNSUPPORTED_VERSION, f"{operation} is not offered here; use {instead}"
+        )
+
+    return refuse
