@@ -6,7 +6,7 @@ Raft hide the serving layer's own cost. This one takes them away: a real ``grpc.
 the controller node registers it, on the event loop a controller process runs on) over a
 stand-in controller that answers every CreateTopics at once (one loop turn later, as a commit
 would), and a client process sends CreateTopics from ``--clients`` concurrent callers,
-through :class:`~raftmeta.controller_channel.ControllerChannel` (the library's client) and
+through :class:`~raftmeta.channel.ControllerChannel` (the library's client) and
 through a bare ``grpc.aio`` stub (the floor).
 
 Server and client each run in their own process, so each one's CPU is its own: the server's is
@@ -115,8 +115,8 @@ class _Host:
 async def _serve(options: tuple[tuple[str, Any], ...]) -> None:
     import grpc
 
-    from raftmeta.quorum.peers import SERVER_OPTIONS
     from raftmeta.rpc import admin_pb2
+    from raftmeta.rpc.options import SERVER_OPTIONS
     from raftmeta.server.admin_service import AdminService
     from raftmeta.server.service_base import add_service
 
@@ -139,7 +139,7 @@ async def _send(
 ) -> dict[str, float]:
     import grpc
 
-    from raftmeta.controller_channel import ControllerChannel
+    from raftmeta.channel import ControllerChannel
     from raftmeta.rpc import admin_pb2 as apb
     from raftmeta.rpc import admin_pb2_grpc as apb_grpc
 
@@ -153,7 +153,7 @@ async def _send(
     closers: list[Any] = []
     for _ in range(clients):
         if how == "channel":
-            import raftmeta.controller_channel as cc
+            import raftmeta.channel as cc
 
             if options:
                 cc.CONTROLLER_CHANNEL_OPTIONS = (*cc.CONTROLLER_CHANNEL_OPTIONS, *options)
@@ -209,7 +209,7 @@ async def _layers(calls: int) -> dict[str, float]:
     """Microseconds of Python per CreateTopics in each layer alone, without gRPC: the
     service's handler called directly, and the channel's call over a stand-in stub whose
     answer comes one loop turn later (as a real call's does), less that stub's own cost."""
-    from raftmeta.controller_channel import ControllerChannel
+    from raftmeta.channel import ControllerChannel
     from raftmeta.rpc import admin_pb2 as apb
     from raftmeta.server.admin_service import AdminService
 

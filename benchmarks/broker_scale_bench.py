@@ -83,7 +83,7 @@ async def host_main(args: argparse.Namespace) -> None:
     shared: Any = None
     if args.channels == "shared":
         from raftmeta.broker.settings import DEFAULT_SESSION_TIMEOUT_MS
-        from raftmeta.controller_channel import ControllerChannel
+        from raftmeta.channel import ControllerChannel
 
         # What each broker's own channel would be: its voters, its session timeout.
         shared = ControllerChannel(

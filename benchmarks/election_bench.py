@@ -44,8 +44,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import describe_machine
+from raftmeta.channel import ControllerChannel
 from raftmeta.config.properties import format_properties
-from raftmeta.controller_channel import ControllerChannel
 from raftmeta.devkit.ports import free_ports
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage

@@ -867,7 +867,7 @@ def controllers_section(
 
 async def first_create(servers: Sequence[str], give_up_s: float) -> str:
     """What became of one CreateTopics sent to a fresh controller quorum within the time."""
-    from raftmeta.controller_channel import ControllerChannel
+    from raftmeta.channel import ControllerChannel
     from raftmeta.errors import KafkaError
     from raftmeta.rpc import admin_pb2 as apb
 
@@ -1154,7 +1154,7 @@ class ControllerProcesses:
 async def registered_brokers(servers: Sequence[str]) -> AsyncIterator[None]:
     """Register ``CREATE_BROKERS`` brokers and keep them heartbeating (so unfenced) for as
     long as the block runs: CreateTopics needs live brokers to place replicas on."""
-    from raftmeta.controller_channel import ControllerChannel
+    from raftmeta.channel import ControllerChannel
     from raftmeta.rpc import broker_pb2 as bpb
 
     lifecycle = ControllerChannel(servers)
@@ -1244,7 +1244,7 @@ async def create_topics_phase(
     cpu_seconds: Callable[[], list[float]],
 ) -> dict[str, Any]:
     """``clients`` concurrent clients, each sending ``per_client`` CreateTopics in turn."""
-    from raftmeta.controller_channel import ControllerChannel
+    from raftmeta.channel import ControllerChannel
     from raftmeta.errors import ErrorCode
     from raftmeta.rpc import admin_pb2 as apb
 

@@ -686,8 +686,8 @@ async def noop_server_main(round_size: int = 0) -> None:
     import grpc
     import grpc.aio
 
-    from raftmeta.quorum.peers import SERVER_OPTIONS
     from raftmeta.rpc import admin_pb2 as apb
+    from raftmeta.rpc.options import SERVER_OPTIONS
 
     loop = asyncio.get_running_loop()
     held: list[asyncio.Future[None]] = []

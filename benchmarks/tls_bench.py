@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import Report, process_cpu_seconds
 from raftmeta.admin.quorum import wait_for_leader
+from raftmeta.channel import ControllerChannel
 from raftmeta.cli.dev import wait_for_brokers
-from raftmeta.controller_channel import ControllerChannel
 from raftmeta.devkit.cluster import DevCluster
 from raftmeta.devkit.ports import free_port_run
 from raftmeta.errors import ErrorCode

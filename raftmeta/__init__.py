@@ -4,7 +4,7 @@ Packages, bottom to top (each may import only those below it; the list is checke
 ``lint-imports`` from ``pyproject.toml``): ``errors``/``rpc``, ``config``, ``security``,
 ``raft`` (the pure consensus core), ``storage``, ``records``, ``image``/``sim``, ``common``,
 ``auth``, ``elections``/``placement`` (policy), ``controller``, ``quorum`` (the runtime),
-``server`` (the composition root), ``controller_channel``, ``admin``/``broker`` (clients),
+``server`` (the composition root), ``channel``, ``admin``/``broker`` (clients),
 ``cli``.
 """
 

@@ -184,7 +184,8 @@ PLANTED_IMPORTS = [
     ("raftmeta.quorum", "raftmeta.controller", ("runtime", "layers")),
     ("raftmeta.controller", "raftmeta.quorum", ("layers", "no-network")),
     ("elections", "raftmeta.auth", ("layers",)),
-    ("raftmeta.controller_channel", "raftmeta.server", ("clients",)),
+    ("raftmeta.channel", "raftmeta.server", ("clients",)),
+    ("raftmeta.channel", "raftmeta.quorum", ("admin-off-the-runtime",)),
     ("raftmeta.controller", "analytics", ("commands-only",)),
     ("analytics", "raftmeta.common", ("analytics",)),
 ]

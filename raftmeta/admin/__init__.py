@@ -14,7 +14,7 @@ futures that raise :class:`KafkaException` carrying Kafka's code, its name and a
 ``security.protocol=SSL``.
 
 A client: may import ``raftmeta.common``, ``raftmeta.errors``, ``raftmeta.records``, the
-generated stubs, ``raftmeta.kafka_protocol`` and ``controller_channel``; never the controller,
+generated stubs, ``raftmeta.kafka_protocol`` and ``channel``; never the controller,
 policy or server.
 """
 

@@ -35,10 +35,10 @@ from raftmeta.admin.types import (
     NewTopic,
     TopicDescription,
 )
+from raftmeta.channel import ControllerChannel
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.features import FeatureUpdate
-from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 
 T = TypeVar("T")

@@ -30,10 +30,10 @@ from raftmeta.admin.types import (
     PartitionDescription,
     TopicDescription,
 )
+from raftmeta.channel import ControllerChannel
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
-from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import uuid_to_str
 from raftmeta.rpc import admin_pb2 as pb

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import grpc
 
-from raftmeta.controller_channel import unreachable_reason
+from raftmeta.channel import unreachable_reason
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc

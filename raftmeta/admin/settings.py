@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from raftmeta.channel import DEFAULT_REQUEST_TIMEOUT_MS, parse_bootstrap_servers
 from raftmeta.config.errors import ConfigError
-from raftmeta.controller_channel import DEFAULT_REQUEST_TIMEOUT_MS, parse_bootstrap_servers
 from raftmeta.security.listener import CLIENT_TLS_KEYS, client_tls
 from raftmeta.security.tls import TlsSettings
 

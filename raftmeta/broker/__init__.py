@@ -4,7 +4,7 @@ session with the active controller (register, heartbeat, controlled shutdown, Al
 ``from raftmeta.broker import Broker, BrokerSettings`` is the public face.
 
 A client: may import the quorum runtime (it runs an observer node), ``raftmeta.common``,
-records, the image, storage and ``controller_channel``; never the controller, policy or
+records, the image, storage and ``channel``; never the controller, policy or
 server.
 """
 

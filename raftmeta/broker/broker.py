@@ -253,7 +253,7 @@ class Broker:
         if self._shared_node is None:
             await self._node.start(self._voters)
         if self._channel is None:
-            from raftmeta.controller_channel import ControllerChannel
+            from raftmeta.channel import ControllerChannel
 
             self._channel = ControllerChannel(
                 settings.controller_servers,

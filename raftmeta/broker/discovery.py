@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import grpc
 
 from raftmeta.errors import ErrorCode
-from raftmeta.quorum.peers import CHANNEL_OPTIONS
 from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.rpc.options import CHANNEL_OPTIONS
 from raftmeta.security.listener import aio_channel, secure_channel_credentials
 from raftmeta.security.tls import TlsSettings
 

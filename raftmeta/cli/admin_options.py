@@ -71,7 +71,7 @@ class AdminConnection:
 
 def admin_connection(args: argparse.Namespace) -> AdminConnection:
     """The connection the options describe; a bad file or address exits 2."""
-    from raftmeta.controller_channel import parse_bootstrap_servers
+    from raftmeta.channel import parse_bootstrap_servers
 
     flag, bootstrap = "--bootstrap-server", args.bootstrap_server
     if getattr(args, "bootstrap_controller", None) is not None:

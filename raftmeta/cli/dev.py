@@ -286,7 +286,7 @@ def wait_for_brokers(
     None if ``give_up()`` turns true or the deadline passes first."""
     import asyncio
 
-    from raftmeta.controller_channel import ControllerChannel
+    from raftmeta.channel import ControllerChannel
     from raftmeta.errors import KafkaError
     from raftmeta.rpc import admin_pb2
 

@@ -25,10 +25,10 @@ import grpc
 from raftmeta.quorum.edge import RaftEdge
 from raftmeta.quorum.identity import IdentityRule, VoterChangeAccess
 from raftmeta.quorum.node import RaftNode
-from raftmeta.quorum.peers import SERVER_OPTIONS
 from raftmeta.quorum.raft_service import BrokerIds, RaftService, add_raft_service
 from raftmeta.quorum.stream.server import StreamServer
 from raftmeta.quorum.transport import RaftEndpoint
+from raftmeta.rpc.options import SERVER_OPTIONS
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Outbound calls to the other voters over gRPC, one grpc.aio channel each: the client side
-of the gRPC transport (:class:`~raftmeta.quorum.transport.RaftChannel`), plus the channel and
-server options every gRPC user in raftmeta shares.
+of the gRPC transport (:class:`~raftmeta.quorum.transport.RaftChannel`). The channel and
+server options every gRPC user in raftmeta shares are in :mod:`raftmeta.rpc.options`.
 
 A request the core sends becomes one unary call; its answer is returned to be stepped in.
 A failed call is dropped without retry: the core already resends on its own timers, and a
@@ -29,59 +29,12 @@ from raftmeta.raft.messages import (
 )
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.rpc.options import CHANNEL_OPTIONS, MAX_MESSAGE_BYTES, SERVER_OPTIONS
+
+__all__ = ["CHANNEL_OPTIONS", "MAX_MESSAGE_BYTES", "SERVER_OPTIONS", "Peers"]
 from raftmeta.storage.errors import BatchDecodeError
 
 log = logging.getLogger(__name__)
-
-MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-"""Above the 8 MiB fetch and batch limits, so a full fetch response always fits."""
-
-GRPC_OPTIONS: tuple[tuple[str, int], ...] = (
-    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-)
-
-KEEPALIVE_MS = 2_000
-"""How often a client pings a server while it waits for an answer."""
-
-PING_TIMEOUT_MS = 5_000
-"""How long a client waits for a ping's acknowledgement before it gives the connection up.
-
-A server that was stopped (SIGSTOP, a frozen VM) keeps its TCP connections open, so without
-pings a call to it would wait for its whole deadline; with them it fails as UNAVAILABLE after
-5 to 7 s and the client tries another server. The acknowledgement comes from gRPC's own
-threads, so a server that is merely busy in Python still answers; the margin is for a machine
-so loaded that even those threads wait."""
-
-SERVER_OPTIONS: tuple[tuple[str, int], ...] = (
-    *GRPC_OPTIONS,
-    # A server refuses pings more frequent than this (default: 5 minutes) and closes the
-    # connection after a few; accept the clients' keepalive.
-    ("grpc.http2.min_ping_interval_without_data_ms", KEEPALIVE_MS // 2),
-    ("grpc.http2.max_ping_strikes", 0),
-)
-
-CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
-    *GRPC_OPTIONS,
-    # gRPC's default reconnect backoff grows to two minutes; a restarted voter must be
-    # reachable again within an election timeout or two.
-    ("grpc.initial_reconnect_backoff_ms", 50),
-    ("grpc.min_reconnect_backoff_ms", 50),
-    ("grpc.max_reconnect_backoff_ms", 500),
-)
-
-CLIENT_CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
-    *CHANNEL_OPTIONS,
-    # Only while calls are open; any number of pings between data frames.
-    ("grpc.keepalive_time_ms", KEEPALIVE_MS),
-    ("grpc.keepalive_timeout_ms", PING_TIMEOUT_MS),
-    ("grpc.http2.ping_timeout_ms", PING_TIMEOUT_MS),
-    ("grpc.keepalive_permit_without_calls", 0),
-    ("grpc.http2.max_pings_without_data", 0),
-)
-"""For clients of the Admin and BrokerLifecycle services. Voters talking Raft need no pings:
-the core's own timeouts already give up on a silent peer."""
-
 
 ANOTHER_CLUSTER = "node %d: node %d belongs to another cluster; check controller.quorum.voters"
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})

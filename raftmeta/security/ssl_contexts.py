@@ -1,4 +1,5 @@
-"""``ssl.SSLContext``\\ s from TLS settings, for listeners that are not gRPC (the Raft stream).
+"""``ssl.SSLContext``\\ s from TLS settings, for the listeners that are not gRPC (the Raft stream,
+the KAFKA listener) and the clients that dial them.
 
 They carry exactly what the gRPC credentials of :mod:`raftmeta.security.credentials` carry:
 the node's key and chain (read and checked by :mod:`raftmeta.security.pem`), the truststore as

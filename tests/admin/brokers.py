@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
-from raftmeta.controller_channel import ControllerChannel
+from raftmeta.channel import ControllerChannel
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import broker_pb2 as bpb
 from tests.support.controller_quorum import CLUSTER_ID, DEADLINE_S

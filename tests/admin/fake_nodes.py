@@ -17,10 +17,10 @@ from typing import Any, ClassVar
 import grpc
 
 from raftmeta.errors import ErrorCode
-from raftmeta.quorum.peers import SERVER_OPTIONS
 from raftmeta.rpc import admin_pb2 as pb
 from raftmeta.rpc import admin_pb2_grpc as pb_grpc
 from raftmeta.rpc import raft_pb2 as rpb
+from raftmeta.rpc.options import SERVER_OPTIONS
 
 
 @dataclass

@@ -25,7 +25,7 @@ from raftmeta.admin import (
     NewTopic,
     TopicPartition,
 )
-from raftmeta.controller_channel import ControllerChannel
+from raftmeta.channel import ControllerChannel
 from raftmeta.records import uuid_from_str
 from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.rpc import raft_pb2 as rpb

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from raftmeta.admin import AsyncAdminClient, NewTopic
-from raftmeta.controller_channel import ControllerChannel
+from raftmeta.channel import ControllerChannel
 from tests.admin.brokers import register_unfenced
 from tests.support.controller_quorum import DEADLINE_S, ControllerQuorum
 from tests.support.scenario import run_scenario

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta.broker import Broker, BrokerState, LeadershipChange, PartitionChange
+from raftmeta.channel import ControllerChannel
 from raftmeta.common.brokers import IsrMember, PartitionIsrChange
-from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import broker_pb2
 from raftmeta.storage import MetadataDir

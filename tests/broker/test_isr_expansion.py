@@ -8,7 +8,7 @@ from pathlib import Path
 
 from raftmeta.broker import Broker, BrokerState
 from raftmeta.broker.isr import isr_expansions
-from raftmeta.controller_channel import ControllerChannel
+from raftmeta.channel import ControllerChannel
 from raftmeta.image import MetadataImage
 from raftmeta.records import (
     BrokerRegistrationChangeRecord,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from raftmeta.channel import ControllerChannel
 from raftmeta.cli.main import main
-from raftmeta.controller_channel import ControllerChannel
 from tests.admin.brokers import register_unfenced, set_fenced
 from tests.admin.fake_nodes import refusing_endpoint
 from tests.admin.test_admin_quorum import QUIET

@@ -32,12 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import raftmeta.controller_channel as controller_channel
+import raftmeta.channel as controller_channel  # the module the patch below targets
 from raftmeta.admin import AsyncAdminClient, NewTopic
 from raftmeta.admin.quorum import wait_for_leader
-from raftmeta.controller_channel import ControllerChannel
+from raftmeta.channel import ControllerChannel
 from raftmeta.devkit.cluster import DevCluster
-from raftmeta.quorum.peers import CLIENT_CHANNEL_OPTIONS
+from raftmeta.rpc.options import CLIENT_CHANNEL_OPTIONS
 from tests.admin.brokers import register_unfenced
 from tests.process.helpers import DEADLINE_S, free_base_port
 from tests.support.waiting import wait_until_async

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from raftmeta.admin.quorum import wait_for_leader
 from raftmeta.broker import read_status
-from raftmeta.controller_channel import ControllerChannel
+from raftmeta.channel import ControllerChannel
 from raftmeta.devkit.cluster import DevCluster, stop_all
 from raftmeta.rpc import admin_pb2
 from tests.process.helpers import DEADLINE_S, SCENARIO_TIMEOUT_S, free_base_port

@@ -13,7 +13,7 @@ import signal
 from pathlib import Path
 
 from raftmeta.admin.quorum import wait_for_leader
-from raftmeta.controller_channel import ControllerChannel
+from raftmeta.channel import ControllerChannel
 from raftmeta.devkit.cluster import DevCluster
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2

@@ -20,9 +20,9 @@ import grpc
 import pytest
 
 from raftmeta.broker import BrokerState
+from raftmeta.channel import ControllerChannel
 from raftmeta.cli.main import main
 from raftmeta.config.node import parse_config
-from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.rpc import broker_pb2_grpc as bpb_grpc

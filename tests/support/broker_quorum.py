@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from raftmeta.broker import Broker, BrokerSettings, ControllerCaller
+from raftmeta.channel import ControllerChannel
 from raftmeta.config.node import parse_config
 from raftmeta.controller import QuorumController
-from raftmeta.controller_channel import ControllerChannel
 from raftmeta.image import MetadataImage
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.raft.config import RaftConfig

@@ -25,7 +25,6 @@ import enum
 import struct
 from typing import Any, NamedTuple
 
-from raftmeta.quorum.peers import MAX_MESSAGE_BYTES
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
@@ -35,6 +34,7 @@ from raftmeta.raft.messages import (
     VoteRequest,
 )
 from raftmeta.rpc import raft_pb2 as pb
+from raftmeta.rpc.options import MAX_MESSAGE_BYTES
 
 _LENGTH = struct.Struct(">I")
 _HEADER = struct.Struct(">QBB")

@@ -33,7 +33,7 @@ from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
 from raftmeta.kafka_protocol.framing import DEFAULT_MAX_REQUEST_BYTES, SIZE, FrameError, read_frame
-from raftmeta.security.ssl_context import server_ssl_context
+from raftmeta.security.ssl_contexts import server_ssl_context
 from raftmeta.security.tls import (
     SECURITY_PROTOCOL_MAP_KEY,
     SecurityProtocol,

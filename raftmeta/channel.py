@@ -40,8 +40,8 @@ from typing import Any
 import grpc
 
 from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.quorum.peers import CLIENT_CHANNEL_OPTIONS
 from raftmeta.rpc import admin_pb2, broker_pb2, raft_pb2
+from raftmeta.rpc.options import CLIENT_CHANNEL_OPTIONS
 from raftmeta.security.listener import aio_channel, secure_channel_credentials
 from raftmeta.security.tls import TlsSettings
 

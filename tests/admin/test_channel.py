@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from raftmeta.controller_channel import ControllerChannel, parse_bootstrap_servers
+from raftmeta.channel import ControllerChannel, parse_bootstrap_servers
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.rpc import admin_pb2 as pb
 from raftmeta.rpc import broker_pb2
