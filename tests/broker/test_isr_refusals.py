@@ -13,8 +13,8 @@ from typing import Any
 
 from raftmeta.broker import Broker, BrokerState
 from raftmeta.broker.isr import RefusedAsStale
+from raftmeta.channel import ControllerChannel
 from raftmeta.common.brokers import IsrMember, PartitionIsrChange
-from raftmeta.controller_channel import ControllerChannel
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.raft.batch import Batch
