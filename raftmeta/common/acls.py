@@ -131,3 +131,17 @@ class AclDeleteResult:
 
     error: ItemError = OK
     deleted: tuple[AclBinding, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class CreateAclsRequest:
+    bindings: tuple[AclBinding, ...]
+    timeout_ms: int = 0
+    request_id: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteAclsRequest:
+    filters: tuple[AclBindingFilter, ...]
+    timeout_ms: int = 0
+    request_id: bytes = b""

@@ -66,3 +66,27 @@ class DescribeConfigsResult:
 class AlterConfigsResult:
     resource: ConfigResourceRef
     error: ItemError = OK
+
+
+@dataclass(frozen=True, slots=True)
+class RequestedConfigChange:
+    """One IncrementalAlterConfigs row as the wire carries it: ``op`` is not yet checked to be
+    an :class:`AlterConfigOp` (an unknown one fails its resource, not the request)."""
+
+    name: str
+    op: int
+    value: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AlterConfigsResource:
+    resource: ConfigResourceRef
+    changes: tuple[RequestedConfigChange, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IncrementalAlterConfigsRequest:
+    resources: tuple[AlterConfigsResource, ...]
+    validate_only: bool = False
+    timeout_ms: int = 0
+    request_id: bytes = b""

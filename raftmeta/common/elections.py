@@ -74,3 +74,31 @@ class TopicResults:
 
     topic: str
     partitions: tuple[tuple[int, PartitionResult], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ElectLeadersRequest:
+    """``election_type`` is the wire's int, read once by :meth:`ElectionType.from_request`;
+    ``partitions`` ``None`` asks for every partition."""
+
+    election_type: int
+    partitions: tuple[TopicPartition, ...] | None
+    timeout_ms: int = 0
+    request_id: bytes = b""
+
+
+def failed_election(
+    partitions: tuple[TopicPartition, ...] | None, code: ErrorCode, message: str
+) -> list[TopicResults]:
+    """Kafka's ElectLeaders error response: the same error on every requested partition,
+    grouped by topic in request order; no results for an all-partitions request."""
+    if partitions is None:
+        return []
+    by_topic: dict[str, list[int]] = {}
+    for partition in partitions:
+        by_topic.setdefault(partition.topic, []).append(partition.partition)
+    failure = PartitionResult(code, message)
+    return [
+        TopicResults(topic, tuple((number, failure) for number in numbers))
+        for topic, numbers in by_topic.items()
+    ]

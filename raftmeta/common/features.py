@@ -65,6 +65,28 @@ class FeatureUpdate:
     allow_downgrade: bool = False
 
 
+UPGRADE = 1
+SAFE_DOWNGRADE = 2
+UNSAFE_DOWNGRADE = 3
+"""Kafka's UpdateFeatures upgrade types."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestedFeatureUpdate:
+    """One UpdateFeatures row as the wire carries it: ``upgrade_type`` not yet checked."""
+
+    name: str
+    level: int
+    upgrade_type: int
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateFeaturesRequest:
+    updates: tuple[RequestedFeatureUpdate, ...]
+    validate_only: bool = False
+    timeout_ms: int = 0
+
+
 def release_levels(release: str) -> Mapping[str, int]:
     """The default levels of ``release`` (``4.1`` or a metadata version name like ``4.1-IV1``)."""
     short = release.split("-", 1)[0]

@@ -47,3 +47,64 @@ class TopicResult:
 
     name: str
     error: ItemError = OK
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTopicsRequest:
+    """A CreateTopics call as either wire carries it (``timeout_ms <= 0``: the default;
+    ``request_id`` empty: no retry protection)."""
+
+    topics: tuple[NewTopic, ...]
+    validate_only: bool = False
+    timeout_ms: int = 0
+    request_id: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePartitionsRequest:
+    topics: tuple[NewPartitions, ...]
+    validate_only: bool = False
+    timeout_ms: int = 0
+    request_id: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteTopicsRequest:
+    names: tuple[str, ...]
+    timeout_ms: int = 0
+    request_id: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionDescription:
+    """One partition as DescribeTopics and Metadata report it."""
+
+    partition_index: int
+    leader_id: int
+    leader_epoch: int
+    partition_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader_recovery_state: int = 0
+    eligible_leader_replicas: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDescription:
+    """One described topic, or the error that topic is answered with."""
+
+    name: str
+    error: ItemError = OK
+    topic_id: TopicId = b""
+    """Empty for a topic answered with an error."""
+    partitions: tuple[PartitionDescription, ...] = ()
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DescribedTopics:
+    """DescribeTopics' answer: the topics, read at the image at ``offset``."""
+
+    topics: tuple[TopicDescription, ...]
+    offset: int

@@ -1,14 +1,16 @@
 """Protocol messages to controller values and back, one function per shape.
 
 The gRPC services stay thin: they authenticate, call the controller, and use these to translate.
-Anything a request can get wrong in shape (a bad UUID, an unknown config operation) is found
-here and reported as INVALID_REQUEST with a message, never as a gRPC failure.
+Decoding never fails: what a request can get wrong in shape (a bad UUID, an unknown config
+operation) travels on as it came, and :mod:`raftmeta.apis` refuses it, for either wire.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from raftmeta.apis import NotActiveController
+from raftmeta.common.acls import AclBinding, AclBindingFilter, AclDeleteResult
 from raftmeta.common.brokers import (
     AlterPartitionRequest,
     AlterPartitionResult,
@@ -16,24 +18,38 @@ from raftmeta.common.brokers import (
     IsrMember,
     PartitionIsrChange,
 )
+from raftmeta.common.cluster import BrokerDescription
 from raftmeta.common.configs import (
-    AlterConfig,
-    AlterConfigOp,
+    AlterConfigsResource,
+    AlterConfigsResult,
     ConfigResourceRef,
     DescribeConfigsResult,
+    IncrementalAlterConfigsRequest,
+    RequestedConfigChange,
 )
-from raftmeta.common.elections import TopicPartition, TopicResults
-from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.elections import (
+    ElectLeadersRequest,
+    PartitionResult,
+    TopicPartition,
+    TopicResults,
+)
+from raftmeta.common.features import RequestedFeatureUpdate, UpdateFeaturesRequest
 from raftmeta.common.items import ItemError
-from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
+from raftmeta.common.topics import (
+    CreatePartitionsRequest,
+    CreateTopicResult,
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    NewPartitions,
+    NewTopic,
+    TopicDescription,
+    TopicResult,
+)
 from raftmeta.controller.registration import ControllerRegistrationRequest
 from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.image import MetadataImage, TopicImage
-from raftmeta.records import BrokerEndpoint, BrokerFeature, Uuid
+from raftmeta.records import BrokerEndpoint, BrokerFeature
 from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.rpc import broker_pb2 as bpb
-
-UUID_BYTES = 16
 
 
 def header(
@@ -56,16 +72,25 @@ OK_HEADER = header()
 it in place."""
 
 
+def failure_header(error: KafkaError) -> apb.ResponseHeader:
+    """The header of a request that failed as a whole: NOT_CONTROLLER names the controller."""
+    if isinstance(error, NotActiveController):
+        return header(
+            error.code,
+            error.message,
+            controller_id=error.controller_id,
+            controller_endpoint=error.controller_endpoint,
+        )
+    return header(error.code, error.message)
+
+
 def item_message(error: ItemError) -> str:
     return "" if error.ok else (error.message or error.code.name)
 
 
-def uuid_from_pb(value: bytes, what: str) -> Uuid:
-    if len(value) != UUID_BYTES:
-        raise KafkaError(
-            ErrorCode.INVALID_REQUEST, f"{what} must be {UUID_BYTES} bytes, got {len(value)}."
-        )
-    return bytes(value)
+def item_error(code: int, message: str) -> ItemError:
+    """An item's outcome as a reply carries it (an empty message: none)."""
+    return ItemError(ErrorCode(code), message or None)
 
 
 # --- topics ---------------------------------------------------------------------------------
@@ -87,6 +112,15 @@ def new_topic_from_pb(topic: apb.NewTopic) -> NewTopic:
     )
 
 
+def create_topics_from_pb(request: apb.CreateTopicsRequest) -> CreateTopicsRequest:
+    return CreateTopicsRequest(
+        tuple(new_topic_from_pb(topic) for topic in request.topics),
+        request.validate_only,
+        request.timeout_ms,
+        request.request_id,
+    )
+
+
 def create_result_to_pb(result: CreateTopicResult) -> apb.CreatableTopicResult:
     return apb.CreatableTopicResult(
         name=result.name,
@@ -99,11 +133,35 @@ def create_result_to_pb(result: CreateTopicResult) -> apb.CreatableTopicResult:
     )
 
 
+def create_result_from_pb(result: apb.CreatableTopicResult) -> CreateTopicResult:
+    return CreateTopicResult(
+        result.name,
+        item_error(result.error_code, result.error_message),
+        result.topic_id,
+        result.num_partitions,
+        result.replication_factor,
+        dict(result.configs),
+    )
+
+
 def new_partitions_from_pb(topic: apb.CreatePartitionsTopic) -> NewPartitions:
     assignments = None
     if topic.assignments:
         assignments = tuple(tuple(replicas.broker_ids) for replicas in topic.assignments)
     return NewPartitions(topic.name, topic.count, assignments)
+
+
+def create_partitions_from_pb(request: apb.CreatePartitionsRequest) -> CreatePartitionsRequest:
+    return CreatePartitionsRequest(
+        tuple(new_partitions_from_pb(topic) for topic in request.topics),
+        request.validate_only,
+        request.timeout_ms,
+        request.request_id,
+    )
+
+
+def delete_topics_from_pb(request: apb.DeleteTopicsRequest) -> DeleteTopicsRequest:
+    return DeleteTopicsRequest(tuple(request.topic_names), request.timeout_ms, request.request_id)
 
 
 def topic_result_to_pb(result: TopicResult) -> apb.TopicError:
@@ -114,60 +172,47 @@ def topic_result_to_pb(result: TopicResult) -> apb.TopicError:
     )
 
 
-def topic_description(image: MetadataImage, topic: TopicImage) -> apb.TopicDescription:
+def topic_result_from_pb(result: apb.TopicError) -> TopicResult:
+    return TopicResult(result.name, item_error(result.error_code, result.error_message))
+
+
+def topic_description_to_pb(topic: TopicDescription) -> apb.TopicDescription:
     return apb.TopicDescription(
         name=topic.name,
         topic_id=topic.topic_id,
+        error_code=int(topic.error.code),
+        error_message=item_message(topic.error),
         partitions=[
             apb.PartitionDescription(
-                partition_index=partition_id,
-                leader_id=partition.leader,
+                partition_index=partition.partition_index,
+                leader_id=partition.leader_id,
                 leader_epoch=partition.leader_epoch,
                 partition_epoch=partition.partition_epoch,
                 replicas=partition.replicas,
                 isr=partition.isr,
                 leader_recovery_state=partition.leader_recovery_state,
-                eligible_leader_replicas=partition.elr,
+                eligible_leader_replicas=partition.eligible_leader_replicas,
                 last_known_elr=partition.last_known_elr,
             )
-            for partition_id, partition in sorted(topic.partitions.items())
+            for partition in topic.partitions
         ],
-        configs=dict(image.configs(2, topic.name)),
+        configs=dict(topic.configs),
     )
 
 
-def unknown_topic(name: str) -> apb.TopicDescription:
-    return apb.TopicDescription(
-        name=name,
-        error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-        error_message="This server does not host this topic-partition.",
+def broker_description_to_pb(broker: BrokerDescription) -> apb.BrokerDescription:
+    return apb.BrokerDescription(
+        broker_id=broker.broker_id,
+        rack=broker.rack or "",
+        has_rack=broker.rack is not None,
+        fenced=broker.fenced,
+        in_controlled_shutdown=broker.in_controlled_shutdown,
+        broker_epoch=broker.broker_epoch,
+        host=broker.host,
+        port=broker.port,
+        leader_count=broker.leader_count,
+        replica_count=broker.replica_count,
     )
-
-
-def broker_descriptions(image: MetadataImage) -> list[apb.BrokerDescription]:
-    replica_counts: dict[int, int] = {}
-    for _, partition in image.partitions():
-        for replica in partition.replicas:
-            replica_counts[replica] = replica_counts.get(replica, 0) + 1
-    leader_counts = image.leader_counts
-    described = []
-    for broker_id, broker in sorted(image.brokers.items()):
-        endpoint = broker.endpoints[0] if broker.endpoints else None
-        described.append(
-            apb.BrokerDescription(
-                broker_id=broker_id,
-                rack=broker.rack or "",
-                has_rack=broker.rack is not None,
-                fenced=broker.fenced,
-                in_controlled_shutdown=broker.in_controlled_shutdown,
-                broker_epoch=broker.broker_epoch,
-                host="" if endpoint is None else endpoint.host,
-                port=0 if endpoint is None else endpoint.port,
-                leader_count=leader_counts.get(broker_id, 0),
-                replica_count=replica_counts.get(broker_id, 0),
-            )
-        )
-    return described
 
 
 # --- configs --------------------------------------------------------------------------------
@@ -198,42 +243,56 @@ def describe_result_to_pb(result: DescribeConfigsResult) -> apb.DescribeConfigsR
     )
 
 
-def alter_ops_from_pb(configs: Iterable[apb.AlterableConfig]) -> list[AlterConfig]:
-    """The operations of one resource; INVALID_REQUEST for an operation Kafka lacks."""
-    ops = []
-    for config in configs:
-        try:
-            op = AlterConfigOp(config.op)
-        except ValueError:
-            raise KafkaError(
-                ErrorCode.INVALID_REQUEST, f"Unknown config operation {config.op}."
-            ) from None
-        value = None if config.value_is_null else config.value
-        ops.append(AlterConfig(config.name, op, value))
-    return ops
+def alter_configs_from_pb(
+    request: apb.IncrementalAlterConfigsRequest,
+) -> IncrementalAlterConfigsRequest:
+    return IncrementalAlterConfigsRequest(
+        tuple(
+            AlterConfigsResource(
+                resource_from_pb(item.resource),
+                tuple(
+                    RequestedConfigChange(
+                        config.name, config.op, None if config.value_is_null else config.value
+                    )
+                    for config in item.configs
+                ),
+            )
+            for item in request.resources
+        ),
+        request.validate_only,
+        request.timeout_ms,
+        request.request_id,
+    )
 
 
-def alter_result_to_pb(resource: ConfigResourceRef, error: ItemError) -> apb.AlterConfigsResult:
+def alter_result_to_pb(result: AlterConfigsResult) -> apb.AlterConfigsResult:
     return apb.AlterConfigsResult(
-        resource=resource_to_pb(resource),
-        error_code=int(error.code),
-        error_message=item_message(error),
+        resource=resource_to_pb(result.resource),
+        error_code=int(result.error.code),
+        error_message=item_message(result.error),
+    )
+
+
+def alter_result_from_pb(result: apb.AlterConfigsResult) -> AlterConfigsResult:
+    return AlterConfigsResult(
+        resource_from_pb(result.resource), item_error(result.error_code, result.error_message)
     )
 
 
 # --- elections ------------------------------------------------------------------------------
 
 
-def election_partitions_from_pb(
-    request: apb.ElectLeadersRequest,
-) -> list[TopicPartition] | None:
-    if not request.HasField("topic_partitions"):
-        return None
-    return [
-        TopicPartition(topic.topic, partition)
-        for topic in request.topic_partitions.topics
-        for partition in topic.partitions
-    ]
+def elect_leaders_from_pb(request: apb.ElectLeadersRequest) -> ElectLeadersRequest:
+    partitions = None
+    if request.HasField("topic_partitions"):
+        partitions = tuple(
+            TopicPartition(topic.topic, partition)
+            for topic in request.topic_partitions.topics
+            for partition in topic.partitions
+        )
+    return ElectLeadersRequest(
+        request.election_type, partitions, request.timeout_ms, request.request_id
+    )
 
 
 def election_results_to_pb(
@@ -255,48 +314,111 @@ def election_results_to_pb(
     ]
 
 
-def election_error_to_pb(
-    partitions: list[TopicPartition] | None, code: ErrorCode, message: str
-) -> list[apb.ReplicaElectionResult]:
-    """The same error on every requested partition, grouped by topic in request order; no
-    results for an all-partitions request (Kafka's ElectLeaders error response)."""
-    if partitions is None:
-        return []
-    by_topic: dict[str, list[int]] = {}
-    for partition in partitions:
-        by_topic.setdefault(partition.topic, []).append(partition.partition)
+def election_results_from_pb(
+    results: Iterable[apb.ReplicaElectionResult],
+) -> list[TopicResults]:
     return [
-        apb.ReplicaElectionResult(
-            topic=topic,
-            partition_result=[
-                apb.PartitionResult(
-                    partition_id=partition, error_code=int(code), error_message=message
+        TopicResults(
+            topic.topic,
+            tuple(
+                (
+                    partition.partition_id,
+                    PartitionResult(
+                        ErrorCode(partition.error_code), partition.error_message or None
+                    ),
                 )
-                for partition in numbers
-            ],
+                for partition in topic.partition_result
+            ),
         )
-        for topic, numbers in by_topic.items()
+        for topic in results
     ]
+
+
+# --- ACLs -----------------------------------------------------------------------------------
+
+
+def binding_from_pb(message: apb.AclBinding) -> AclBinding:
+    return AclBinding(
+        message.resource_type,
+        message.resource_name,
+        message.pattern_type,
+        message.principal,
+        message.host,
+        message.operation,
+        message.permission_type,
+    )
+
+
+def binding_to_pb(binding: AclBinding) -> apb.AclBinding:
+    return apb.AclBinding(
+        resource_type=binding.resource_type,
+        resource_name=binding.resource_name,
+        pattern_type=binding.pattern_type,
+        principal=binding.principal,
+        host=binding.host,
+        operation=binding.operation,
+        permission_type=binding.permission_type,
+    )
+
+
+def filter_from_pb(message: apb.AclBindingFilter) -> AclBindingFilter:
+    return AclBindingFilter(
+        message.resource_type,
+        message.resource_name if message.HasField("resource_name") else None,
+        message.pattern_type,
+        message.principal if message.HasField("principal") else None,
+        message.host if message.HasField("host") else None,
+        message.operation,
+        message.permission_type,
+    )
+
+
+def acl_creation_to_pb(result: ItemError) -> apb.AclCreationResult:
+    return apb.AclCreationResult(error_code=int(result.code), error_message=result.message or "")
+
+
+def acl_deletion_to_pb(result: AclDeleteResult) -> apb.DeleteAclsFilterResult:
+    return apb.DeleteAclsFilterResult(
+        error_code=int(result.error.code),
+        error_message=result.error.message or "",
+        matching_acls=[
+            apb.DeleteAclsMatchingAcl(acl=binding_to_pb(binding)) for binding in result.deleted
+        ],
+    )
+
+
+def acl_deletion_from_pb(result: apb.DeleteAclsFilterResult) -> AclDeleteResult:
+    return AclDeleteResult(
+        item_error(result.error_code, result.error_message),
+        tuple(binding_from_pb(matching.acl) for matching in result.matching_acls),
+    )
 
 
 # --- brokers --------------------------------------------------------------------------------
 
 
+def _listeners(listeners: Iterable[bpb.Listener]) -> tuple[BrokerEndpoint, ...]:
+    return tuple(
+        BrokerEndpoint(listener.name, listener.host, listener.port, listener.security_protocol)
+        for listener in listeners
+    )
+
+
+def _features(features: Iterable[bpb.Feature]) -> tuple[BrokerFeature, ...]:
+    return tuple(
+        BrokerFeature(feature.name, feature.min_supported_version, feature.max_supported_version)
+        for feature in features
+    )
+
+
 def registration_from_pb(request: bpb.RegisterBrokerRequest) -> BrokerRegistrationRequest:
+    """As it came: the API layer checks the incarnation id."""
     return BrokerRegistrationRequest(
         broker_id=request.broker_id,
         cluster_id=request.cluster_id,
-        incarnation_id=uuid_from_pb(request.incarnation_id, "incarnation_id"),
-        endpoints=tuple(
-            BrokerEndpoint(listener.name, listener.host, listener.port, listener.security_protocol)
-            for listener in request.listeners
-        ),
-        features=tuple(
-            BrokerFeature(
-                feature.name, feature.min_supported_version, feature.max_supported_version
-            )
-            for feature in request.features
-        ),
+        incarnation_id=bytes(request.incarnation_id),
+        endpoints=_listeners(request.listeners),
+        features=_features(request.features),
         rack=request.rack if request.HasField("rack") else None,
         previous_broker_epoch=(
             request.previous_broker_epoch if request.HasField("previous_broker_epoch") else -1
@@ -313,24 +435,17 @@ def controller_registration_from_pb(
         controller_id=request.controller_id,
         cluster_id=request.cluster_id,
         incarnation_id=request.incarnation_id,
-        endpoints=tuple(
-            BrokerEndpoint(listener.name, listener.host, listener.port, listener.security_protocol)
-            for listener in request.listeners
-        ),
-        features=tuple(
-            BrokerFeature(
-                feature.name, feature.min_supported_version, feature.max_supported_version
-            )
-            for feature in request.features
-        ),
+        endpoints=_listeners(request.listeners),
+        features=_features(request.features),
     )
 
 
 def alter_partition_from_pb(request: bpb.AlterPartitionRequest) -> AlterPartitionRequest:
+    """As it came: the API layer checks the topic id."""
     return AlterPartitionRequest(
         broker_id=request.broker_id,
         broker_epoch=request.broker_epoch,
-        topic_id=uuid_from_pb(request.topic_id, "topic_id"),
+        topic_id=bytes(request.topic_id),
         partitions=tuple(
             PartitionIsrChange(
                 partition_id=change.partition_index,
@@ -359,20 +474,15 @@ def alter_partition_result_to_pb(result: AlterPartitionResult) -> bpb.AlterParti
     )
 
 
-UPGRADE = 1
-SAFE_DOWNGRADE = 2
-UNSAFE_DOWNGRADE = 3
+# --- features -------------------------------------------------------------------------------
 
 
-def feature_update_from_pb(update: apb.FeatureUpdate) -> FeatureUpdate:
-    """One row of UpdateFeatures; an unknown upgrade type is INVALID_REQUEST, as in Kafka."""
-    if update.upgrade_type not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
-        raise KafkaError(
-            ErrorCode.INVALID_REQUEST,
-            f"Unknown upgrade type {update.upgrade_type} for feature {update.feature}.",
-        )
-    return FeatureUpdate(
-        update.feature,
-        update.max_version_level,
-        allow_downgrade=update.upgrade_type != UPGRADE,
+def update_features_from_pb(request: apb.UpdateFeaturesRequest) -> UpdateFeaturesRequest:
+    return UpdateFeaturesRequest(
+        tuple(
+            RequestedFeatureUpdate(update.feature, update.max_version_level, update.upgrade_type)
+            for update in request.feature_updates
+        ),
+        request.validate_only,
+        request.timeout_ms,
     )

@@ -13,9 +13,10 @@ ACCESS = AccessControl(tokens={"alice-secret": "User:alice", "svc-secret": "Serv
 
 def test_a_matching_username_and_token_log_in_as_the_grpc_caller_would() -> None:
     login = check_plain(ACCESS, b"\x00alice\x00alice-secret")
-    assert login.error is None and login.call is not None
-    assert ACCESS.principal(login.call.invocation_metadata()) == "User:alice"
-    assert check_plain(ACCESS, b"alice\x00alice\x00alice-secret").call is not None
+    assert login.error is None
+    assert login.principal == ACCESS.principal((("authorization", "Bearer alice-secret"),))
+    assert login.principal == "User:alice"
+    assert check_plain(ACCESS, b"alice\x00alice\x00alice-secret").principal == "User:alice"
 
 
 @pytest.mark.parametrize(
@@ -33,9 +34,9 @@ def test_a_matching_username_and_token_log_in_as_the_grpc_caller_would() -> None
 )
 def test_bad_logins_are_refused_with_a_reason(token: bytes, words: str) -> None:
     login = check_plain(ACCESS, token)
-    assert login.call is None and login.error is not None and words in login.error
+    assert login.principal is None and login.error is not None and words in login.error
 
 
 def test_without_a_tokens_file_nobody_logs_in() -> None:
     login = check_plain(AccessControl(), b"\x00alice\x00alice-secret")
-    assert login.call is None and login.error is not None and "tokens.file" in login.error
+    assert login.principal is None and login.error is not None and "tokens.file" in login.error

@@ -1,9 +1,11 @@
 """Kafka's own wire protocol on a controller: a second front door onto the same controller.
 
 Real Kafka admin clients (confluent-kafka, kafka-python, ...) bootstrap to a controller's
-``KAFKA://host:port`` listener and call the Admin API; each call is answered through the same
-entry points the gRPC Admin service uses, so validation, records and error codes are the same.
-Only :mod:`raftmeta.kafka_protocol.codec` touches the codec library.
+``KAFKA://host:port`` listener and call the Admin API. Each request is decoded into
+:mod:`raftmeta.common` values and answered by :class:`raftmeta.apis.ControllerApis`, the object
+the gRPC services call too, so validation, authorization, records and error codes are the same
+(and written once); nothing here touches protobuf or gRPC. Only
+:mod:`raftmeta.kafka_protocol.codec` touches the codec library.
 """
 
 KAFKA_LISTENER = "KAFKA"

@@ -1,4 +1,4 @@
-"""Metadata (key 3) and DescribeCluster (key 60), read through the Admin service's own reads.
+"""Metadata (key 3) and DescribeCluster (key 60), read through the API layer's own reads.
 
 To a client bootstrapped to the controllers, the controllers are the cluster (KIP-919): both
 APIs name as their nodes the controllers whose registration (``RegisterControllerRecord``)
@@ -19,7 +19,7 @@ one that answers or calls this node again is named at once. Only that evidence c
 controller is never left out on a guess (nor the active one, nor this one), and DescribeCluster
 keeps naming every registered controller, as Kafka's controllers do.
 
-Metadata's topics are read through the Admin service on the active controller, waiting as the
+Metadata's topics are read through the API layer on the active controller, waiting as the
 gRPC reads do for its pending records to commit, so a client sees its own writes; a standby
 answers them from its own committed image (with the same ACL checks), as a Kafka broker
 answers from its metadata cache: a client may send Metadata to any node it was told of.
@@ -27,14 +27,16 @@ answers from its metadata cache: a client may send Metadata to any node it was t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from raftmeta.errors import ErrorCode
+from raftmeta.common.topics import PartitionDescription, TopicDescription
+from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.kafka_protocol import codec
 from raftmeta.quorum.node import monotonic_ms
-from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.server.kafka import KAFKA_LISTENER
-from raftmeta.server.kafka.context import Fields, KafkaContext, header_error
+from raftmeta.server.kafka.context import Fields, KafkaContext
 
 LEADER_NOT_AVAILABLE = 5
 """Kafka's retriable code for a partition (or a whole answer) without a leader yet."""
@@ -98,7 +100,7 @@ def metadata_nodes(context: KafkaContext) -> tuple[list[Fields], int]:
     return [node for node in nodes if node["node_id"] not in dead], active
 
 
-def _partition(partition: apb.PartitionDescription, live: set[int]) -> Fields:
+def _partition(partition: PartitionDescription, live: set[int]) -> Fields:
     no_leader = partition.leader_id < 0
     return {
         "error_code": LEADER_NOT_AVAILABLE if no_leader else int(ErrorCode.NONE),
@@ -111,9 +113,9 @@ def _partition(partition: apb.PartitionDescription, live: set[int]) -> Fields:
     }
 
 
-def _topic(topic: apb.TopicDescription, live: set[int]) -> Fields:
+def _topic(topic: TopicDescription, live: set[int]) -> Fields:
     return {
-        "error_code": topic.error_code,
+        "error_code": int(topic.error.code),
         "name": topic.name,
         "topic_id": codec.uuid_value(topic.topic_id),
         "is_internal": False,
@@ -122,26 +124,41 @@ def _topic(topic: apb.TopicDescription, live: set[int]) -> Fields:
     }
 
 
-async def read_topics(
-    context: KafkaContext, wanted: apb.DescribeTopicsRequest
-) -> tuple[apb.DescribeTopicsResponse, set[int]] | None:
-    """The topics ``wanted`` describes and the live (registered, unfenced) brokers, with the
-    caller's ACL checks: on the active controller after its pending records commit, on a
-    standby from its committed image; ``None`` before this node's controller runs."""
-    cluster = await context.admin.DescribeCluster(apb.DescribeClusterRequest(), context.call)
-    if not header_error(cluster.header)[0]:
-        described = await context.admin.DescribeTopics(wanted, context.call)
-        return described, {broker.broker_id for broker in cluster.brokers if not broker.fenced}
-    here = context.admin.describe_topics_here(wanted, context.call)
-    controller = context.owner.maybe_controller
-    if here is None or controller is None:
-        return None
-    live = {
-        broker_id
-        for broker_id, broker in controller.committed_image.brokers.items()
-        if not broker.fenced
-    }
-    return here, live
+@dataclass(frozen=True, slots=True)
+class TopicsRead:
+    """Topics as Metadata reads them: the topics, the live brokers, and the error of the
+    whole read (0: none; then ``topics`` is empty)."""
+
+    error_code: int
+    topics: tuple[TopicDescription, ...]
+    live: set[int]
+
+
+async def read_topics(context: KafkaContext, names: Sequence[str] | None) -> TopicsRead | None:
+    """The topics ``names`` names (``None``: all) and the live (registered, unfenced)
+    brokers, with the caller's ACL checks: on the active controller after its pending records
+    commit, on a standby (or for a caller that may not describe the cluster) from this node's
+    committed image; ``None`` before this node's controller runs."""
+    apis, principal = context.apis, context.principal
+    try:
+        cluster = await apis.describe_cluster(principal)
+    except KafkaError:
+        here = apis.describe_topics_here(principal, names)
+        controller = context.owner.maybe_controller
+        if here is None or controller is None:
+            return None
+        live = {
+            broker_id
+            for broker_id, broker in controller.committed_image.brokers.items()
+            if not broker.fenced
+        }
+        return TopicsRead(0, here.topics, live)
+    live = {broker.broker_id for broker in cluster.brokers if not broker.fenced}
+    try:
+        described = await apis.describe_topics(principal, names)
+    except KafkaError as error:
+        return TopicsRead(int(error.code), (), live)
+    return TopicsRead(0, described.topics, live)
 
 
 async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
@@ -153,9 +170,7 @@ async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
     names = [topic.name for topic in request.topics or ()]
     all_topics = request.topics is None or (version == 0 and not names)
     nodes, active = metadata_nodes(context)
-    read = await read_topics(
-        context, apb.DescribeTopicsRequest(topic_names=names, all_topics=all_topics)
-    )
+    read = await read_topics(context, None if all_topics else names)
     if read is None:
         # Not running yet: send the requested topics back with a retriable error.
         return {
@@ -176,15 +191,14 @@ async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
             ],
             "error_code": 0,
         }
-    described, live = read
     return {
         "throttle_time_ms": 0,
         "brokers": nodes,
         "cluster_id": context.owner.node.cluster_id,
         "controller_id": active,
-        "topics": [_topic(topic, live) for topic in described.topics],
+        "topics": [_topic(topic, read.live) for topic in read.topics],
         "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
-        "error_code": header_error(described.header)[0],
+        "error_code": read.error_code,
     }
 
 

@@ -1,41 +1,47 @@
 """DescribeConfigs (key 32, versions 1-4) and IncrementalAlterConfigs (key 44, versions 0-1),
-through the Admin service.
+over the API layer.
 
-Each becomes the gRPC call with the same resources, so the controller validates, writes and
-refuses them the same way (unknown resource, unknown config, bad value, duplicate resource,
-ACLs), and ``validate_only`` checks without appending. What the gRPC call does not carry is
-done here, as a Kafka broker does it while writing the answer: DescribeConfigs' key filter
-(``configuration_keys``), each entry's synonym list when asked for, and the fields of later
-versions (config type UNKNOWN, no documentation).
+The API layer validates, writes and refuses the resources (unknown resource, unknown config,
+bad value, duplicate resource, ACLs), and ``validate_only`` checks without appending. What
+only Kafka's wire carries is done here, as a Kafka broker does it while writing the answer:
+DescribeConfigs' key filter (``configuration_keys``), each entry's synonym list when asked
+for, and the fields of later versions (config type UNKNOWN, no documentation).
 
-A failure of the whole call (NOT_CONTROLLER on a standby, an unknown bearer) lands on every
-resource, as Kafka's error responses put it.
+A failure of the whole call (NOT_CONTROLLER on a standby, say) lands on every resource, as
+Kafka's error responses put it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from raftmeta.common.configs import ConfigSource
-from raftmeta.errors import ErrorCode
-from raftmeta.rpc import admin_pb2 as apb
-from raftmeta.server.kafka.context import Fields, KafkaContext, header_error
+from raftmeta.common.configs import (
+    AlterConfigsResource,
+    ConfigEntry,
+    ConfigResourceRef,
+    ConfigSource,
+    DescribeConfigsResult,
+    IncrementalAlterConfigsRequest,
+    RequestedConfigChange,
+)
+from raftmeta.common.items import ItemError
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.server.kafka.context import Fields, KafkaContext, error_fields
 
 UNKNOWN_CONFIG_TYPE = 0
 """Kafka's ConfigType for a value whose type the answer does not state."""
 
 
-def _entry(config: apb.DescribedConfig, synonyms: bool) -> Fields:
-    value = None if config.is_null else config.value
+def _entry(config: ConfigEntry, synonyms: bool) -> Fields:
     return {
         "name": config.name,
-        "value": value,
+        "value": config.value,
         "read_only": config.source == ConfigSource.STATIC_BROKER_CONFIG,
-        "config_source": config.source,
+        "config_source": int(config.source),
         "is_sensitive": False,
         # Kafka lists the value's sources in precedence order, the one in effect first; the
         # image keeps only the winning level, so that is the one synonym listed.
-        "synonyms": [{"name": config.name, "value": value, "source": config.source}]
+        "synonyms": [{"name": config.name, "value": config.value, "source": int(config.source)}]
         if synonyms
         else [],
         "config_type": UNKNOWN_CONFIG_TYPE,
@@ -43,42 +49,54 @@ def _entry(config: apb.DescribedConfig, synonyms: bool) -> Fields:
     }
 
 
+def _item_fields(error: ItemError) -> tuple[int, str | None]:
+    return int(error.code), None if error.ok else (error.message or error.code.name)
+
+
+async def _described(
+    context: KafkaContext, resources: list[ConfigResourceRef]
+) -> list[DescribeConfigsResult]:
+    """The active controller's answer; a standby's own (or the refusal) otherwise."""
+    try:
+        return await context.apis.describe_configs(context.principal, resources)
+    except KafkaError as error:
+        if error.code == ErrorCode.NOT_CONTROLLER:
+            here = await context.apis.describe_configs_here(context.principal, resources)
+            if here is not None:
+                return here
+        raise
+
+
 async def describe_configs(context: KafkaContext, request: Any, version: int) -> Fields:
     """Answered by any controller, as Kafka's are: the active one after its pending records
     commit, a standby from its own committed image (clients send it to any node)."""
     resources = list(request.resources or ())
     synonyms = bool(request.include_synonyms)
-    wanted = apb.DescribeConfigsRequest(
-        resources=[
-            apb.ConfigResource(
-                resource_type=resource.resource_type, resource_name=resource.resource_name
-            )
-            for resource in resources
-        ]
-    )
-    response = await context.admin.DescribeConfigs(wanted, context.call)
-    code, message = header_error(response.header)
-    if code == ErrorCode.NOT_CONTROLLER:
-        here = await context.admin.describe_configs_here(wanted, context.call)
-        if here is not None:
-            response = here
-            code, message = header_error(response.header)
+    failure: tuple[int, str | None] | None = None
+    described: list[DescribeConfigsResult] = []
+    try:
+        described = await _described(
+            context,
+            [ConfigResourceRef(item.resource_type, item.resource_name) for item in resources],
+        )
+    except KafkaError as error:
+        failure = error_fields(error)
     results: list[Fields] = []
     for index, resource in enumerate(resources):
-        if code:
-            error, text, configs = code, message, []
+        if failure is not None:
+            (code, text), configs = failure, []
         else:
-            result = response.results[index]
-            error, text = result.error_code, result.error_message or None
+            result = described[index]
+            code, text = _item_fields(result.error)
             keys = resource.configuration_keys
             configs = [
                 _entry(config, synonyms)
-                for config in result.configs
+                for config in result.entries
                 if keys is None or config.name in keys
             ]
         results.append(
             {
-                "error_code": error,
+                "error_code": code,
                 "error_message": text,
                 "resource_type": resource.resource_type,
                 "resource_name": resource.resource_name,
@@ -90,41 +108,35 @@ async def describe_configs(context: KafkaContext, request: Any, version: int) ->
 
 async def incremental_alter_configs(context: KafkaContext, request: Any, version: int) -> Fields:
     resources = list(request.resources or ())
-    response = await context.admin.IncrementalAlterConfigs(
-        apb.IncrementalAlterConfigsRequest(
-            resources=[
-                apb.AlterConfigsResource(
-                    resource=apb.ConfigResource(
-                        resource_type=resource.resource_type,
-                        resource_name=resource.resource_name,
-                    ),
-                    configs=[
-                        apb.AlterableConfig(
-                            name=config.name,
-                            op=config.config_operation,
-                            value=config.value or "",
-                            value_is_null=config.value is None,
-                        )
-                        for config in resource.configs or ()
-                    ],
-                )
-                for resource in resources
-            ],
-            validate_only=bool(request.validate_only),
+    wanted = IncrementalAlterConfigsRequest(
+        tuple(
+            AlterConfigsResource(
+                ConfigResourceRef(resource.resource_type, resource.resource_name),
+                tuple(
+                    RequestedConfigChange(config.name, config.config_operation, config.value)
+                    for config in resource.configs or ()
+                ),
+            )
+            for resource in resources
         ),
-        context.call,
+        bool(request.validate_only),
     )
-    code, message = header_error(response.header)
-    answered = list(response.results)
+    try:
+        answered = [
+            _item_fields(result.error)
+            for result in await context.apis.incremental_alter_configs(context.principal, wanted)
+        ]
+    except KafkaError as error:
+        answered = [error_fields(error)] * len(resources)
     return {
         "throttle_time_ms": 0,
         "responses": [
             {
-                "error_code": code if code else answered[index].error_code,
-                "error_message": message if code else answered[index].error_message or None,
+                "error_code": code,
+                "error_message": text,
                 "resource_type": resource.resource_type,
                 "resource_name": resource.resource_name,
             }
-            for index, resource in enumerate(resources)
+            for (code, text), resource in zip(answered, resources, strict=True)
         ],
     }

@@ -1,50 +1,65 @@
-"""ElectLeaders (key 43, versions 0-2; flexible from v2), through the Admin service.
+"""ElectLeaders (key 43, versions 0-2; flexible from v2), over the API layer.
 
-PREFERRED (0) and UNCLEAN (1) from v1 (v0 is always PREFERRED); a null partition list asks for
-every partition. Per-partition results carry the Admin service's codes and messages; from v1 a
-failure of the whole call is the top-level error code too (and the results carry it per
-requested partition, as Kafka's error response does).
+v0 carries no election type: it is always PREFERRED (0). A null partition list asks for every
+partition. From v1 a failure of the whole call is the top-level error code, and the results
+carry it per requested partition, as Kafka's error response does
+(:func:`raftmeta.common.elections.failed_election`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from raftmeta.rpc import admin_pb2 as apb
-from raftmeta.server.kafka.context import Fields, KafkaContext, header_error
+from raftmeta.common.elections import (
+    ElectionType,
+    ElectLeadersRequest,
+    TopicPartition,
+    TopicResults,
+    failed_election,
+)
+from raftmeta.errors import ErrorCode, KafkaError
+from raftmeta.server.kafka.context import Fields, KafkaContext
+
+
+def _election(request: Any, version: int) -> ElectLeadersRequest:
+    partitions = None
+    if request.topic_partitions is not None:
+        partitions = tuple(
+            TopicPartition(item.topic, partition)
+            for item in request.topic_partitions
+            for partition in item.partitions or ()
+        )
+    election_type = int(request.election_type) if version >= 1 else int(ElectionType.PREFERRED)
+    return ElectLeadersRequest(election_type, partitions, request.timeout_ms)
+
+
+def _results(results: list[TopicResults]) -> list[Fields]:
+    return [
+        {
+            "topic": topic.topic,
+            "partition_result": [
+                {
+                    "partition_id": partition,
+                    "error_code": int(result.error),
+                    "error_message": None if result.succeeded else (result.message or None),
+                }
+                for partition, result in topic.partitions
+            ],
+        }
+        for topic in results
+    ]
 
 
 async def elect_leaders(context: KafkaContext, request: Any, version: int) -> Fields:
-    grpc_request = apb.ElectLeadersRequest(
-        election_type=int(request.election_type) if version >= 1 else 0,
-        timeout_ms=request.timeout_ms,
-    )
-    if request.topic_partitions is not None:
-        grpc_request.topic_partitions.CopyFrom(
-            apb.TopicPartitionsList(
-                topics=[
-                    apb.TopicPartitions(topic=item.topic, partitions=list(item.partitions or ()))
-                    for item in request.topic_partitions
-                ]
-            )
-        )
-    response = await context.admin.ElectLeaders(grpc_request, context.call)
-    code, _ = header_error(response.header)
+    election = _election(request, version)
+    code = ErrorCode.NONE
+    try:
+        results = await context.apis.elect_leaders(context.principal, election)
+    except KafkaError as error:
+        code = error.code
+        results = failed_election(election.partitions, error.code, error.message)
     return {
         "throttle_time_ms": 0,
-        "error_code": code,
-        "replica_election_results": [
-            {
-                "topic": result.topic,
-                "partition_result": [
-                    {
-                        "partition_id": partition.partition_id,
-                        "error_code": partition.error_code,
-                        "error_message": partition.error_message or None,
-                    }
-                    for partition in result.partition_result
-                ],
-            }
-            for result in response.replica_election_results
-        ],
+        "error_code": int(code),
+        "replica_election_results": _results(results),
     }

@@ -1,19 +1,24 @@
-"""UpdateFeatures (key 57, versions 0-2), through the Admin service's UpdateFeatures.
+"""UpdateFeatures (key 57, versions 0-2), over the API layer.
 
-The Admin service takes Kafka's upgrade types, so v1+ rows pass through as they are; a v0 row's
-``AllowDowngrade`` means a safe downgrade, as Kafka reads it. The controller applies every
-update or none: a refusal is the top-level error code and message, and the per-feature results
-(v0-1; v2 dropped them) carry no error of their own, as Kafka's answers do. Reading the levels
-is ApiVersions' job (:mod:`raftmeta.server.kafka.versions`), as in Kafka.
+v1+ rows carry Kafka's upgrade types as they are; a v0 row's ``AllowDowngrade`` means a safe
+downgrade, as Kafka reads it. The controller applies every update or none: a refusal is the
+top-level error code and message, and the per-feature results (v0-1; v2 dropped them) carry no
+error of their own, as Kafka's answers do. Reading the levels is ApiVersions' job
+(:mod:`raftmeta.server.kafka.versions`), as in Kafka.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from raftmeta.rpc import admin_pb2 as apb
-from raftmeta.server.convert import SAFE_DOWNGRADE, UPGRADE
-from raftmeta.server.kafka.context import Fields, KafkaContext, header_error
+from raftmeta.common.features import (
+    SAFE_DOWNGRADE,
+    UPGRADE,
+    RequestedFeatureUpdate,
+    UpdateFeaturesRequest,
+)
+from raftmeta.errors import KafkaError
+from raftmeta.server.kafka.context import Fields, KafkaContext, error_fields
 
 
 def _upgrade_type(update: Any, version: int) -> int:
@@ -24,22 +29,21 @@ def _upgrade_type(update: Any, version: int) -> int:
 
 async def update_features(context: KafkaContext, request: Any, version: int) -> Fields:
     updates = list(request.feature_updates or ())
-    response = await context.admin.UpdateFeatures(
-        apb.UpdateFeaturesRequest(
-            feature_updates=[
-                apb.FeatureUpdate(
-                    feature=update.feature,
-                    max_version_level=update.max_version_level,
-                    upgrade_type=_upgrade_type(update, version),
-                )
-                for update in updates
-            ],
-            validate_only=bool(request.validate_only) if version >= 1 else False,
-            timeout_ms=request.timeout_ms,
+    wanted = UpdateFeaturesRequest(
+        tuple(
+            RequestedFeatureUpdate(
+                update.feature, update.max_version_level, _upgrade_type(update, version)
+            )
+            for update in updates
         ),
-        context.call,
+        bool(request.validate_only) if version >= 1 else False,
+        request.timeout_ms,
     )
-    code, message = header_error(response.header)
+    code, message = 0, None
+    try:
+        await context.apis.update_features(context.principal, wanted)
+    except KafkaError as error:
+        code, message = error_fields(error)
     return {
         "throttle_time_ms": 0,
         "error_code": code,

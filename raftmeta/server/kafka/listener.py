@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from raftmeta.apis import ControllerApis, ControllerHost
 from raftmeta.auth import TOKENS_FILE_KEY
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
@@ -41,7 +42,6 @@ from raftmeta.security.tls import (
     parse_tls_settings,
     protocol_of,
 )
-from raftmeta.server.admin_service import AdminService
 from raftmeta.server.kafka import (
     KAFKA_LISTENER,
     cluster,
@@ -60,7 +60,6 @@ from raftmeta.server.kafka.versions import (
     api_versions_body,
     make_api_versions,
 )
-from raftmeta.server.service_base import ControllerHost
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +122,8 @@ class Connection:
 
     peer: object
     sasl: sasl.SaslSession
-    base: KafkaContext
+    context: KafkaContext
+    """What the handlers see: the listener's context, as this connection's principal."""
     writer: asyncio.StreamWriter
     frames: asyncio.Queue[bytes | None]
     close_after: bool = False
@@ -139,10 +139,11 @@ class Connection:
     def idle(self) -> bool:
         return not self.answering and self.frames.empty()
 
-    @property
-    def context(self) -> KafkaContext:
-        call = self.sasl.call
-        return self.base if call is None else dataclasses.replace(self.base, call=call)
+    def note_login(self) -> None:
+        """Name the connection's principal, once, when its SASL login succeeds."""
+        principal = self.sasl.principal
+        if principal is not None and principal != self.context.principal:
+            self.context = dataclasses.replace(self.context, principal=principal)
 
 
 class KafkaListener:
@@ -189,7 +190,9 @@ class KafkaListener:
         if host in ("", "0.0.0.0", "::"):
             host = "127.0.0.1"
         self._context = KafkaContext(
-            self.owner, AdminService(self.owner), Endpoint(host, self.advertised_port or self.port)
+            self.owner,
+            ControllerApis(self.owner),
+            Endpoint(host, self.advertised_port or self.port),
         )
         cluster.note_registrations(self._context)
         log.info(
@@ -369,6 +372,7 @@ class KafkaListener:
             if login.error is not None:
                 self._refuse(peer, login.error)
                 return None
+            connection.note_login()
             return SIZE.pack(0)
         try:
             head = codec.peek(frame)
@@ -393,7 +397,7 @@ class KafkaListener:
                 if head.api_key in NAMES_CONTROLLER:
                     connection.told_controller = int(fields["controller_id"])
                 elif head.api_key in CONTROLLER_BOUND:
-                    _, named = cluster.controller_nodes(connection.base)
+                    _, named = cluster.controller_nodes(connection.context)
                     if named == self.owner.node_id:
                         connection.told_controller = named
             else:
@@ -420,6 +424,7 @@ class KafkaListener:
             fields, keep_open = connection.sasl.handshake(request, head.api_version)
         else:
             fields, keep_open = connection.sasl.authenticate(request)
+            connection.note_login()
         if not keep_open:
             connection.close_after = True
             self._refuse(

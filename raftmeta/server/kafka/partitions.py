@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from raftmeta.common.topics import PartitionDescription, TopicDescription
 from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
-from raftmeta.rpc import admin_pb2 as apb
 from raftmeta.server.kafka.cluster import LEADER_NOT_AVAILABLE, read_topics
 from raftmeta.server.kafka.context import Fields, KafkaContext
 
@@ -28,7 +28,7 @@ MAX_PARTITIONS_PER_PAGE = 2000
 """Kafka's ``max.request.partition.size.limit`` default."""
 
 
-def _partition(partition: apb.PartitionDescription, live: set[int]) -> Fields:
+def _partition(partition: PartitionDescription, live: set[int]) -> Fields:
     return {
         "error_code": LEADER_NOT_AVAILABLE if partition.leader_id < 0 else int(ErrorCode.NONE),
         "partition_index": partition.partition_index,
@@ -42,11 +42,9 @@ def _partition(partition: apb.PartitionDescription, live: set[int]) -> Fields:
     }
 
 
-def _topic(
-    topic: apb.TopicDescription, partitions: list[Fields], code: int | None = None
-) -> Fields:
+def _topic(topic: TopicDescription, partitions: list[Fields], code: int | None = None) -> Fields:
     return {
-        "error_code": topic.error_code if code is None else code,
+        "error_code": int(topic.error.code) if code is None else code,
         "name": topic.name,
         "topic_id": codec.uuid_value(topic.topic_id or None),
         "is_internal": False,
@@ -58,7 +56,7 @@ def _topic(
 def _failed(names: list[str], code: int) -> Fields:
     return {
         "throttle_time_ms": 0,
-        "topics": [_topic(apb.TopicDescription(name=name), [], code) for name in names],
+        "topics": [_topic(TopicDescription(name), [], code) for name in names],
         "next_cursor": None,
     }
 
@@ -68,23 +66,20 @@ async def describe_topic_partitions(context: KafkaContext, request: Any, version
     cursor = request.cursor
     if cursor is not None and names and cursor.topic_name not in names:
         return _failed(names, int(ErrorCode.INVALID_REQUEST))
-    read = await read_topics(
-        context, apb.DescribeTopicsRequest(topic_names=names, all_topics=not names)
-    )
+    read = await read_topics(context, names or None)
     if read is None:
         return _failed(names, LEADER_NOT_AVAILABLE)  # not running yet: retriable
-    described, live = read
-    failed = int(described.header.error_code)
-    if failed:
-        return _failed(names, failed)
-    topics = sorted(described.topics, key=lambda topic: topic.name)
+    if read.error_code:
+        return _failed(names, read.error_code)
+    live = read.live
+    topics = sorted(read.topics, key=lambda topic: topic.name)
     if cursor is not None:
         topics = [topic for topic in topics if topic.name >= cursor.topic_name]
     remaining = max(1, min(request.response_partition_limit, MAX_PARTITIONS_PER_PAGE))
     answered: list[Fields] = []
     next_cursor: Fields | None = None
     for topic in topics:
-        if topic.error_code:
+        if not topic.error.ok:
             answered.append(_topic(topic, []))
             continue
         if remaining == 0:

@@ -1,4 +1,4 @@
-"""DescribeQuorum (key 55, versions 0-2; flexible throughout), through the Admin service.
+"""DescribeQuorum (key 55, versions 0-2; flexible throughout), over the API layer.
 
 Kafka's request names the metadata log's partition (``__cluster_metadata``-0); any other is an
 INVALID_REQUEST, as Kafka's Raft client answers it. Only the leader tracks replication
@@ -11,12 +11,15 @@ the committed image; replica directory ids are all zeros (raftmeta keeps none).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from raftmeta.errors import ErrorCode
+from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.kafka_protocol import codec
-from raftmeta.rpc import raft_pb2 as rpb
+from raftmeta.raft.core import NotLeaderError, ReplicaState
 from raftmeta.server.kafka.context import Fields, KafkaContext
+
+UNKNOWN = -1
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
@@ -39,14 +42,18 @@ def _asks_for_the_metadata_partition(request: Any) -> bool:
     )
 
 
-def _replicas(states: Any) -> list[Fields]:
+def _known(value: int | None) -> int:
+    return UNKNOWN if value is None else value
+
+
+def _replicas(states: Sequence[ReplicaState]) -> list[Fields]:
     return [
         {
             "replica_id": state.replica_id,
             "replica_directory_id": codec.uuid_value(None),
-            "log_end_offset": state.log_end_offset,
-            "last_fetch_timestamp": state.last_fetch_timestamp,
-            "last_caught_up_timestamp": state.last_caught_up_timestamp,
+            "log_end_offset": _known(state.log_end_offset),
+            "last_fetch_timestamp": _known(state.last_fetch_ms),
+            "last_caught_up_timestamp": _known(state.last_caught_up_ms),
         }
         for state in states
     ]
@@ -91,33 +98,19 @@ async def describe_quorum(context: KafkaContext, request: Any, version: int) -> 
             "topics": [],
             "nodes": [],
         }
-    described = await context.admin.DescribeQuorum(rpb.DescribeQuorumRequest(), context.call)
-    code = ErrorCode(described.error_code)
-    unknown = {
-        "leader_id": described.leader_id,
-        "leader_epoch": described.leader_epoch,
-        "high_watermark": -1,
-        "current_voters": [],
-        "observers": [],
-    }
-    if code in TOP_LEVEL_ERRORS:
-        return {
-            "error_code": int(code),
-            "error_message": code.name,
-            "topics": [],
-            "nodes": [],
-        }
-    if code != ErrorCode.NONE:
-        return _answer(
-            0, None, {"error_code": int(code), "error_message": code.name, **unknown}, []
-        )
+    try:
+        described = context.apis.describe_quorum(context.principal)
+    except NotLeaderError as error:
+        return _not_answered(ErrorCode.NOT_LEADER_OR_FOLLOWER, error.leader_id, error.epoch)
+    except KafkaError as error:
+        return _not_answered(error.code, None, UNKNOWN)
     return _answer(
         0,
         None,
         {
             "error_code": 0,
             "error_message": None,
-            "leader_id": described.leader_id,
+            "leader_id": _known(described.leader_id),
             "leader_epoch": described.leader_epoch,
             "high_watermark": described.high_watermark,
             "current_voters": _replicas(described.voters),
@@ -125,3 +118,17 @@ async def describe_quorum(context: KafkaContext, request: Any, version: int) -> 
         },
         _nodes(context),
     )
+
+
+def _not_answered(code: ErrorCode, leader_id: int | None, leader_epoch: int) -> Fields:
+    """A refusal at the top, or the partition's error naming the leader known."""
+    if code in TOP_LEVEL_ERRORS:
+        return {"error_code": int(code), "error_message": code.name, "topics": [], "nodes": []}
+    unknown = {
+        "leader_id": _known(leader_id),
+        "leader_epoch": leader_epoch,
+        "high_watermark": -1,
+        "current_voters": [],
+        "observers": [],
+    }
+    return _answer(0, None, {"error_code": int(code), "error_message": code.name, **unknown}, [])

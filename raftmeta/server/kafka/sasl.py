@@ -5,8 +5,9 @@ A gRPC caller names itself with a bearer token that ``raftmeta.auth.tokens.file`
 principal (``token=User:alice``). A Kafka client logs in with PLAIN's username and password;
 the password is that token and the username the principal's name, so the same line of the
 same file admits ``alice`` through either door as the same principal, and the same ACLs
-apply. After a successful login the connection's requests reach the Admin service as a gRPC
-call carrying that bearer token would, so no check is written twice.
+apply. The login names the connection's principal once, with the same function that names a
+gRPC caller (:meth:`raftmeta.auth.AccessControl.principal`), and every request on the
+connection reaches the API layer as that principal, so no check is written twice.
 
 On a SASL listener nothing but ApiVersions, SaslHandshake and SaslAuthenticate is answered
 before the login succeeds; Kafka closes such a connection, and so does this listener. A
@@ -23,7 +24,7 @@ from typing import Any
 
 from raftmeta.auth import AccessControl
 from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.server.kafka.context import CallCredentials, Fields
+from raftmeta.server.kafka.context import Fields
 
 SASL_HANDSHAKE_KEY = 17
 SASL_AUTHENTICATE_KEY = 36
@@ -46,9 +47,9 @@ class SaslStage(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Login:
-    """The outcome of one PLAIN token: the caller's credentials, or why they were refused."""
+    """The outcome of one PLAIN token: the caller's principal, or why it was refused."""
 
-    call: CallCredentials | None
+    principal: str | None
     error: str | None
 
 
@@ -65,14 +66,13 @@ def check_plain(access: AccessControl, token: bytes) -> Login:
         return Login(None, "Authentication failed: authorization id differs from the username")
     if access.tokens is None:
         return Login(None, "Authentication failed: no raftmeta.auth.tokens.file on this node")
-    metadata = (("authorization", f"Bearer {password}"),)
     try:
-        principal = access.principal(metadata)
+        principal = access.principal((("authorization", f"Bearer {password}"),))
     except KafkaError:
         return Login(None, BAD_LOGIN)
     if principal != f"User:{username}":
         return Login(None, BAD_LOGIN)
-    return Login(CallCredentials(metadata), None)
+    return Login(principal, None)
 
 
 class SaslSession:
@@ -83,7 +83,8 @@ class SaslSession:
         self.required = required
         """Whether the listener is SASL_PLAINTEXT or SASL_SSL."""
         self.stage = SaslStage.START
-        self.call: CallCredentials | None = None
+        self.principal: str | None = None
+        """Who logged in (``None``: nobody yet)."""
 
     @property
     def authenticated(self) -> bool:
@@ -110,9 +111,9 @@ class SaslSession:
 
     def login(self, token: bytes) -> Login:
         login = check_plain(self._access, token)
-        if login.call is not None:
+        if login.principal is not None:
             self.stage = SaslStage.DONE
-            self.call = login.call
+            self.principal = login.principal
         return login
 
 

@@ -1,18 +1,26 @@
-"""CreateTopics (19), DeleteTopics (20) and CreatePartitions (37), through the Admin service.
+"""CreateTopics (19), DeleteTopics (20) and CreatePartitions (37), over the API layer.
 
-Each Kafka request becomes the gRPC request the Admin service takes, so the controller sees
-the same call either way. A failure of the whole call (NOT_CONTROLLER, say) lands on every
-topic, as Kafka's error responses put it.
+A failure of the whole call (NOT_CONTROLLER, say) lands on every topic, as Kafka's error
+responses put it. What only Kafka's wire can say is answered here: a null config value
+(INVALID_CONFIG on its topic) and, from DeleteTopics v6, a topic named by id alone.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from raftmeta.errors import ErrorCode
+from raftmeta.common.topics import (
+    CreatePartitionsRequest,
+    CreateTopicResult,
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    NewPartitions,
+    NewTopic,
+    TopicResult,
+)
+from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.kafka_protocol import codec
-from raftmeta.rpc import admin_pb2 as apb
-from raftmeta.server.kafka.context import Fields, KafkaContext, header_error
+from raftmeta.server.kafka.context import Fields, KafkaContext, error_fields
 
 TOPIC_CONFIG_SOURCE = 1
 DEFAULT_CONFIG_SOURCE = 5
@@ -25,75 +33,75 @@ def _null_config(topic: Any) -> str | None:
     return None
 
 
+def _new_topic(topic: Any) -> NewTopic:
+    return NewTopic(
+        topic.name,
+        topic.num_partitions,
+        topic.replication_factor,
+        {item.partition_index: tuple(item.broker_ids or ()) for item in topic.assignments or ()}
+        or None,
+        {config.name: config.value for config in topic.configs or ()},
+    )
+
+
+def _created(result: CreateTopicResult, asked: set[str]) -> Fields:
+    if not result.error.ok:
+        code = int(result.error.code)
+        return _create_failed(result.name, code, result.error.message or result.error.code.name)
+    return {
+        "name": result.name,
+        "topic_id": codec.uuid_value(result.topic_id),
+        "error_code": 0,
+        "error_message": None,
+        "num_partitions": result.num_partitions,
+        "replication_factor": result.replication_factor,
+        "configs": [
+            {
+                "name": name,
+                "value": value,
+                "read_only": False,
+                "config_source": TOPIC_CONFIG_SOURCE if name in asked else DEFAULT_CONFIG_SOURCE,
+                "is_sensitive": False,
+            }
+            for name, value in sorted(result.configs.items())
+        ],
+    }
+
+
 async def create_topics(context: KafkaContext, request: Any, version: int) -> Fields:
     topics = list(request.topics or ())
-    refused: dict[int, tuple[int, str]] = {}
-    chosen: list[apb.NewTopic] = []
+    refused: dict[int, Fields] = {}
+    chosen: list[NewTopic] = []
     for index, topic in enumerate(topics):
         null_name = _null_config(topic)
         if null_name is not None:
-            refused[index] = (
+            refused[index] = _create_failed(
+                topic.name,
                 int(ErrorCode.INVALID_CONFIG),
                 f"Null value not supported for topic configs: {null_name}",
             )
-            continue
-        chosen.append(
-            apb.NewTopic(
-                name=topic.name,
-                num_partitions=topic.num_partitions,
-                replication_factor=topic.replication_factor,
-                assignments={
-                    item.partition_index: apb.BrokerIds(broker_ids=list(item.broker_ids or ()))
-                    for item in topic.assignments or ()
-                },
-                configs={config.name: config.value for config in topic.configs or ()},
+        else:
+            chosen.append(_new_topic(topic))
+    validate_only = bool(request.validate_only) if version >= 1 else False
+    try:
+        answered = iter(
+            await context.apis.create_topics(
+                context.principal,
+                CreateTopicsRequest(tuple(chosen), validate_only, request.timeout_ms),
             )
         )
-    response = await context.admin.CreateTopics(
-        apb.CreateTopicsRequest(
-            topics=chosen,
-            timeout_ms=request.timeout_ms,
-            validate_only=bool(request.validate_only) if version >= 1 else False,
-        ),
-        context.call,
-    )
-    code, message = header_error(response.header)
-    answered = iter(response.topics)
-    results: list[Fields] = []
-    for index, topic in enumerate(topics):
-        asked = {config.name for config in topic.configs or ()}
-        if index in refused:
-            error, text = refused[index]
-            results.append(_create_failed(topic.name, error, text))
-        elif code:
-            results.append(_create_failed(topic.name, code, message))
-        else:
-            result = next(answered)
-            failed = result.error_code != 0
-            results.append(
-                {
-                    "name": result.name,
-                    "topic_id": codec.uuid_value(None if failed else result.topic_id),
-                    "error_code": result.error_code,
-                    "error_message": result.error_message or None,
-                    "num_partitions": -1 if failed else result.num_partitions,
-                    "replication_factor": -1 if failed else result.replication_factor,
-                    "configs": None
-                    if failed
-                    else [
-                        {
-                            "name": name,
-                            "value": value,
-                            "read_only": False,
-                            "config_source": TOPIC_CONFIG_SOURCE
-                            if name in asked
-                            else DEFAULT_CONFIG_SOURCE,
-                            "is_sensitive": False,
-                        }
-                        for name, value in sorted(result.configs.items())
-                    ],
-                }
-            )
+    except KafkaError as error:
+        code, message = error_fields(error)
+        results = [
+            refused.get(i) or _create_failed(t.name, code, message) for i, t in enumerate(topics)
+        ]
+        return {"throttle_time_ms": 0, "topics": results}
+    results = [
+        refused[index]
+        if index in refused
+        else _created(next(answered), {config.name for config in topic.configs or ()})
+        for index, topic in enumerate(topics)
+    ]
     return {"throttle_time_ms": 0, "topics": results}
 
 
@@ -109,18 +117,28 @@ def _create_failed(name: str, code: int, message: str | None) -> Fields:
     }
 
 
+def _topic_answer(result: TopicResult) -> tuple[int, str | None]:
+    if result.error.ok:
+        return 0, None
+    return int(result.error.code), result.error.message or result.error.code.name
+
+
 async def delete_topics(context: KafkaContext, request: Any, version: int) -> Fields:
-    """By name; v6's topic ids without a name are refused (the Admin service deletes by name)."""
+    """By name; v6's topic ids without a name are refused (topics are deleted by name)."""
     if version >= 6:
         asked = [(topic.name, topic.topic_id) for topic in request.topics or ()]
     else:
         asked = [(name, None) for name in request.topic_names or ()]
-    names = [name for name, _ in asked if name]
-    response = await context.admin.DeleteTopics(
-        apb.DeleteTopicsRequest(topic_names=names, timeout_ms=request.timeout_ms), context.call
-    )
-    code, message = header_error(response.header)
-    answered = iter(response.results)
+    names = tuple(name for name, _ in asked if name)
+    failure: tuple[int, str | None] | None = None
+    try:
+        answered = iter(
+            await context.apis.delete_topics(
+                context.principal, DeleteTopicsRequest(names, request.timeout_ms)
+            )
+        )
+    except KafkaError as error:
+        failure = error_fields(error)
     results: list[Fields] = []
     for name, topic_id in asked:
         if not name:
@@ -134,16 +152,12 @@ async def delete_topics(context: KafkaContext, request: Any, version: int) -> Fi
                 }
             )
             continue
-        if code:
-            error, text = code, message
-        else:
-            result = next(answered)
-            error, text = result.error_code, result.error_message or None
+        code, text = failure if failure is not None else _topic_answer(next(answered))
         results.append(
             {
                 "name": name,
                 "topic_id": codec.uuid_value(None),
-                "error_code": error,
+                "error_code": code,
                 "error_message": text,
             }
         )
@@ -152,36 +166,26 @@ async def delete_topics(context: KafkaContext, request: Any, version: int) -> Fi
 
 async def create_partitions(context: KafkaContext, request: Any, version: int) -> Fields:
     topics = list(request.topics or ())
-    response = await context.admin.CreatePartitions(
-        apb.CreatePartitionsRequest(
-            topics=[
-                apb.CreatePartitionsTopic(
-                    name=topic.name,
-                    count=topic.count,
-                    assignments=[
-                        apb.BrokerIds(broker_ids=list(item.broker_ids or ()))
-                        for item in topic.assignments or ()
-                    ],
-                )
-                for topic in topics
-            ],
-            timeout_ms=request.timeout_ms,
-            validate_only=bool(request.validate_only),
+    grown = CreatePartitionsRequest(
+        tuple(
+            NewPartitions(
+                topic.name,
+                topic.count,
+                tuple(tuple(item.broker_ids or ()) for item in topic.assignments or ()) or None,
+            )
+            for topic in topics
         ),
-        context.call,
+        bool(request.validate_only),
+        request.timeout_ms,
     )
-    code, message = header_error(response.header)
-    if code:
-        results = [
-            {"name": topic.name, "error_code": code, "error_message": message} for topic in topics
-        ]
-    else:
-        results = [
-            {
-                "name": result.name,
-                "error_code": result.error_code,
-                "error_message": result.error_message or None,
-            }
-            for result in response.results
-        ]
+    try:
+        answered = await context.apis.create_partitions(context.principal, grown)
+    except KafkaError as error:
+        code, message = error_fields(error)
+        failed = [{"name": t.name, "error_code": code, "error_message": message} for t in topics]
+        return {"throttle_time_ms": 0, "results": failed}
+    results = []
+    for result in answered:
+        code, text = _topic_answer(result)
+        results.append({"name": result.name, "error_code": code, "error_message": text})
     return {"throttle_time_ms": 0, "results": results}
