@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from raftmeta.auth import AccessControl
-from raftmeta.controller import QuorumController
+from raftmeta.controller import NotControllerError, QuorumController
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.quorum.identity import IdentityRule
 from raftmeta.quorum.node import RaftNode
@@ -49,10 +49,6 @@ class NotActiveController(KafkaError):
     believes is (``controller_id`` ``None``: none known) and where it serves."""
 
     def __init__(self, controller_id: int | None, controller_endpoint: str) -> None:
-        if controller_id is None:
-            message = "No controller appears to be active."
-        else:
-            message = f"The active controller appears to be node {controller_id}."
-        super().__init__(ErrorCode.NOT_CONTROLLER, message)
+        super().__init__(ErrorCode.NOT_CONTROLLER, NotControllerError(controller_id).message)
         self.controller_id = controller_id
         self.controller_endpoint = controller_endpoint
