@@ -186,6 +186,11 @@ PLANTED_IMPORTS = [
     ("elections", "raftmeta.auth", ("layers",)),
     ("raftmeta.channel", "raftmeta.server", ("clients",)),
     ("raftmeta.channel", "raftmeta.quorum", ("admin-off-the-runtime",)),
+    ("raftmeta.apis", "raftmeta.server", ("layers",)),
+    ("raftmeta.quorum", "raftmeta.apis", ("layers",)),
+    ("raftmeta.server.kafka.topics", "raftmeta.rpc", ("kafka-no-protobuf",)),
+    ("raftmeta.apis.topics", "raftmeta.rpc", ("apis-no-wire",)),
+    ("raftmeta.apis.topics", "raftmeta.kafka_protocol", ("apis-no-wire",)),
     ("raftmeta.controller", "analytics", ("commands-only",)),
     ("analytics", "raftmeta.common", ("analytics",)),
 ]
