@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 from raftmeta.apis.host import ControllerHost, NotActiveController
 from raftmeta.apis.retries import KeptReplies
@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 _Result = TypeVar("_Result")
 _Item = TypeVar("_Item")
 _Answer = TypeVar("_Answer")
+_Args = ParamSpec("_Args")
 
 AUTHORIZATION_FAILED = "Authorization failed."
 CLUSTER_DENIED = "Cluster authorization failed."
@@ -52,14 +53,20 @@ class ApisBase:
         self.host = host
         self.kept = kept
 
-    async def on_active(self, body: Callable[[QuorumController], Awaitable[_Result]]) -> _Result:
-        """``body(controller)`` on the active controller; every failure raised as a
-        :class:`KafkaError` (NOT_CONTROLLER as :class:`NotActiveController`)."""
+    async def on_active(
+        self,
+        body: Callable[Concatenate[QuorumController, _Args], Awaitable[_Result]],
+        *args: _Args.args,
+        **kwargs: _Args.kwargs,
+    ) -> _Result:
+        """``body(controller, *args)`` on the active controller; every failure raised as a
+        :class:`KafkaError` (NOT_CONTROLLER as :class:`NotActiveController`). A busy
+        operation passes a method and its arguments, so a call makes no closure."""
         controller = self.host.maybe_controller
         try:
             if controller is None or not controller.is_active:
                 raise self.inactive(controller)
-            return await body(controller)
+            return await body(controller, *args, **kwargs)
         except Exception as error:
             raise self.failure(error) from error
 

@@ -71,24 +71,23 @@ class TopicApis(ApisBase):
         self, principal: str, request: CreateTopicsRequest
     ) -> list[CreateTopicResult]:
         """One result per requested topic, in request order."""
+        return await self.on_active(self._create_topics, principal, request)
 
-        async def body(controller: QuorumController) -> list[CreateTopicResult]:
-            topics = request.topics
-            if not topics:
-                return []
-            if self.allowed(principal, Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
-                # CREATE on the cluster allows every topic: the controller's reply is the answer.
-                return await self._create_permitted(controller, request, topics)
-            return await for_permitted(
-                topics,
-                lambda topic: self.allowed(
-                    principal, Operation.CREATE, ResourceType.TOPIC, topic.name
-                ),
-                lambda topic: CreateTopicResult(topic.name, TOPIC_DENIED),
-                lambda chosen: self._create_permitted(controller, request, chosen),
-            )
-
-        return await self.on_active(body)
+    async def _create_topics(
+        self, controller: QuorumController, principal: str, request: CreateTopicsRequest
+    ) -> list[CreateTopicResult]:
+        topics = request.topics
+        if not topics:
+            return []
+        if self.allowed(principal, Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
+            # CREATE on the cluster allows every topic: the controller's reply is the answer.
+            return await self._create_permitted(controller, request, topics)
+        return await for_permitted(
+            topics,
+            lambda topic: self.allowed(principal, Operation.CREATE, ResourceType.TOPIC, topic.name),
+            lambda topic: CreateTopicResult(topic.name, TOPIC_DENIED),
+            lambda chosen: self._create_permitted(controller, request, chosen),
+        )
 
     async def _create_permitted(
         self,

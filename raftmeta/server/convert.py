@@ -114,7 +114,7 @@ def new_topic_from_pb(topic: apb.NewTopic) -> NewTopic:
 
 def create_topics_from_pb(request: apb.CreateTopicsRequest) -> CreateTopicsRequest:
     return CreateTopicsRequest(
-        tuple(new_topic_from_pb(topic) for topic in request.topics),
+        tuple([new_topic_from_pb(topic) for topic in request.topics]),
         request.validate_only,
         request.timeout_ms,
         request.request_id,
