@@ -188,6 +188,8 @@ PLANTED_IMPORTS = [
     ("raftmeta.channel", "raftmeta.quorum", ("admin-off-the-runtime",)),
     ("raftmeta.apis", "raftmeta.server", ("layers",)),
     ("raftmeta.quorum", "raftmeta.apis", ("layers",)),
+    ("raftmeta.channel", "raftmeta.apis", ("layers", "clients")),
+    ("raftmeta.broker", "raftmeta.apis", ("clients",)),
     ("raftmeta.server.kafka.topics", "raftmeta.rpc", ("kafka-no-protobuf",)),
     ("raftmeta.apis.topics", "raftmeta.rpc", ("apis-no-wire",)),
     ("raftmeta.apis.topics", "raftmeta.kafka_protocol", ("apis-no-wire",)),
