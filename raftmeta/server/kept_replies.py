@@ -17,68 +17,72 @@ from raftmeta.server import convert
 _Encode = Callable[[Sequence[Any]], Any]
 _Decode = Callable[[bytes], list[Any]]
 
-_CODECS: dict[str, tuple[_Encode, _Decode]] = {
-    "CreateTopics": (
-        lambda results: apb.CreateTopicsResponse(
-            topics=[convert.create_result_to_pb(result) for result in results]
-        ),
-        lambda data: [
-            convert.create_result_from_pb(topic)
-            for topic in apb.CreateTopicsResponse.FromString(data).topics
-        ],
-    ),
-    "CreatePartitions": (
-        lambda results: apb.CreatePartitionsResponse(
-            results=[convert.topic_result_to_pb(result) for result in results]
-        ),
-        lambda data: [
-            convert.topic_result_from_pb(result)
-            for result in apb.CreatePartitionsResponse.FromString(data).results
-        ],
-    ),
-    "DeleteTopics": (
-        lambda results: apb.DeleteTopicsResponse(
-            results=[convert.topic_result_to_pb(result) for result in results]
-        ),
-        lambda data: [
-            convert.topic_result_from_pb(result)
-            for result in apb.DeleteTopicsResponse.FromString(data).results
-        ],
-    ),
-    "IncrementalAlterConfigs": (
-        lambda results: apb.IncrementalAlterConfigsResponse(
-            results=[convert.alter_result_to_pb(result) for result in results]
-        ),
-        lambda data: [
-            convert.alter_result_from_pb(result)
-            for result in apb.IncrementalAlterConfigsResponse.FromString(data).results
-        ],
-    ),
-    "ElectLeaders": (
-        lambda results: apb.ElectLeadersResponse(
+
+def _each(
+    reply: Any, field: str, to_pb: Callable[[Any], Any], from_pb: Callable[[Any], Any]
+) -> tuple[_Encode, _Decode]:
+    """A reply whose repeated ``field`` holds one message per result."""
+
+    def encode(results: Sequence[Any]) -> Any:
+        return reply(**{field: [to_pb(result) for result in results]})
+
+    def decode(data: bytes) -> list[Any]:
+        return [from_pb(item) for item in getattr(reply.FromString(data), field)]
+
+    return encode, decode
+
+
+def _elections() -> tuple[_Encode, _Decode]:
+    def encode(results: Sequence[Any]) -> Any:
+        return apb.ElectLeadersResponse(
             replica_election_results=convert.election_results_to_pb(results)
-        ),
-        lambda data: convert.election_results_from_pb(
-            apb.ElectLeadersResponse.FromString(data).replica_election_results
-        ),
+        )
+
+    def decode(data: bytes) -> list[Any]:
+        replies = apb.ElectLeadersResponse.FromString(data).replica_election_results
+        return convert.election_results_from_pb(replies)
+
+    return encode, decode
+
+
+def _acl_creation_from_pb(result: apb.AclCreationResult) -> Any:
+    return convert.item_error(result.error_code, result.error_message)
+
+
+_CODECS: dict[str, tuple[_Encode, _Decode]] = {
+    "CreateTopics": _each(
+        apb.CreateTopicsResponse,
+        "topics",
+        convert.create_result_to_pb,
+        convert.create_result_from_pb,
     ),
-    "CreateAcls": (
-        lambda results: apb.CreateAclsResponse(
-            results=[convert.acl_creation_to_pb(result) for result in results]
-        ),
-        lambda data: [
-            convert.item_error(result.error_code, result.error_message)
-            for result in apb.CreateAclsResponse.FromString(data).results
-        ],
+    "CreatePartitions": _each(
+        apb.CreatePartitionsResponse,
+        "results",
+        convert.topic_result_to_pb,
+        convert.topic_result_from_pb,
     ),
-    "DeleteAcls": (
-        lambda results: apb.DeleteAclsResponse(
-            filter_results=[convert.acl_deletion_to_pb(result) for result in results]
-        ),
-        lambda data: [
-            convert.acl_deletion_from_pb(result)
-            for result in apb.DeleteAclsResponse.FromString(data).filter_results
-        ],
+    "DeleteTopics": _each(
+        apb.DeleteTopicsResponse,
+        "results",
+        convert.topic_result_to_pb,
+        convert.topic_result_from_pb,
+    ),
+    "IncrementalAlterConfigs": _each(
+        apb.IncrementalAlterConfigsResponse,
+        "results",
+        convert.alter_result_to_pb,
+        convert.alter_result_from_pb,
+    ),
+    "ElectLeaders": _elections(),
+    "CreateAcls": _each(
+        apb.CreateAclsResponse, "results", convert.acl_creation_to_pb, _acl_creation_from_pb
+    ),
+    "DeleteAcls": _each(
+        apb.DeleteAclsResponse,
+        "filter_results",
+        convert.acl_deletion_to_pb,
+        convert.acl_deletion_from_pb,
     ),
 }
 
