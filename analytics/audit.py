@@ -30,9 +30,12 @@ AFTER_COLUMNS = ("leaders", "imbalance", "above_threshold")
 """Broker-table columns predicted for after the election plan, with an ``_after`` suffix."""
 
 
-def read(spark: SparkSession, path: str, kind: str) -> DataFrame:
+def read(spark: SparkSession, path: str, kind: str, allow_partial: bool = False) -> DataFrame:
     """``spark.read.format("raftmeta").option("kind", kind).load(path)``."""
-    return spark.read.format(SOURCE_NAME).option("kind", kind).load(path)
+    reader = spark.read.format(SOURCE_NAME).option("kind", kind)
+    if allow_partial:
+        reader = reader.option("allowPartial", "true")
+    return reader.load(path)
 
 
 @dataclass(frozen=True)
@@ -77,19 +80,21 @@ def audit_frames(
     threshold_percent: float = DEFAULT_THRESHOLD_PERCENT,
     bucket_ms: int = DEFAULT_BUCKET_MS,
     cache: bool = True,
+    allow_partial: bool = False,
 ) -> AuditFrames:
     """Builds the audit's DataFrames for ``path``; nothing runs until they are used.
 
     With ``cache``, the frames several figures read (brokers, events, the flagged partitions
-    and the cluster summary) are cached, so each file is scanned once per report.
+    and the cluster summary) are cached, so each file is scanned once per report. A damaged
+    log fails the read unless ``allow_partial`` (see :mod:`analytics.integrity`).
     """
-    brokers = read(spark, path, "brokers")
-    topics = read(spark, path, "topics")
-    events = read(spark, path, "events")
+    brokers = read(spark, path, "brokers", allow_partial)
+    topics = read(spark, path, "topics", allow_partial)
+    events = read(spark, path, "events", allow_partial)
     if cache:
         brokers = brokers.cache()
         events = events.cache()
-    partitions = flagged_partitions(read(spark, path, "partitions"), brokers, topics)
+    partitions = flagged_partitions(read(spark, path, "partitions", allow_partial), brokers, topics)
     if cache:
         partitions = partitions.cache()
     clusters = cluster_summary(partitions, brokers, topics, events)

@@ -365,12 +365,17 @@ def audit_path(
     threshold_percent: float = DEFAULT_THRESHOLD_PERCENT,
     bucket_ms: int = DEFAULT_BUCKET_MS,
     progress: Callable[[str], None] | None = None,
+    allow_partial: bool = False,
 ) -> dict[str, Any]:
-    """The plain audit of the files under ``path``, read by the same readers Spark uses."""
+    """The plain audit of the files under ``path``, read by the same readers Spark uses.
+
+    A damaged log raises :class:`~analytics.integrity.DamagedInputError`; with
+    ``allow_partial`` its whole prefix is audited instead."""
+    from analytics.integrity import check_sources
     from analytics.readers import plan, read_split_columns
     from analytics.sources import discover
 
-    sources = discover(path)
+    sources = check_sources(discover(path), allow_partial=allow_partial).sources
 
     def read(kind: str) -> list[Columns]:
         if progress is not None:
