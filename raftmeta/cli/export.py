@@ -13,7 +13,8 @@ Only committed records go: nothing at or past the high watermark, which a data d
 not record (a node learns it from the leader). It comes from the running quorum
 (``--bootstrap-controller``) or from the operator (``--high-watermark``, for a stopped cluster
 whose committed end is known). The destination may be a local directory or a URI that
-``pyarrow.fs`` writes (``s3://bucket/clusters``; see :mod:`analytics.files`).
+``pyarrow.fs`` writes (``s3://bucket/clusters``; see :mod:`analytics.files`); an S3 bucket
+must exist, or be created with ``--create-bucket``.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ def register(actions: Any) -> None:
         type=_offset,
         metavar="OFFSET",
         help="export nothing at or past OFFSET (a stopped cluster's committed end)",
+    )
+    export.add_argument(
+        "--create-bucket",
+        action="store_true",
+        help="create the s3:// destination's bucket if it does not exist (else it must)",
     )
     export.set_defaults(handler=run)
 
@@ -124,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandLineError(f"--name {name!r} is not a directory name", USAGE_ERROR)
     target = files.join(args.destination, name)
     try:
+        files.ensure_bucket(args.destination, create=args.create_bucket)
         if files.kind(target) is not None:
             raise CommandLineError(f"{target} already exists; remove it or give another --name")
         write_history(history, target, high_watermark)
