@@ -442,15 +442,16 @@ def fencing(events: DataFrame) -> DataFrame:
 
 
 def leadership_changes(elections: DataFrame) -> DataFrame:
-    """Per time bucket and broker, the net change in leaderships (gains minus losses), where
-    it is not zero."""
+    """Per batch time and broker, the net change in leaderships (gains minus losses), where
+    it is not zero: exact times, not buckets, so a plot shows each change where it happened."""
+    exact = F.col("batch_time_ms").alias("time_ms")
     gains = elections.where(F.col("leader") != -1).select(
-        "cluster", "time_ms", F.col("leader").alias("broker_id"), F.lit(1).alias("change")
+        "cluster", exact, F.col("leader").alias("broker_id"), F.lit(1).alias("change")
     )
     losses = elections.where(
         F.col("previous_leader").isNotNull() & (F.col("previous_leader") != -1)
     ).select(
-        "cluster", "time_ms", F.col("previous_leader").alias("broker_id"), F.lit(-1).alias("change")
+        "cluster", exact, F.col("previous_leader").alias("broker_id"), F.lit(-1).alias("change")
     )
     return (
         gains.unionByName(losses)

@@ -21,7 +21,8 @@ The figures, per cluster (see README "Analytics"):
 - the election plan: partitions whose preferred replica is registered, unfenced and in the ISR
   but not leading, and the per-broker figures predicted once it has run;
 - from events: elections by type and over time, unclean elections, ISR shrinks and expands per
-  broker, fencing events, and leadership changes over time.
+  broker, fencing events, and leadership changes over time (elections are counted per time
+  bucket; leadership changes keep each batch's exact time).
 """
 
 from __future__ import annotations
@@ -289,10 +290,11 @@ def _events_report(events: list[dict[str, Any]], bucket_ms: int) -> dict[str, An
         if election is not None:
             by_type[election] += 1
             over_time[bucket, election] += 1
+            exact = row["batch_time_ms"]
             if row["leader"] != -1:
-                leadership[bucket, row["leader"]] += 1
+                leadership[exact, row["leader"]] += 1
             if row["previous_leader"] is not None and row["previous_leader"] != -1:
-                leadership[bucket, row["previous_leader"]] -= 1
+                leadership[exact, row["previous_leader"]] -= 1
             if election == "unclean":
                 unclean.append(
                     {
