@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from analytics.plain_audit import audit_path
 from analytics.plots import (
     EXTREMES,
@@ -63,10 +65,16 @@ def test_zero_bars_are_marked_and_the_threshold_is_labelled(tmp_path: Path) -> N
     assert zero
     figure = imbalance_figure("c", cluster, 10)
     (axes,) = figure.axes
-    marks = [tuple(point) for collection in axes.collections for point in collection.get_offsets()]
+    marks = {
+        (float(x), float(y))
+        for collection in axes.collections
+        for x, y in np.asarray(collection.get_offsets()).tolist()
+    }
     positions = {row["broker_id"]: index for index, row in enumerate(cluster["broker_table"])}
-    assert {(positions[broker], 0.0) for broker in zero} <= set(marks)
-    labels = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert {(float(positions[broker]), 0.0) for broker in zero} <= marks
+    legend = axes.get_legend()
+    assert legend is not None
+    labels = [text.get_text() for text in legend.get_texts()]
     assert "threshold 10%" in labels
 
 
