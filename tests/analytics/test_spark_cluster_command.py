@@ -63,7 +63,12 @@ def test_spark_cluster_runs_an_audit_and_stops_on_ctrl_c(tmp_path: Path) -> None
     lines: queue.Queue[str] = queue.Queue()
     assert cluster.stdout is not None
     stdout = cluster.stdout
-    threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+
+    def forward() -> None:
+        for line in stdout:
+            lines.put(line)
+
+    threading.Thread(target=forward, daemon=True).start()
     try:
         try:
             url = lines.get(timeout=URL_TIMEOUT_S).strip()
