@@ -23,6 +23,7 @@ from analytics.plain_audit import (
     EXAMPLES,
     MIN_ISR_PATTERN,
 )
+from analytics.schemas import spark_ddl
 from analytics.spark_source import SOURCE_NAME
 
 FINDINGS = ("under_replicated", "under_min_isr", "leaderless", "led_from_elr", "unclean_only")
@@ -31,8 +32,9 @@ AFTER_COLUMNS = ("leaders", "imbalance", "above_threshold")
 
 
 def read(spark: SparkSession, path: str, kind: str, allow_partial: bool = False) -> DataFrame:
-    """``spark.read.format("raftmeta").option("kind", kind).load(path)``."""
-    reader = spark.read.format(SOURCE_NAME).option("kind", kind)
+    """``spark.read.format("raftmeta").option("kind", kind).load(path)``, with the kind's
+    schema given up front: Spark then need not start a Python process to ask the source."""
+    reader = spark.read.format(SOURCE_NAME).schema(spark_ddl(kind)).option("kind", kind)
     if allow_partial:
         reader = reader.option("allowPartial", "true")
     return reader.load(path)
