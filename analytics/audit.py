@@ -23,6 +23,7 @@ from analytics.plain_audit import (
     EXAMPLES,
     MIN_ISR_PATTERN,
 )
+from analytics.schemas import spark_ddl
 from analytics.spark_source import SOURCE_NAME
 
 FINDINGS = ("under_replicated", "under_min_isr", "leaderless", "led_from_elr", "unclean_only")
@@ -30,9 +31,13 @@ AFTER_COLUMNS = ("leaders", "imbalance", "above_threshold")
 """Broker-table columns predicted for after the election plan, with an ``_after`` suffix."""
 
 
-def read(spark: SparkSession, path: str, kind: str) -> DataFrame:
-    """``spark.read.format("raftmeta").option("kind", kind).load(path)``."""
-    return spark.read.format(SOURCE_NAME).option("kind", kind).load(path)
+def read(spark: SparkSession, path: str, kind: str, allow_partial: bool = False) -> DataFrame:
+    """``spark.read.format("raftmeta").option("kind", kind).load(path)``, with the kind's
+    schema given up front: Spark then need not start a Python process to ask the source."""
+    reader = spark.read.format(SOURCE_NAME).schema(spark_ddl(kind)).option("kind", kind)
+    if allow_partial:
+        reader = reader.option("allowPartial", "true")
+    return reader.load(path)
 
 
 @dataclass(frozen=True)
@@ -77,19 +82,21 @@ def audit_frames(
     threshold_percent: float = DEFAULT_THRESHOLD_PERCENT,
     bucket_ms: int = DEFAULT_BUCKET_MS,
     cache: bool = True,
+    allow_partial: bool = False,
 ) -> AuditFrames:
     """Builds the audit's DataFrames for ``path``; nothing runs until they are used.
 
     With ``cache``, the frames several figures read (brokers, events, the flagged partitions
-    and the cluster summary) are cached, so each file is scanned once per report.
+    and the cluster summary) are cached, so each file is scanned once per report. A damaged
+    log fails the read unless ``allow_partial`` (see :mod:`analytics.integrity`).
     """
-    brokers = read(spark, path, "brokers")
-    topics = read(spark, path, "topics")
-    events = read(spark, path, "events")
+    brokers = read(spark, path, "brokers", allow_partial)
+    topics = read(spark, path, "topics", allow_partial)
+    events = read(spark, path, "events", allow_partial)
     if cache:
         brokers = brokers.cache()
         events = events.cache()
-    partitions = flagged_partitions(read(spark, path, "partitions"), brokers, topics)
+    partitions = flagged_partitions(read(spark, path, "partitions", allow_partial), brokers, topics)
     if cache:
         partitions = partitions.cache()
     clusters = cluster_summary(partitions, brokers, topics, events)
@@ -437,15 +444,16 @@ def fencing(events: DataFrame) -> DataFrame:
 
 
 def leadership_changes(elections: DataFrame) -> DataFrame:
-    """Per time bucket and broker, the net change in leaderships (gains minus losses), where
-    it is not zero."""
+    """Per batch time and broker, the net change in leaderships (gains minus losses), where
+    it is not zero: exact times, not buckets, so a plot shows each change where it happened."""
+    exact = F.col("batch_time_ms").alias("time_ms")
     gains = elections.where(F.col("leader") != -1).select(
-        "cluster", "time_ms", F.col("leader").alias("broker_id"), F.lit(1).alias("change")
+        "cluster", exact, F.col("leader").alias("broker_id"), F.lit(1).alias("change")
     )
     losses = elections.where(
         F.col("previous_leader").isNotNull() & (F.col("previous_leader") != -1)
     ).select(
-        "cluster", "time_ms", F.col("previous_leader").alias("broker_id"), F.lit(-1).alias("change")
+        "cluster", exact, F.col("previous_leader").alias("broker_id"), F.lit(-1).alias("change")
     )
     return (
         gains.unionByName(losses)

@@ -209,3 +209,27 @@ def write_file(location: str, data: bytes) -> None:
             stream.write(data)
 
     _remote_call(location, write)
+
+
+def ensure_bucket(location: str, create: bool = False) -> None:
+    """For an ``s3://`` location, make sure its bucket exists: create it with ``create``, else
+    fail in one line saying it must exist. Writing into a missing bucket would otherwise fail
+    deep inside the S3 client, after the export had read everything."""
+    if not location.lower().startswith("s3://"):
+        return
+    import pyarrow.fs as pafs
+
+    filesystem, inner = _resolve(location)
+    bucket = inner.split("/", 1)[0]
+    info = _remote_call(location, lambda: filesystem.get_file_info(bucket))
+    if info.type != pafs.FileType.NotFound:
+        return
+    if not create:
+        raise RemoteFileError(
+            f"s3://{bucket}: the bucket does not exist; create it first "
+            f"(aws s3 mb s3://{bucket}) or pass --create-bucket"
+        )
+    query = location.partition("?")[2]
+    creating = "&".join(filter(None, [query, "allow_bucket_creation=true"]))
+    creator = _filesystem(f"s3://{bucket}", creating)
+    _remote_call(location, lambda: creator.create_dir(bucket))

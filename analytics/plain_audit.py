@@ -21,7 +21,8 @@ The figures, per cluster (see README "Analytics"):
 - the election plan: partitions whose preferred replica is registered, unfenced and in the ISR
   but not leading, and the per-broker figures predicted once it has run;
 - from events: elections by type and over time, unclean elections, ISR shrinks and expands per
-  broker, fencing events, and leadership changes over time.
+  broker, fencing events, and leadership changes over time (elections are counted per time
+  bucket; leadership changes keep each batch's exact time).
 """
 
 from __future__ import annotations
@@ -289,10 +290,11 @@ def _events_report(events: list[dict[str, Any]], bucket_ms: int) -> dict[str, An
         if election is not None:
             by_type[election] += 1
             over_time[bucket, election] += 1
+            exact = row["batch_time_ms"]
             if row["leader"] != -1:
-                leadership[bucket, row["leader"]] += 1
+                leadership[exact, row["leader"]] += 1
             if row["previous_leader"] is not None and row["previous_leader"] != -1:
-                leadership[bucket, row["previous_leader"]] -= 1
+                leadership[exact, row["previous_leader"]] -= 1
             if election == "unclean":
                 unclean.append(
                     {
@@ -365,12 +367,17 @@ def audit_path(
     threshold_percent: float = DEFAULT_THRESHOLD_PERCENT,
     bucket_ms: int = DEFAULT_BUCKET_MS,
     progress: Callable[[str], None] | None = None,
+    allow_partial: bool = False,
 ) -> dict[str, Any]:
-    """The plain audit of the files under ``path``, read by the same readers Spark uses."""
+    """The plain audit of the files under ``path``, read by the same readers Spark uses.
+
+    A damaged log raises :class:`~analytics.integrity.DamagedInputError`; with
+    ``allow_partial`` its whole prefix is audited instead."""
+    from analytics.integrity import check_sources
     from analytics.readers import plan, read_split_columns
     from analytics.sources import discover
 
-    sources = discover(path)
+    sources = check_sources(discover(path), allow_partial=allow_partial).sources
 
     def read(kind: str) -> list[Columns]:
         if progress is not None:

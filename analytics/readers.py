@@ -197,6 +197,10 @@ def _log_batches(source: Source) -> Iterator[tuple[str, _BatchEntry]]:
         for entry in _walk_batches(segment, 0, files.size(segment)):
             if entry.base_offset < last_end:
                 continue
+            if source.log_end is not None and entry.base_offset + entry.record_count > (
+                source.log_end
+            ):
+                return
             last_end = entry.base_offset + entry.record_count
             yield segment, entry
 
@@ -391,6 +395,8 @@ def _log_batches_from(source: Source, start_offset: int) -> Iterator[Batch]:
         for batch in BatchScanner(data):
             if batch.next_offset <= max(start_offset, next_offset):
                 continue
+            if source.log_end is not None and batch.next_offset > source.log_end:
+                return
             next_offset = batch.next_offset
             if not batch.is_control:
                 yield batch

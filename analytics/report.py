@@ -104,13 +104,15 @@ def _format_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
-def render_text(
-    report: dict[str, Any], write: Callable[[Any], None], max_brokers: int = 40
-) -> None:
-    """Prints the report as rich tables through ``write`` (a Console's ``print``)."""
+def render_text(report: dict[str, Any], write: Callable[..., None], max_brokers: int = 40) -> None:
+    """Prints the report as rich tables through ``write`` (a Console's ``print``). What a
+    partial audit lacks comes first, one unwrapped line each."""
+    from rich.markup import escape
     from rich.table import Table
 
     threshold = report["threshold_percent"]
+    for note in report.get("partial", ()):
+        write(f"[bold red]PARTIAL[/bold red] {escape(note)}", soft_wrap=True)
     for name, cluster in report["clusters"].items():
         ratio = _format_ratio(cluster["preferred_leader_ratio"])
         write(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
+MASTER_PROBE_TIMEOUT_S = 3.0
+"""How long a ``spark://`` master gets to accept a connection before the audit gives up: Spark
+itself retries registering for over a minute and then names neither the URL nor the cause."""
 
 _LOG4J2 = """\
 rootLogger.level = error
@@ -76,6 +80,64 @@ def _check_java() -> None:
         )
 
 
+def _master_addresses(master: str) -> list[tuple[str, int]]:
+    """``(host, port)`` of each master of a ``spark://h1:p1,h2:p2`` URL."""
+    addresses = []
+    for part in master[len("spark://") :].split(","):
+        host, colon, port = part.strip().rstrip("/").rpartition(":")
+        if not colon or not port.isdigit():
+            raise SparkUnavailableError(f"Spark master {master}: {part!r} is not HOST:PORT")
+        addresses.append((host.strip("[]"), int(port)))
+    return addresses
+
+
+def _why_unreachable(host: str, port: int, timeout_s: float) -> str | None:
+    """Why nothing accepts a TCP connection at ``host:port``, or ``None`` if something does."""
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except socket.gaierror as error:
+        return f"cannot resolve {host} ({error.strerror or error})"
+    except ConnectionRefusedError:
+        return f"connection refused at {host}:{port}"
+    except TimeoutError:
+        return f"no answer from {host}:{port} within {timeout_s:g} s"
+    except OSError as error:
+        return f"{host}:{port}: {error.strerror or error}"
+    return None
+
+
+def check_master(master: str, timeout_s: float = MASTER_PROBE_TIMEOUT_S) -> None:
+    """Fails in one line naming the URL and the cause when no master of a ``spark://`` URL
+    accepts a connection; other masters (``local``, ``yarn``, ``k8s://``) are not probed."""
+    if not master.startswith("spark://"):
+        return
+    causes = []
+    for host, port in _master_addresses(master):
+        cause = _why_unreachable(host, port, timeout_s)
+        if cause is None:
+            return
+        causes.append(cause)
+    raise SparkUnavailableError(f"Spark master {master} is unreachable: {'; '.join(causes)}")
+
+
+def failure_cause(error: BaseException) -> str:
+    """The first line of the innermost cause of a Spark start-up failure: a Py4J error's Java
+    exception chain is followed to its root, where the message that explains it lives."""
+    java = getattr(error, "java_exception", None)
+    message = ""
+    if java is not None:
+        try:
+            while java.getCause() is not None:
+                java = java.getCause()
+            message = f"{java.getClass().getName()}: {java.getMessage()}"
+        except Exception:  # the gateway itself may be gone
+            message = ""
+    if not message:
+        message = str(error).strip()
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
 def _log4j2_file() -> Path:
     path = Path(tempfile.gettempdir()) / f"raftmeta-log4j2-{os.getuid()}.properties"
     if not path.exists() or path.read_text() != _LOG4J2:
@@ -104,6 +166,7 @@ def get_spark(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     chosen = resolve_master(master)
+    check_master(chosen)
     on_this_machine = chosen.startswith("local") or _loopback(chosen)
     if on_this_machine:
         # Executors on another machine must reach the driver: only a local or loopback
@@ -140,8 +203,9 @@ def get_spark(
     try:
         spark = builder.getOrCreate()
     except Exception as error:  # the JVM failed to start: report it in one line
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        raise SparkUnavailableError(f"Spark did not start: {first_line}") from None
+        raise SparkUnavailableError(
+            f"Spark did not start (master {chosen}): {failure_cause(error)}"
+        ) from None
     spark.sparkContext.setLogLevel("ERROR")
     from analytics.spark_source import RaftmetaDataSource
 

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from analytics import files
+from analytics.manifest import MANIFEST_FILE
 from raftmeta.config.properties import parse_properties
 from raftmeta.raft.batch import SnapshotId
 from raftmeta.storage.errors import StorageError
@@ -56,6 +57,11 @@ class Source:
     history_snapshot: str | None = None
     """The oldest snapshot at or after the log's first offset: the events replay from it, so
     the history kept below the latest snapshot is read too (``None``: use ``snapshot``)."""
+    manifest: str | None = None
+    """The export manifest beside the segments (see :mod:`analytics.manifest`), if any."""
+    log_end: int | None = None
+    """Offsets at or past it are not read: set by :mod:`analytics.integrity` when a damaged
+    log is read as far as it is whole (``--allow-partial``); ``None`` reads the whole log."""
 
     @property
     def description(self) -> str:
@@ -165,7 +171,7 @@ def _directory_source(
     if snapshots:
         latest = files.join(folder, snapshots[-1][1])
         reader = _open_snapshot(latest)
-    if latest is None and not segments:
+    if latest is None and not segments and (MANIFEST_FILE, "file") not in folder_entries:
         raise AnalyticsInputError(f"{directory}: holds neither a snapshot nor a log segment")
     history = None
     if segments and snapshots:
@@ -184,11 +190,15 @@ def _directory_source(
             cluster = files.basename(
                 directory if files.is_remote(directory) else os.path.realpath(directory)
             )
+    manifest = None
+    if (MANIFEST_FILE, "file") in folder_entries:
+        manifest = files.join(folder, MANIFEST_FILE)
     return Source(
         cluster,
         latest,
         tuple(files.join(folder, name) for _, name in segments),
         history_snapshot=history,
+        manifest=manifest,
     )
 
 

@@ -8,13 +8,15 @@
     )
 
 Options: ``kind`` (``partitions``, the default, ``brokers``, ``topics`` or ``events``; see
-:mod:`analytics.schemas` for the columns) and ``maxSplitBytes`` (how much of one file an input
-partition reads, default 16 MiB). The path is a snapshot file, a node's metadata directory or a
-folder of many clusters (see :mod:`analytics.sources`), local or a URI the executors reach
-(``s3://``, ``hdfs://``, ``gs://``; see :mod:`analytics.files`): the driver lists and plans,
-each executor opens the files of its own splits. Planning and reading are done by
-:mod:`analytics.readers`; this module only adapts them to Spark's interface, so workers must be
-able to import the ``analytics`` package (installing raftmeta is enough).
+:mod:`analytics.schemas` for the columns), ``maxSplitBytes`` (how much of one file an input
+partition reads, default 4 MiB) and ``allowPartial`` (``true``: read a damaged log as far as it
+is whole instead of failing; see :mod:`analytics.integrity`). The path is a snapshot file, a
+node's metadata directory or a folder of many clusters (see :mod:`analytics.sources`), local
+or a URI the executors reach (``s3://``, ``hdfs://``, ``gs://``; see :mod:`analytics.files`):
+the driver lists and plans, each executor opens the files of its own splits. Planning and
+reading are done by :mod:`analytics.readers`; this module only adapts them to Spark's
+interface, so workers must be able to import the ``analytics`` package (installing raftmeta
+is enough).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
+from analytics.integrity import check_sources
 from analytics.readers import DEFAULT_MAX_SPLIT_BYTES, Split, plan, read_split
 from analytics.schemas import KINDS, spark_ddl
 from analytics.sources import AnalyticsInputError, discover
@@ -68,9 +71,11 @@ class RaftmetaReader(DataSourceReader):
         self.path = str(path)
         self.kind = _kind(options)
         self.max_split_bytes = int(options.get("maxSplitBytes", DEFAULT_MAX_SPLIT_BYTES))
+        self.allow_partial = str(options.get("allowPartial", "false")).lower() == "true"
 
     def partitions(self) -> Sequence[InputPartition]:
-        splits = plan(discover(self.path), self.kind, self.max_split_bytes)
+        checked = check_sources(discover(self.path), allow_partial=self.allow_partial)
+        splits = plan(checked.sources, self.kind, self.max_split_bytes)
         return [SplitPartition(split) for split in splits]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:

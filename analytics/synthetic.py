@@ -16,9 +16,12 @@ from pathlib import Path
 from raftmeta.image import MetadataImage
 from raftmeta.raft.batch import SnapshotId, make_batch
 from raftmeta.records import (
+    NO_LEADER,
     BrokerEndpoint,
+    BrokerRegistrationChangeRecord,
     ConfigRecord,
     ConfigResourceType,
+    PartitionChangeRecord,
     PartitionRecord,
     Record,
     RegisterBrokerRecord,
@@ -134,3 +137,82 @@ def write_node_directory(
     if snapshot_at is not None:
         write_snapshot(image, folder, cluster_id=cluster_id, epoch=max(e for _, e, _ in batches))
     return root
+
+
+Batches = list[tuple[list[Record], int, int]]
+"""(records, epoch, batch time in ms) per batch, as :func:`write_node_directory` takes them."""
+
+
+def failover_story(
+    *,
+    brokers: int,
+    racks: int,
+    topics: int,
+    partitions_per_topic: int,
+    failed: Sequence[int] = (1,),
+    start_ms: int = 1_767_225_600_000,
+    records_per_batch: int = 500,
+) -> Batches:
+    """A cluster's log with history in it: created balanced; each broker in ``failed`` is
+    fenced in turn from +60 s, up to 20 s apart (its leaderships move to the next replica in
+    the ISR); all come back at +240 s, and at +300 s a preferred election returns two thirds
+    of the moved leaderships, leaving the rest for the audit's election plan. Batches of one
+    change carry times a fraction of a second apart, as a controller writes them."""
+    created = list(
+        cluster_records(
+            brokers=brokers, racks=racks, topics=topics, partitions_per_topic=partitions_per_topic
+        )
+    )
+    batches: Batches = []
+    epoch = 1
+
+    def add(records: list[Record], time_ms: int) -> None:
+        for start in range(0, len(records), records_per_batch):
+            batches.append((records[start : start + records_per_batch], epoch, time_ms))
+            time_ms += 150
+
+    add(created, start_ms)
+    replicas: dict[tuple[bytes, int], tuple[int, ...]] = {}
+    for record in created:
+        if isinstance(record, PartitionRecord):
+            replicas[record.topic_id, record.partition_id] = record.replicas
+    leader = {key: value[0] for key, value in replicas.items()}
+    isr = dict(replicas)
+    down: set[int] = set()
+    moved: list[tuple[bytes, int]] = []
+    spacing_ms = min(20_000, 160_000 // max(1, len(failed)))
+    for index, broker_id in enumerate(failed):
+        epoch += 1
+        down.add(broker_id)
+        changes: list[Record] = [BrokerRegistrationChangeRecord(broker_id, broker_id + 1, 1)]
+        for key, members in isr.items():
+            if broker_id not in members:
+                continue
+            isr[key] = tuple(member for member in members if member != broker_id)
+            if leader[key] == broker_id:
+                candidates = [r for r in replicas[key] if r not in down]
+                leader[key] = candidates[0] if candidates else NO_LEADER
+                moved.append(key)
+                changes.append(
+                    PartitionChangeRecord(key[1], key[0], isr=isr[key], leader=leader[key])
+                )
+            else:
+                changes.append(PartitionChangeRecord(key[1], key[0], isr=isr[key]))
+        add(changes, start_ms + 60_000 + index * spacing_ms + 1_250)
+    epoch += 1
+    recovered: list[Record] = [
+        BrokerRegistrationChangeRecord(broker_id, broker_id + 1, -1) for broker_id in failed
+    ]
+    for key, members in isr.items():
+        if members != replicas[key]:
+            isr[key] = replicas[key]
+            recovered.append(PartitionChangeRecord(key[1], key[0], isr=replicas[key]))
+    add(recovered, start_ms + 240_000 + 400)
+    elected: list[Record] = []
+    for number, key in enumerate(moved):
+        preferred = replicas[key][0]
+        if number % 3 != 2 and leader[key] != preferred:
+            leader[key] = preferred
+            elected.append(PartitionChangeRecord(key[1], key[0], leader=preferred))
+    add(elected, start_ms + 300_000 + 2_700)
+    return batches

@@ -3,13 +3,17 @@
 For a snapshot of 1M partitions (100 brokers on 10 racks, 1,000 topics, replication 3, a tenth
 of the partitions led by their second replica), written with SnapshotWriter from an image:
 
+- ``raftmeta audit`` end to end as a user runs it, a process of its own from start to exit
+  (Spark's session start included), Spark on local[2] beside ``--engine plain``, each with the
+  peak resident memory of its whole process tree (the JVM included), sampled from /proc;
+- where the Spark audit's time goes: session start, then each step of the report;
 - the data source's read rate on local[2] (rows per second, and per core);
 - the full audit (every figure, the election plan) on local[2];
 - ten clusters' snapshots (100k partitions each) audited in one Spark job;
 - the same two audits in one plain Python process over the same files, in the same run.
 
-Each figure is the median of ``--runs`` runs (default 3). Targets: full audit of 1M partitions
-in at most 60 s; reads of at least 100k rows/s per core.
+Each figure is the median of ``--runs`` runs (default 3); peak memory is the largest seen.
+Targets: full audit of 1M partitions in at most 60 s; reads of at least 100k rows/s per core.
 
     .venv/bin/python benchmarks/audit_bench.py [--partitions 1000000] [--runs 3] [--save]
 """
@@ -17,9 +21,13 @@ in at most 60 s; reads of at least 100k rows/s per core.
 from __future__ import annotations
 
 import argparse
+import itertools
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -62,6 +70,54 @@ def _write_cluster(
     return write_snapshot(image, directory, cluster_id=name, name=f"{name}.checkpoint")
 
 
+def _tree_rss_bytes(root: int) -> int:
+    """Resident memory of ``root`` and every process below it, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    total, pending = 0, [root]
+    page = os.sysconf("SC_PAGE_SIZE")
+    while pending:
+        pid = pending.pop()
+        pending.extend(children.get(pid, ()))
+        try:
+            with open(f"/proc/{pid}/statm") as statm:
+                total += int(statm.read().split()[1]) * page
+        except OSError:
+            continue
+    return total
+
+
+def end_to_end(command: list[str]) -> tuple[float, int]:
+    """Seconds from start to exit of ``command`` and the peak memory of its process tree."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    finished = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not finished.wait(0.1):
+            peak = max(peak, _tree_rss_bytes(process.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, errors = process.communicate()
+    seconds = time.perf_counter() - started
+    finished.set()
+    sampler.join()
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed: {errors.decode()[-2000:]}")
+    return seconds, peak
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=1_000_000)
@@ -96,6 +152,23 @@ def main(argv: list[str] | None = None) -> int:
             f"in {time.perf_counter() - start:.1f} s"
         )
 
+        out = root / "out"
+        for label, path in (
+            (f"1 x {args.partitions:,}", big),
+            (f"{args.clusters} x {each:,}", many),
+        ):
+            figures = []
+            for engine in ("spark", "plain"):
+                command = [sys.executable, "-m", "raftmeta", "audit", str(path), "--engine", engine]
+                command += ["--out", str(out / engine), "--format", "json"]
+                if engine == "spark":
+                    command += ["--master", "local[2]"]
+                runs = [end_to_end(command) for _ in range(args.runs)]
+                seconds = statistics.median(run[0] for run in runs)
+                peak = max(run[1] for run in runs)
+                figures.append(f"{engine} {seconds:6.1f} s, peak RSS {peak / 2**20:,.0f} MiB")
+            say(f"raftmeta audit {label:>16}, end to end: " + "; ".join(figures))
+
         def read_plain() -> int:
             splits = plan(discover(big), "partitions")
             return sum(batch.num_rows for split in splits for batch in read_split(split))
@@ -112,6 +185,20 @@ def main(argv: list[str] | None = None) -> int:
         spark = get_spark("local[2]", app_name="audit bench")
         spark.range(1).count()
         say(f"Spark session start (local[2]): {time.perf_counter() - start:.1f} s")
+
+        steps: list[tuple[str, float]] = []
+        frames = audit_frames(spark, str(big))
+        collect_report(frames, lambda step: steps.append((step, time.perf_counter())))
+        steps.append(("done", time.perf_counter()))
+        for frame in (frames.partitions, frames.brokers, frames.events, frames.clusters):
+            frame.unpersist()
+        say(
+            "Spark audit of 1M, by step: "
+            + ", ".join(
+                f"{name} {later - when:.1f} s"
+                for (name, when), (_, later) in itertools.pairwise(steps)
+            )
+        )
 
         def read_spark() -> int:
             frame = spark.read.format("raftmeta").load(str(big))

@@ -41,9 +41,10 @@ that and below the 15 s and unbounded waits the generated campaign found."""
 EXAMPLES_PER_COMMAND = 30
 """Sixteen commands and actions: about 500 command lines a run, in well under a minute."""
 
-SERVING = {"serve", "broker", "dev", "chaos"}
+SERVING = {"serve", "broker", "dev", "chaos", "spark-cluster"}
 """Commands that run until stopped, or for minutes (``chaos``), when their command line is
-valid: fuzzed with a bad ingredient in every example (``demo`` runs ``--simulated`` otherwise)."""
+valid: fuzzed with a bad ingredient in every example (``demo`` runs ``--simulated`` otherwise;
+``spark-cluster`` would start Spark's JVMs)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,12 @@ def register(commands: Any) -> None:
         default="spark",
         help="plain: compute the same report in this process, without Spark",
     )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="audit a damaged log as far as it is whole (the report's first line says what is "
+        "missing) instead of failing",
+    )
     parser.set_defaults(handler=run_audit)
 
 
@@ -95,6 +101,7 @@ def _spark_failure(error: Exception) -> str:
 def run_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from analytics.integrity import check_sources
     from analytics.plain_audit import DEFAULT_THRESHOLD_PERCENT
     from analytics.sources import AnalyticsInputError, discover
 
@@ -102,7 +109,7 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise CommandLineError(f"--out {args.out} is not a directory", USAGE_ERROR)
     try:
-        sources = discover(args.path)
+        checked = check_sources(discover(args.path), allow_partial=args.allow_partial)
     except AnalyticsInputError as error:
         raise CommandLineError(str(error)) from None
     except OSError as error:  # a device, a socket, a directory it may not read
@@ -119,7 +126,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
         try:
             if args.engine == "plain":
-                report = _plain_report(args.path, threshold, progress)
+                report = _plain_report(args.path, threshold, progress, args.allow_partial)
             else:
                 report = _spark_report(args, threshold, progress)
         except AnalyticsInputError as error:
@@ -129,10 +136,15 @@ def run_audit(args: argparse.Namespace) -> int:
                 f"{error.filename or args.path}: cannot read it ({error.strerror or error})"
             ) from None
         if not report["clusters"]:
+            damage = f": {checked.damage[0].describe()}" if checked.damage else ""
             raise CommandLineError(
-                f"{args.path}: no readable metadata in {len(sources)} source(s) "
-                "(every snapshot and log segment found is empty or damaged); nothing written"
+                f"{args.path}: no readable metadata in {len(checked.sources)} source(s) "
+                f"(every snapshot and log segment found is empty or damaged){damage}; "
+                "nothing written"
             )
+        if checked.damage:
+            # First in the report, so neither a reader of the JSON nor of the table misses it.
+            report = {"partial": [entry.partial_note() for entry in checked.damage], **report}
         from analytics.report import write_outputs
 
         progress(f"writing {args.out}")
@@ -155,14 +167,18 @@ def run_audit(args: argparse.Namespace) -> int:
             what = "report, plots and election plan"
         else:
             what = "report and election plan (no plots: matplotlib, of the spark extra, is absent)"
-        console.print(f"{len(sources)} cluster(s); {what} in {args.out}")
+        console.print(f"{len(checked.sources)} cluster(s); {what} in {args.out}")
     return 0
 
 
-def _plain_report(path: str, threshold: float, progress: Any) -> dict[str, Any]:
+def _plain_report(
+    path: str, threshold: float, progress: Any, allow_partial: bool
+) -> dict[str, Any]:
     from analytics.plain_audit import audit_path
 
-    return audit_path(path, threshold_percent=threshold, progress=progress)
+    return audit_path(
+        path, threshold_percent=threshold, progress=progress, allow_partial=allow_partial
+    )
 
 
 def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> dict[str, Any]:
@@ -191,7 +207,12 @@ def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> 
     try:
         from analytics.files import absolute
 
-        frames = audit_frames(spark, absolute(args.path), threshold_percent=threshold)
+        frames = audit_frames(
+            spark,
+            absolute(args.path),
+            threshold_percent=threshold,
+            allow_partial=args.allow_partial,
+        )
         return collect_report(frames, progress)
     except CommandLineError:
         raise

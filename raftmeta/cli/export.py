@@ -13,7 +13,8 @@ Only committed records go: nothing at or past the high watermark, which a data d
 not record (a node learns it from the leader). It comes from the running quorum
 (``--bootstrap-controller``) or from the operator (``--high-watermark``, for a stopped cluster
 whose committed end is known). The destination may be a local directory or a URI that
-``pyarrow.fs`` writes (``s3://bucket/clusters``; see :mod:`analytics.files`).
+``pyarrow.fs`` writes (``s3://bucket/clusters``; see :mod:`analytics.files`); an S3 bucket
+must exist, or be created with ``--create-bucket``.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ def register(actions: Any) -> None:
         type=_offset,
         metavar="OFFSET",
         help="export nothing at or past OFFSET (a stopped cluster's committed end)",
+    )
+    export.add_argument(
+        "--create-bucket",
+        action="store_true",
+        help="create the s3:// destination's bucket if it does not exist (else it must)",
     )
     export.set_defaults(handler=run)
 
@@ -124,9 +130,10 @@ def run(args: argparse.Namespace) -> int:
         raise CommandLineError(f"--name {name!r} is not a directory name", USAGE_ERROR)
     target = files.join(args.destination, name)
     try:
+        files.ensure_bucket(args.destination, create=args.create_bucket)
         if files.kind(target) is not None:
             raise CommandLineError(f"{target} already exists; remove it or give another --name")
-        write_history(history, target)
+        write_history(history, target, high_watermark)
     except files.RemoteFileError as error:
         raise CommandLineError(str(error)) from None
     except OSError as error:
@@ -217,16 +224,28 @@ def read_history(
     return History(cluster_id, meta_properties, tuple(chosen), kept)
 
 
-def write_history(history: History, target: str) -> None:
-    """Snapshots first, then the log, then ``meta.properties``: a half-written export lacks
-    the file that names its cluster."""
+def write_history(history: History, target: str, high_watermark: int | None = None) -> None:
+    """Snapshots first, then the log, its manifest, then ``meta.properties``: a half-written
+    export lacks the file that names its cluster, and a whole one says what it holds.
+    ``high_watermark`` is recorded in the manifest (default: the end of the exported log)."""
     from analytics import files
+    from analytics.manifest import MANIFEST_FILE, Manifest, SegmentEntry, SnapshotEntry
 
     folder = files.join(target, METADATA_PARTITION_DIR)
+    snapshots = []
     for snapshot_id, path in history.snapshots:
-        files.write_file(files.join(folder, snapshot_file_name(snapshot_id)), path.read_bytes())
+        data = path.read_bytes()
+        name = snapshot_file_name(snapshot_id)
+        files.write_file(files.join(folder, name), data)
+        snapshots.append(SnapshotEntry(name, len(data)))
+    segments = []
     if history.batches:
         data = b"".join(encode_batch(batch) for batch in history.batches)
-        name = segment_file_name(history.batches[0].base_offset)
+        start, end = history.log_range
+        name = segment_file_name(start)
         files.write_file(files.join(folder, name), data)
+        segments.append(SegmentEntry(name, len(data), start, end))
+    recorded = history.log_range[1] if high_watermark is None else high_watermark
+    manifest = Manifest(history.cluster_id, recorded, tuple(snapshots), tuple(segments))
+    files.write_file(files.join(folder, MANIFEST_FILE), manifest.encode())
     files.write_file(files.join(target, META_PROPERTIES_FILE), history.meta_properties)

@@ -21,6 +21,7 @@ from raftmeta.cli import (
     quorum,
     serve,
     soak,
+    spark_cluster,
     storage,
     topics,
 )
@@ -44,6 +45,7 @@ COMMANDS: tuple[Command, ...] = (
     features,
     acls,
     audit,
+    spark_cluster,
 )
 """Every command, in the order ``--help`` lists them. A command module imports what its work
 needs when it runs, so building the parser stays cheap."""

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from pyspark.sql import SparkSession
 from analytics.synthetic import build_image, write_node_directory, write_snapshot
 from raftmeta.cli.election_request import parse_partitions_json
 from raftmeta.cli.main import main
+from raftmeta.ports import free_ports
 from tests.analytics.helpers import failover_history
 
 
@@ -130,3 +132,48 @@ def test_a_directory_of_garbage_is_an_error_not_an_empty_report(
     error = capsys.readouterr().err
     assert "no readable metadata" in error and error.count("\n") == 1
     assert not out.exists() or not any(out.iterdir()), "nothing is written"
+
+
+def _audit_process(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    snapshot = _cluster(tmp_path)
+    started = time.monotonic()
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "raftmeta", "audit", str(snapshot)),
+            *("--out", str(tmp_path / "o"), *args),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return result, time.monotonic() - started
+
+
+def test_an_unreachable_master_fails_fast_naming_the_url_and_the_cause(tmp_path: Path) -> None:
+    (closed_port,) = free_ports(1)
+    master = f"spark://127.0.0.1:{closed_port}"
+    result, seconds = _audit_process(tmp_path, "--master", master)
+    assert result.returncode == 1
+    assert seconds < 10, f"took {seconds:.1f} s"
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert master in result.stderr and "connection refused" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_java_that_will_not_start_fails_fast_in_one_line(tmp_path: Path) -> None:
+    java_home = tmp_path / "broken-jdk"
+    (java_home / "bin").mkdir(parents=True)
+    java = java_home / "bin" / "java"
+    java.write_text("#!/bin/sh\nexit 1\n")
+    java.chmod(0o755)
+    env = {**os.environ, "JAVA_HOME": str(java_home)}
+    result, seconds = _audit_process(tmp_path, "--master", "local[1]", env=env)
+    assert result.returncode == 1
+    assert seconds < 10, f"took {seconds:.1f} s"
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("Spark did not start (master local[1]): "), result.stderr
+    assert "Traceback" not in result.stderr

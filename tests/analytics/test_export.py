@@ -4,6 +4,10 @@ latest snapshot."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,11 +15,13 @@ import pytest
 from analytics.plain_audit import audit_path
 from analytics.synthetic import write_node_directory, write_snapshot
 from raftmeta.cli.main import main
+from raftmeta.ports import free_ports
 from raftmeta.storage.codec import scan_batches
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
 from raftmeta.storage.log import FileLog
 from raftmeta.storage.snapshots import list_snapshots
 from tests.analytics.helpers import failover_history, image_of
+from tests.support.waiting import wait_until
 
 
 def _trimmed_node(directory: Path) -> Path:
@@ -108,3 +114,51 @@ def test_the_leadership_series_starts_before_the_first_change() -> None:
     # Broker 1 led 25 before the failure, none after it, 25 again after the election.
     assert leadership_series(cluster, 1000)[1] == [(59_000, 25), (60_000, 0), (120_000, 25)]
     assert leadership_series(cluster)[1] == [(60_000, 0), (120_000, 25)]
+
+
+@pytest.fixture
+def s3_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """An S3-compatible server (moto's server mode) on loopback, reached through AWS_*."""
+    (port,) = free_ports(1)
+    endpoint = f"http://127.0.0.1:{port}"
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": endpoint,
+    }.items():
+        monkeypatch.setenv(key, value)
+    moto = str(Path(sys.executable).parent / "moto_server")
+    with open(tmp_path / "moto.log", "wb") as log:
+        server = subprocess.Popen(
+            [moto, "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=subprocess.STDOUT
+        )
+    try:
+
+        def answers() -> bool:
+            try:
+                with urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=2):
+                    return True
+            except OSError:
+                return False
+
+        wait_until(answers, "the S3 server to answer", 30.0)
+        yield endpoint
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def test_export_to_a_missing_bucket_says_it_must_exist_or_creates_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], s3_server: str
+) -> None:
+    node = _trimmed_node(tmp_path / "node")
+    command = ["log", "export", str(node), "s3://exports/clusters", "--high-watermark", "13"]
+    assert main(command) == 1
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "s3://exports: the bucket does not exist" in error
+    assert "--create-bucket" in error
+    assert main([*command, "--create-bucket"]) == 0
+    capsys.readouterr()
+    report = audit_path("s3://exports/clusters", threshold_percent=10)
+    assert report["clusters"]["story"]["events"]["records"] == 7

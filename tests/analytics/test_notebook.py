@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -28,4 +29,18 @@ def test_leader_balance_notebook_runs_and_plans_the_skew_away(
     assert cluster["election_plan"]["brokers_above_threshold_after"] == [11]
     for name in ("report.json", "election-plan.json", "leaders.png", "imbalance.png"):
         assert (namespace["out"] / name).stat().st_size > 0
-    assert "partitions to move back to their preferred leader" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "partitions to move back to their preferred leader" in printed
+    # The fenced broker that still leads is called out, not left in the table.
+    (fenced,) = [row for row in cluster["broker_table"] if row["fenced"]]
+    assert fenced["broker_id"] == 11 and fenced["leaders"] > 0
+    assert f"WARNING: broker 11 is fenced but leads {fenced['leaders']} partitions" in printed
+    # The notebook ends on a leadership chart drawn from a log with changes in it.
+    assert namespace["history"]["events"]["leadership_changes"]
+    assert (namespace["history_out"] / "leadership.png").stat().st_size > 0
+    # Nothing is left behind once the notebook's objects are gone (as at kernel shutdown).
+    workdir = namespace["workdir"]
+    assert workdir.is_dir()
+    namespace.clear()
+    gc.collect()
+    assert not workdir.exists()
