@@ -193,7 +193,7 @@ class _Cluster:
 
 
 def run(args: argparse.Namespace) -> int:
-    from raftmeta.ports import free_ports
+    from raftmeta.devkit.ports import free_ports
 
     spark_home = _spark_home()
     _check_java()

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from analytics.synthetic import build_image, write_node_directory, write_snapshot
 from raftmeta.cli.election_request import parse_partitions_json
 from raftmeta.cli.main import main
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
 from tests.analytics.helpers import failover_history
 
 

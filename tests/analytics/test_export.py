@@ -15,7 +15,7 @@ import pytest
 from analytics.plain_audit import audit_path
 from analytics.synthetic import write_node_directory, write_snapshot
 from raftmeta.cli.main import main
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
 from raftmeta.storage.codec import scan_batches
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
 from raftmeta.storage.log import FileLog

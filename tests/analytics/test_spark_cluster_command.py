@@ -22,7 +22,7 @@ import pytest
 
 from analytics.synthetic import build_image, write_snapshot
 from raftmeta.cli.main import main
-from raftmeta.ports import free_ports
+from raftmeta.devkit.ports import free_ports
 
 REPO = Path(__file__).resolve().parents[2]
 URL_TIMEOUT_S = 120.0
