@@ -1,0 +1,72 @@
+"""The metadata image: what the committed records say the cluster looks like.
+
+Every voter and observer builds its image by replaying the same records in the same order, so
+replay must be deterministic and must refuse what it cannot apply: a record that names a topic,
+partition or broker registration that does not exist, or that would give a topic name a second
+id, raises :class:`ReplayError` and leaves the node to stop rather than diverge.
+
+:class:`MetadataImage` composes one part per domain and replays each record into the part that
+owns it, as Kafka's image does:
+
+* :class:`TopicsImage`: topics, their partitions, and the indexes the controller
+  asks for on every fence, election and rebalance (ISR membership, leadership counts);
+* :class:`ClusterImage`: broker and controller registrations;
+* :class:`ConfigurationsImage`: dynamic configuration by resource;
+* :class:`AclIndex`: the ACLs, indexed for the authorizer;
+* :class:`FeaturesImage`: finalized feature levels;
+* :class:`RequestsSeen`: outcomes of recent admin requests by request id.
+
+Every name is importable from this package; the modules are where each part lives.
+"""
+
+from raftmeta.image.acls import (
+    WILDCARD_RESOURCE,
+    AclBindingKey,
+    AclIndex,
+    AclResourceKey,
+    acl_binding_key,
+    acl_problem,
+)
+from raftmeta.image.cluster import BrokerRegistration, ClusterImage
+from raftmeta.image.configs import ConfigResource, ConfigurationsImage
+from raftmeta.image.errors import ReplayError
+from raftmeta.image.features import FeaturesImage
+from raftmeta.image.metadata import MetadataImage
+from raftmeta.image.partitions import (
+    PartitionKey,
+    PartitionRegistration,
+    TopicImage,
+    topic_collision_key,
+)
+from raftmeta.image.requests_seen import (
+    REQUEST_ID_RETENTION_MS,
+    REQUEST_IDS_KEPT,
+    REQUEST_OUTCOME_BYTES_KEPT,
+    RequestsSeen,
+)
+from raftmeta.image.topics import TopicsImage
+
+__all__ = [
+    "REQUEST_IDS_KEPT",
+    "REQUEST_ID_RETENTION_MS",
+    "REQUEST_OUTCOME_BYTES_KEPT",
+    "WILDCARD_RESOURCE",
+    "AclBindingKey",
+    "AclIndex",
+    "AclResourceKey",
+    "BrokerRegistration",
+    "ClusterImage",
+    "ConfigResource",
+    "ConfigurationsImage",
+    "FeaturesImage",
+    "MetadataImage",
+    "PartitionKey",
+    "PartitionRegistration",
+    "ReplayError",
+    "RequestsSeen",
+    "TopicImage",
+    "TopicsImage",
+    "acl_binding_key",
+    "acl_problem",
+    "topic_collision_key",
+]
