@@ -11,324 +11,82 @@ The node owns no socket: it sends through the :class:`~raftmeta.quorum.transport
 its ``connect`` opens, and whoever serves the transport hands inbound requests to
 :meth:`RaftNode.handle_request`. The composition root chooses the transport (gRPC in
 production, see ``raftmeta.quorum.grpc_server``) and owns the server's life cycle.
+
+Here are the node's life cycle and driver; beside it, what they use: ``application``,
+``inbound`` (calls awaiting the core's answer), ``node_snapshots``, ``node_clock``,
+``node_voters`` and ``leadership_log``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import functools
-import gc
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
 
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum.application import (
+    Application,
+    NoApplication,
+    SnapshotInstall,
+    SnapshotWork,
+    build_snapshot_state,
+)
 from raftmeta.quorum.disk import NodeDisk
 from raftmeta.quorum.fetch_latency import FetchRoundTrips
+from raftmeta.quorum.inbound import (
+    RESPONSE_TO_REQUEST,
+    Answer,
+    InboundCalls,
+    NodeStoppedError,
+    answers,
+)
+from raftmeta.quorum.leadership_log import LeadershipLog
 from raftmeta.quorum.membership import (
     VoterChangeWaits,
-    controller_endpoint,
-    discover_membership,
-    starting_membership,
     timed_out,
     voter_addresses,
 )
+from raftmeta.quorum.node_clock import Wakeup, monotonic_ms, on_wall_clock
+from raftmeta.quorum.node_snapshots import SnapshotTaking, fill_snapshot_chunk, load_snapshot
+from raftmeta.quorum.node_voters import dialled_endpoints, resume_membership, successor_reachable
 from raftmeta.quorum.refusals import RefusalLog
 from raftmeta.quorum.settings import NodeSettings
 from raftmeta.quorum.transport import Connect, PeerDownError, RaftChannel
-from raftmeta.quorum.write_placement import WritePlacement
-from raftmeta.raft.batch import Batch, SnapshotId
-from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
-from raftmeta.raft.core import NotLeaderError, QuorumDescription, RaftCore, ReplicaState
+from raftmeta.quorum.write_placement import WritePlacement, persist
+from raftmeta.raft.core import NotLeaderError, QuorumDescription, RaftCore
 from raftmeta.raft.membership import Membership
 from raftmeta.raft.messages import (
-    BeginQuorumEpochRequest,
-    BeginQuorumEpochResponse,
-    EndQuorumEpochRequest,
-    EndQuorumEpochResponse,
     FetchRequest,
     FetchResponse,
-    FetchSnapshotRequest,
     FetchSnapshotResponse,
     Message,
     Request,
     Response,
-    VoteRequest,
-    VoteResponse,
 )
-from raftmeta.raft.ready import LeaderAndEpoch, Outbound, Ready
-from raftmeta.raft.roles import Follower, Prospective, Resigned, Role
-from raftmeta.raft.snapshot_policy import snapshot_id_for
+from raftmeta.raft.ready import Outbound, Ready
+from raftmeta.raft.roles import Role
 from raftmeta.raft.voter_change import VoterChangeResult
 from raftmeta.raft.voters import ReplicaKey, Voter
 from raftmeta.storage.data_dir import MetadataDir
-from raftmeta.storage.errors import SnapshotError
-from raftmeta.storage.snapshots import SnapshotReader
+
+__all__ = [
+    "RESPONSE_TO_REQUEST",
+    "Answer",
+    "Application",
+    "NodeStoppedError",
+    "RaftNode",
+    "SnapshotInstall",
+    "SnapshotWork",
+    "answers",
+    "build_snapshot_state",
+    "monotonic_ms",
+]
 
 log = logging.getLogger(__name__)
-
-
-SnapshotWork = Callable[[], Iterable[bytes]]
-"""Serializes a state captured earlier. It runs on a worker thread while the node goes on
-committing, so it must read nothing that later commits change."""
-
-SnapshotInstall = Callable[[], None]
-"""The on-loop half of loading a snapshot: puts in place a state prepared on a worker thread."""
-
-
-RESPONSE_TO_REQUEST: dict[type[Response], type[Request]] = {
-    VoteResponse: VoteRequest,
-    BeginQuorumEpochResponse: BeginQuorumEpochRequest,
-    EndQuorumEpochResponse: EndQuorumEpochRequest,
-    FetchResponse: FetchRequest,
-    FetchSnapshotResponse: FetchSnapshotRequest,
-}
-"""Which request a response answers, to find the inbound call waiting for it."""
-
-
-Answer = Callable[["Response | BaseException"], None]
-"""Called once with the core's answer to an inbound request, or with why none will come
-(``NodeStoppedError``: not running or superseded; ``TimeoutError``)."""
-
-
-class _Waiter:
-    """An inbound request waiting for the core's answer, and whom to tell."""
-
-    __slots__ = ("answer", "request", "timer")
-
-    def __init__(self, request: Request, answer: Answer) -> None:
-        self.request = request
-        self.answer: Answer | None = answer
-        self.timer: asyncio.TimerHandle | None = None
-
-    def finish(self, outcome: Response | BaseException) -> None:
-        answer, self.answer = self.answer, None
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        if answer is None:
-            return
-        try:
-            answer(outcome)
-        except Exception:  # one caller's failure must not stop the driver
-            log.exception("answering %s failed", type(self.request).__name__)
-
-
-def answers(request: Request, response: Response) -> bool:
-    """Whether ``response`` answers ``request`` rather than an earlier request of its kind.
-
-    One request per (peer, kind) waits for its answer, so when a candidate's real vote
-    arrives before the answer to its pre-vote went out, that answer must not be taken for the
-    vote's: the wire echoes the waiting request's round, so the candidate would read a pre-vote
-    grant in its old epoch as the vote's answer and lose the vote it was granted.
-    """
-    if isinstance(request, VoteRequest) and isinstance(response, VoteResponse):
-        # A refusal echoes the epoch clamped into range, so only an accepted answer's must match.
-        return response.pre_vote == request.pre_vote and (
-            response.error is not ErrorCode.NONE
-            or response.candidate_epoch == request.candidate_epoch
-        )
-    return True
-
-
-def monotonic_ms() -> int:
-    return time.monotonic_ns() // 1_000_000
-
-
-class Application(Protocol):
-    """What the node tells the layer above it; ``RaftClient`` is the usual one."""
-
-    def prepare_snapshot(self, reader: SnapshotReader) -> SnapshotInstall:
-        """Builds the state ``reader`` holds, on a worker thread, and returns what installs it;
-        the node calls that on the event loop before it hands over anything after the snapshot.
-
-        While this runs the node's driver waits for it, so no other call of this protocol
-        comes in meanwhile: the build may read state that only these calls change, but must
-        change nothing (the loop goes on, and may read or write the application's state)."""
-        ...
-
-    def commit(self, batches: Sequence[Batch]) -> None: ...
-
-    def leader_change(self, leader: LeaderAndEpoch) -> None: ...
-
-    def state_changed(self) -> None:
-        """The core took input: its role or epoch may have moved."""
-
-    def snapshot_due(self) -> SnapshotWork | None:
-        """When a snapshot is wanted: the work that yields the records rebuilding the state as
-        of the last commit. Called on the event loop; the work runs on a worker thread."""
-
-
-class _NoApplication:
-    def prepare_snapshot(self, reader: SnapshotReader) -> SnapshotInstall:
-        return _nothing_to_install
-
-    def commit(self, batches: Sequence[Batch]) -> None:
-        pass
-
-    def leader_change(self, leader: LeaderAndEpoch) -> None:
-        pass
-
-    def state_changed(self) -> None:
-        pass
-
-    def snapshot_due(self) -> SnapshotWork | None:
-        return None
-
-
-def _nothing_to_install() -> None:
-    pass
-
-
-def build_snapshot_state(prepare: Callable[[], SnapshotInstall]) -> SnapshotInstall:
-    """Runs ``prepare`` (on a worker thread) with the cyclic collector paused, then moves what
-    it built out of the collector's young generation in one step.
-
-    Otherwise the new state (millions of objects for a large image) would sit in generation 0
-    (the image's own load pauses the collector too), and the first allocation after would
-    walk it all in one young collection: 0.23 s for 200k partitions, holding the interpreter,
-    so the event loop as well, for all of it. ``gc.freeze`` moves every tracked object out of
-    sight at once; a process that keeps its loaded state frozen (``raftmeta.quorum.collector``)
-    keeps the new state frozen too (the replaced one is still freed by reference counts), and
-    any other process has it moved back at once into the oldest generation, where it would
-    have ended up after a few young collections (full collections walk it as before).
-
-    The collector's switch is process-wide: while a build runs, no thread collects, as during
-    any image load. Two builds at once leave it as they found it, at worst collecting the
-    rest of the later one as usual.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return prepare()
-    finally:
-        keeps_state_frozen = gc.get_freeze_count() > 0
-        gc.freeze()
-        if not keeps_state_frozen:
-            gc.unfreeze()
-        if was_enabled:
-            gc.enable()
-
-
-class _LeadershipLog:
-    """Logs at INFO, once each, every change of the leader this node knows of, and why.
-
-    The core is looked at after every input it takes; a change is a new (leader, epoch) pair,
-    or this node resigning. Why is read off what the node saw before: a leader it followed
-    that had resigned (EndQuorumEpoch) makes the next leader a handover.
-    """
-
-    __slots__ = ("_handing_over", "_known", "_last", "_node_id", "_resumed")
-
-    def __init__(self, node_id: int) -> None:
-        self._node_id = node_id
-        self._last: tuple[int | None, int, bool] | None = None
-        self._handing_over = False
-        self._known: tuple[int, int] | None = None
-        """The last (leader, epoch) this node knew of."""
-        self._resumed = False
-        """The last line was the one for resuming from disk: a leader of that same epoch was
-        elected before the restart, not under this node's eyes."""
-
-    def observe(self, core: RaftCore) -> None:
-        state = core.state
-        resigned = isinstance(state, Resigned)
-        current = (core.leader_id, core.epoch, resigned)
-        last = self._last
-        if isinstance(state, Follower | Prospective) and state.leader_resigned:
-            self._handing_over = True
-        if current == last:
-            return
-        self._last = current
-        leader, epoch, _ = current
-        if last is None:
-            reason = "resumed from disk"
-        elif resigned:
-            if isinstance(state, Resigned) and state.preferred_successors:
-                successors = ", ".join(str(v) for v in state.preferred_successors)
-                reason = f"resigned, handing over to {successors}"
-                self._handing_over = True
-            else:
-                reason = "resigned"
-        elif leader is None:
-            electing = core.role in (Role.PROSPECTIVE, Role.CANDIDATE)
-            reason = "no leader known: election under way" if electing else "no leader known"
-        elif (leader, epoch) == self._known:
-            reason = "unchanged after a pre-vote round that did not win"
-        elif epoch == last[1] and last[0] is None and self._resumed and not self._handing_over:
-            reason = "learned of the leader of this epoch"
-        elif self._handing_over:
-            reason = "handover"
-        else:
-            reason = "elected"
-        self._resumed = last is None
-        if leader is not None:
-            self._handing_over = False
-            self._known = (leader, epoch)
-        log.info(
-            "node %d: leader is now %s in epoch %d (%s)",
-            self._node_id,
-            "nobody" if leader is None else f"node {leader}",
-            epoch,
-            reason,
-        )
-
-
-def _timed_persist(disk: NodeDisk, ready: Ready) -> float:
-    """Make ``ready`` durable; returns the milliseconds the disk work took."""
-    started = time.perf_counter()
-    disk.persist(ready)
-    return (time.perf_counter() - started) * 1000
-
-
-class _Wakeup:
-    """What the driver sleeps on between Readys: set by any input, or its deadline passing.
-
-    An ``asyncio.Event`` under ``wait_for`` costs a task and several turns of the loop per
-    wake, on the path of every commit; this is one future and one timer.
-    """
-
-    __slots__ = ("_is_set", "_sleeping")
-
-    def __init__(self) -> None:
-        self._is_set = False
-        self._sleeping: asyncio.Future[None] | None = None
-
-    def set(self) -> None:
-        self._is_set = True
-        sleeping = self._sleeping
-        if sleeping is not None and not sleeping.done():
-            sleeping.set_result(None)
-
-    def clear(self) -> None:
-        self._is_set = False
-
-    async def wait(self, timeout_s: float) -> None:
-        """Return once set (at once if it is), or after ``timeout_s``."""
-        if self._is_set:
-            return
-        loop = asyncio.get_running_loop()
-        sleeping: asyncio.Future[None] = loop.create_future()
-        self._sleeping = sleeping
-        timer = loop.call_later(timeout_s, _wake, sleeping)
-        try:
-            await sleeping
-        finally:
-            timer.cancel()
-            self._sleeping = None
-
-
-def _wake(sleeping: asyncio.Future[None]) -> None:
-    if not sleeping.done():
-        sleeping.set_result(None)
-
-
-class NodeStoppedError(ConnectionError):
-    """The node is not running, so a call into it can get no answer."""
 
 
 class RaftNode:
@@ -342,19 +100,19 @@ class RaftNode:
         self.settings = settings
         self.node_id = settings.node_id
         self._connect = connect
-        self._app: Application = _NoApplication()
+        self._app: Application = NoApplication()
         self._disk: NodeDisk | None = None
         self._cluster_id: str | None = None
         self._core: RaftCore | None = None
         self._channel: RaftChannel | None = None
         self._voter_addresses: dict[int, str] = {}
         self._driver: asyncio.Task[None] | None = None
-        self._wakeup = _Wakeup()
+        self._wakeup = Wakeup()
         self._idle = asyncio.Event()
         self._progress = asyncio.Event()
         """Set whenever the core took input or a Ready was done: its state may have moved."""
         self._stopping = False
-        self._waiters: dict[tuple[int, type[Request]], _Waiter] = {}
+        self._inbound = InboundCalls()
         self._calls: set[asyncio.Task[None]] = set()
         self._refused: dict[int, int] = {}
         """Peers whose connection refused or closed on this node's last call to them, and
@@ -365,13 +123,11 @@ class RaftNode:
         self.written_offset = 0
         """The log end the last completed write made durable on this node's disk; the log
         beyond it is being written or waits for the next write."""
-        self._snapshot_task: asyncio.Task[None] | None = None
-        self._snapshot_written: tuple[SnapshotId, int] | None = None
-        """A snapshot the worker finished, for the driver to hand to the core between Readys."""
+        self._snapshots = SnapshotTaking(self.node_id, self._wakeup)
         self.failure: BaseException | None = None
         """Why the driver stopped on its own, if it did; the node is unusable after it."""
         self._refusals = RefusalLog(log, self.node_id)
-        self._leadership = _LeadershipLog(self.node_id)
+        self._leadership = LeadershipLog(self.node_id)
         self._voter_changes = VoterChangeWaits()
         self._retired_channels: list[RaftChannel] = []
         """Channels replaced when the voters' addresses changed; closed at stop, so calls
@@ -445,14 +201,14 @@ class RaftNode:
         disk = self._disk
         assert disk is not None
         addresses = dict(voters if voters is not None else self.settings.voters)
-        membership = await self._starting_membership(disk, addresses)
+        membership = await resume_membership(self.settings, disk, addresses)
         core = disk.new_core(membership, self.settings.raft, monotonic_ms(), random.Random())
         addresses = voter_addresses(core.voter_set, voter_addresses(membership.voters, addresses))
         latest = disk.directory.latest_snapshot
         self._applied_offset = core.log.start_offset
         self.written_offset = core.log.end_offset
         if latest is not None:
-            await self._load_snapshot(disk, latest)
+            await load_snapshot(self._app, disk, latest)
         self._voter_addresses = addresses
         self._channel = self._connect(
             self.node_id,
@@ -471,7 +227,9 @@ class RaftNode:
         it then stays to vote and fetch until the successor commits (see :meth:`_linger`)."""
         core = self._core
         if graceful and self.running and core is not None and core.role is Role.LEADER:
-            successor_reachable = self._successor_reachable(core)
+            handover_possible = successor_reachable(
+                core, self.node_id, self.settings.raft.fetch_timeout_ms
+            )
             epoch, committed = core.epoch, core.high_watermark
             self._idle.clear()
             core.resign(monotonic_ms())
@@ -479,7 +237,7 @@ class RaftNode:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(2.0):
                     await self._idle.wait()
-            if successor_reachable:
+            if handover_possible:
                 await self._linger(epoch, committed)
             if self._calls:
                 await asyncio.wait(set(self._calls), timeout=1.0)
@@ -488,11 +246,8 @@ class RaftNode:
         if self._driver is not None:
             await self._driver
             self._driver = None
-        if self._snapshot_task is not None:
-            # The worker thread cannot be interrupted; the directory must outlive its writes.
-            await asyncio.wait({self._snapshot_task})
-            self._snapshot_task = None
-        self._fail_waiters()
+        await self._snapshots.finish()
+        self._inbound.fail_all(self.node_id)
         for call in list(self._calls):
             call.cancel()
         if self._calls:
@@ -509,19 +264,6 @@ class RaftNode:
             self._disk = None
         self._core = None
         self._app.state_changed()
-
-    def _successor_reachable(self, core: RaftCore) -> bool:
-        """Whether enough voters fetched lately for a successor to be elected at all; if not,
-        lingering for one would only hold the stop up for nothing."""
-        now = monotonic_ms()
-        recent = sum(
-            1
-            for voter in core.describe().voters
-            if voter.replica_id != self.node_id
-            and voter.last_fetch_ms is not None
-            and now - voter.last_fetch_ms < self.settings.raft.fetch_timeout_ms
-        )
-        return recent + 1 >= core.majority
 
     async def _linger(self, epoch: int, committed: int) -> None:
         """Keep answering after resigning until a successor leads and has committed.
@@ -591,7 +333,7 @@ class RaftNode:
             withdraw()
             raise
         if isinstance(response, FetchSnapshotResponse) and response.chunk_length:
-            response = await self._fill_snapshot_chunk(response)
+            response = await fill_snapshot_chunk(self._disk, response, self.node_id)
         return response
 
     def submit_request(self, sender: int, request: Request, answer: Answer) -> Callable[[], None]:
@@ -612,68 +354,13 @@ class RaftNode:
         self._refused.pop(sender, None)
         if self._channel is not None:
             self._channel.heard_from(sender)
-        key = (sender, type(request))
-        previous = self._waiters.pop(key, None)
-        if previous is not None:
-            previous.finish(NodeStoppedError("superseded by a newer request"))
-        waiter = _Waiter(request, answer)
         raft = self.settings.raft
         timeout_s = (raft.request_timeout_ms + raft.fetch_max_wait_ms) / 1000
-        waiter.timer = asyncio.get_running_loop().call_later(
-            timeout_s, self._expire, key, waiter, timeout_s
-        )
-        self._waiters[key] = waiter
-
-        def withdraw() -> None:
-            self._drop_waiter(key, waiter)
-            waiter.answer = None
-            if waiter.timer is not None:
-                waiter.timer.cancel()
-
+        withdraw = self._inbound.wait(sender, request, answer, timeout_s)
         # A core that fails on this input fails every waiter, this one included.
         with contextlib.suppress(NodeStoppedError):
             self._step(sender, request)
         return withdraw
-
-    def _drop_waiter(self, key: tuple[int, type[Request]], waiter: _Waiter) -> None:
-        if self._waiters.get(key) is waiter:
-            del self._waiters[key]
-
-    def _expire(self, key: tuple[int, type[Request]], waiter: _Waiter, timeout_s: float) -> None:
-        self._drop_waiter(key, waiter)
-        waiter.timer = None
-        waiter.finish(TimeoutError(f"no answer within {timeout_s:g} s"))
-
-    async def _fill_snapshot_chunk(self, response: FetchSnapshotResponse) -> FetchSnapshotResponse:
-        disk = self._disk
-        try:
-            if disk is None:
-                raise SnapshotError("the node stopped")
-            data = await asyncio.to_thread(
-                disk.read_snapshot_chunk,
-                response.snapshot_id,
-                response.position,
-                response.chunk_length,
-            )
-        except (OSError, SnapshotError) as error:
-            log.warning("node %d: cannot serve snapshot chunk: %s", self.node_id, error)
-            return FetchSnapshotResponse(
-                ErrorCode.SNAPSHOT_NOT_FOUND,
-                response.epoch,
-                response.leader_id,
-                response.snapshot_id,
-                response.position,
-            )
-        return FetchSnapshotResponse(
-            response.error,
-            response.epoch,
-            response.leader_id,
-            response.snapshot_id,
-            response.position,
-            response.size,
-            len(data),
-            data,
-        )
 
     def _deliver_response(self, sender: int, response: Response) -> None:
         if self.running:
@@ -696,7 +383,7 @@ class RaftNode:
             self.failure = error
         self._stopping = True
         self._wakeup.set()
-        self._fail_waiters()
+        self._inbound.fail_all(self.node_id)
         self._app.state_changed()
         self._progress.set()
 
@@ -722,27 +409,7 @@ class RaftNode:
         core = self.core
         if core.role is not Role.LEADER:
             raise NotLeaderError(core.leader_id, core.epoch)
-        description = core.describe()
-        wall_offset = time.time_ns() // 1_000_000 - monotonic_ms()
-
-        def wall(value: int | None) -> int | None:
-            return None if value is None else value + wall_offset
-
-        def on_wall_clock(states: Sequence[ReplicaState]) -> tuple[ReplicaState, ...]:
-            return tuple(
-                dataclasses.replace(
-                    state,
-                    last_fetch_ms=wall(state.last_fetch_ms),
-                    last_caught_up_ms=wall(state.last_caught_up_ms),
-                )
-                for state in states
-            )
-
-        return dataclasses.replace(
-            description,
-            voters=on_wall_clock(description.voters),
-            observers=on_wall_clock(description.observers),
-        )
+        return on_wall_clock(core.describe())
 
     # ------------------------------------------------------------------------ driver
 
@@ -751,10 +418,9 @@ class RaftNode:
         try:
             while not self._stopping:
                 self._wakeup.clear()
-                if self._snapshot_written is not None:
-                    snapshot_id, size = self._snapshot_written
-                    self._snapshot_written = None
-                    core.snapshot_taken(snapshot_id, size)
+                written = self._snapshots.take_written()
+                if written is not None:
+                    core.snapshot_taken(*written)
                 now = monotonic_ms()
                 if now >= core.next_deadline_ms():
                     core.tick(now)
@@ -783,21 +449,12 @@ class RaftNode:
         self._log_rejected(ready)
         self._send(ready.messages)
         if ready.needs_persist():
-            placement = self._write_placement
-            if placement.inline(ready):
-                if ready.messages:
-                    # One turn for whatever the sends woke (a gRPC handler's answer) to go
-                    # out before the loop blocks on the disk.
-                    await asyncio.sleep(0)
-                elapsed_ms = _timed_persist(disk, ready)
-            else:
-                elapsed_ms = await asyncio.to_thread(_timed_persist, disk, ready)
-            placement.observe(elapsed_ms)
+            await persist(disk, ready, self._write_placement)
         self.written_offset = ready.log_end_offset
         self._send(ready.messages_after_persist)
         app = self._app
         if ready.loaded_snapshot is not None:
-            await self._load_snapshot(disk, ready.loaded_snapshot)
+            await load_snapshot(app, disk, ready.loaded_snapshot)
             self._applied_offset = ready.loaded_snapshot.end_offset
         if ready.committed:
             app.commit(ready.committed)
@@ -810,24 +467,6 @@ class RaftNode:
         self._progress.set()
         self._maybe_snapshot(core, disk)
 
-    async def _load_snapshot(self, disk: NodeDisk, snapshot_id: SnapshotId) -> None:
-        """Read, decode and build the snapshot's state on a worker thread, then install it here.
-
-        A large snapshot (hundreds of thousands of records) takes seconds to decode and build;
-        on the loop that held every fetch and vote answer for as long, and followers timed out
-        on their leader. The build is pure Python, so the worker and the loop share the
-        interpreter, but the loop takes it back every switch interval (5 ms) and keeps
-        answering. The driver waits here like it waits for a write: the core's contract (the
-        load completes before ``advance``) holds, and inputs that arrive meanwhile queue up
-        for the core as they do during any other wait.
-        """
-        app = self._app
-        install = await asyncio.to_thread(
-            build_snapshot_state,
-            lambda: app.prepare_snapshot(disk.directory.read_snapshot(snapshot_id)),
-        )
-        install()
-
     def _log_rejected(self, ready: Ready) -> None:
         """One line per peer message the core refused, within each sender's budget."""
         for rejected in ready.rejected:
@@ -838,49 +477,9 @@ class RaftNode:
             )
 
     def _maybe_snapshot(self, core: RaftCore, disk: NodeDisk) -> None:
-        """Start a snapshot when the application wants one and none is being written.
-
-        Serializing a large image takes seconds (about 3 s at a million partitions). Done on
-        the driver, it would stop the node answering fetches for that long and a leader would
-        lose its epoch; so the application captures its state here and the records are made
-        and written on a worker thread while the node goes on.
-        """
-        if self._snapshot_task is not None or self._stopping:
-            return
-        work = self._app.snapshot_due()
-        if work is None:
-            return
-        snapshot_id = snapshot_id_for(core.log, core.high_watermark, self._applied_offset)
-        if snapshot_id is None:
-            return
-        if disk.directory.snapshot_path(snapshot_id).exists():
-            return
-        membership = core.membership_at(snapshot_id.end_offset)
-        kept = membership if membership.kraft_version >= KRAFT_VERSION_DYNAMIC else None
-        task = asyncio.create_task(self._write_snapshot(disk, snapshot_id, work, kept))
-        self._snapshot_task = task
-
-    async def _write_snapshot(
-        self,
-        disk: NodeDisk,
-        snapshot_id: SnapshotId,
-        work: SnapshotWork,
-        membership: Membership | None = None,
-    ) -> None:
-        try:
-            size = await asyncio.to_thread(
-                lambda: disk.write_snapshot(snapshot_id, work(), membership)
-            )
-        except Exception as error:
-            # A snapshot is an optimization: the log still holds everything. Say so loudly
-            # and let the next trigger try again.
-            log.error("node %d: snapshot %s failed: %s", self.node_id, snapshot_id, error)
-        else:
-            log.info("node %d: took snapshot %s", self.node_id, snapshot_id.file_stem())
-            self._snapshot_written = (snapshot_id, size)
-            self._wakeup.set()
-        finally:
-            self._snapshot_task = None
+        """Start a snapshot, written off the driver, when the application wants one."""
+        if not self._stopping:
+            self._snapshots.start_if_due(core, disk, self._app, self._applied_offset)
 
     def _send(self, outbound: Sequence[Outbound]) -> None:
         channel = self._channel
@@ -892,14 +491,7 @@ class RaftNode:
                 self._calls.add(call)
                 call.add_done_callback(self._calls.discard)
                 continue
-            key = (item.destination, RESPONSE_TO_REQUEST[type(message)])
-            pending = self._waiters.get(key)
-            if pending is None or not answers(pending.request, message):
-                # The answer to a superseded request (a pre-vote the candidate's real vote
-                # overtook before the answer went out): its caller was already told so.
-                continue
-            del self._waiters[key]
-            pending.finish(message)
+            self._inbound.answer(item.destination, message)
 
     async def _call(self, channel: RaftChannel, destination: int, request: Request) -> None:
         sent_ms = monotonic_ms()
@@ -924,33 +516,7 @@ class RaftNode:
                 return
             self._after_input()
 
-    def _fail_waiters(self) -> None:
-        waiters, self._waiters = self._waiters, {}
-        for waiter in waiters.values():
-            waiter.finish(NodeStoppedError(f"node {self.node_id} stopped"))
-
     # ------------------------------------------------------------------------ membership
-
-    async def _starting_membership(self, disk: NodeDisk, static: Mapping[int, str]) -> Membership:
-        """Where the log starts: kept on disk, static, or asked of the bootstrap servers."""
-        directory = disk.directory
-        found = await asyncio.to_thread(
-            starting_membership, directory.partition_dir, directory.latest_snapshot, static
-        )
-        if found is not None:
-            return found
-        discovered = await discover_membership(
-            self.settings.bootstrap_servers,
-            directory.cluster_id,
-            self.settings.raft.fetch_timeout_ms * 20 / 1000,
-            tls=self.settings.bootstrap_tls,
-        )
-        log.info(
-            "node %d: learned the voters from the bootstrap servers: %s",
-            self.node_id,
-            ", ".join(str(voter.key) for voter in discovered.voters),
-        )
-        return discovered
 
     @property
     def membership(self) -> Membership:
@@ -996,12 +562,7 @@ class RaftNode:
     ) -> VoterChangeResult:
         """kraft.version 0 -> 1: the static voters, dialled where this node dials them, become
         the first VotersRecord (see ``RaftCore.upgrade_to_dynamic``)."""
-        endpoints = {}
-        for node_id, address in self._voter_addresses.items():
-            try:
-                endpoints[node_id] = (controller_endpoint(address),)
-            except ValueError:
-                continue
+        endpoints = dialled_endpoints(self._voter_addresses)
         return await self._change_voters(
             lambda core, now: core.upgrade_to_dynamic(endpoints, now, validate_only=validate_only),
             timeout_ms,

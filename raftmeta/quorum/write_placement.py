@@ -13,6 +13,10 @@ election state (a few fsyncs, and rare), and every write once the smoothed write
 
 from __future__ import annotations
 
+import asyncio
+import time
+
+from raftmeta.quorum.disk import NodeDisk
 from raftmeta.raft.ready import AppendBatches, Ready
 
 INLINE_MAX_BYTES = 64 * 1024
@@ -52,3 +56,23 @@ class WritePlacement:
         """Count one write that took ``elapsed_ms`` (the disk work alone, without the wait
         for a worker thread), wherever it ran."""
         self.smoothed_ms += SMOOTHING * (elapsed_ms - self.smoothed_ms)
+
+
+async def persist(disk: NodeDisk, ready: Ready, placement: WritePlacement) -> None:
+    """Make ``ready`` durable where ``placement`` says, and tell it how long the write took."""
+    if placement.inline(ready):
+        if ready.messages:
+            # One turn for whatever the sends woke (a gRPC handler's answer) to go out
+            # before the loop blocks on the disk.
+            await asyncio.sleep(0)
+        elapsed_ms = _timed_persist(disk, ready)
+    else:
+        elapsed_ms = await asyncio.to_thread(_timed_persist, disk, ready)
+    placement.observe(elapsed_ms)
+
+
+def _timed_persist(disk: NodeDisk, ready: Ready) -> float:
+    """Make ``ready`` durable; returns the milliseconds the disk work took."""
+    started = time.perf_counter()
+    disk.persist(ready)
+    return (time.perf_counter() - started) * 1000
