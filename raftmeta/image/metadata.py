@@ -111,6 +111,17 @@ class MetadataImage:
         other._replay_by_type = other._replay_table()
         return other
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The state without the replay table: it holds a closure, which pickle cannot take,
+        and is rebuilt from the parts on the other side."""
+        state = dict(self.__dict__)
+        del state["_replay_by_type"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._replay_by_type = self._replay_table()
+
     # --- replay --------------------------------------------------------------------------
 
     def apply(self, record: Record, offset: int) -> None:

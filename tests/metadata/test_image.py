@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import pickle
 import weakref
 
 import pytest
@@ -547,3 +548,14 @@ def test_a_dropped_image_is_freed_without_the_cycle_collector() -> None:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_an_image_survives_pickling_and_replays_into_its_own_parts() -> None:
+    image = orders_image(ConfigRecord(TOPIC, "orders", "retention.ms", "1"))
+    copied = pickle.loads(pickle.dumps(image))
+    assert copied == image
+    copied.apply(RemoveTopicRecord(ORDERS), image.offset + 1)
+    assert copied.topic(ORDERS) is None
+    assert copied.configs(TOPIC, "orders") == {}
+    assert image.topic(ORDERS) is not None
+    assert image.configs(TOPIC, "orders") == {"retention.ms": "1"}
