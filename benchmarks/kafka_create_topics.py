@@ -48,7 +48,8 @@ of this module's own run (two runs, the modes' order alternating, load average 6
 threads reached more in six, by a median 1.33x, with less client CPU per write (0.22-0.27 ms
 against 0.33-0.39 ms): sixteen interpreters, each with librdkafka's threads, take CPU from
 the controllers on two cores."""
-PARTITIONS = 1
+PARTITIONS = 3
+"""The gRPC column's partitions per topic, so both doors do the same write."""
 REPLICATION_FACTOR = 3
 """The gRPC column's replication factor, on the same six brokers."""
 READY_TIMEOUT_S = 120.0

@@ -18,7 +18,7 @@ controller uses), as ``benchmarks/quorum_bench.py`` does.
 
 A second raftmeta column, ``raftmeta-kafka``, takes the same CreateTopics phases through the
 controllers' KAFKA listeners instead, from real Kafka clients: confluent-kafka ``AdminClient`` s,
-one per client, each request one topic of 1 partition at RF 3 on the same six brokers (see
+one per client, each request one topic of 3 partitions at RF 3 on the same six brokers (see
 ``benchmarks/kafka_create_topics.py``). Its 16 clients run as 16 threads of one client process
 by default, which reached more here than 16 processes (``--kafka-clients`` picks). It speaks
 only Kafka's public protocol, so it measures whatever the listener does inside; the table
@@ -587,7 +587,7 @@ def run_raftmeta_kafka(
     client_mode: str | None = None,
 ) -> None:
     """CreateTopics through the controllers' KAFKA listeners with 1 and 16 confluent-kafka
-    clients (``benchmarks/kafka_create_topics.py``); one topic of 1 partition at RF 3 per
+    clients (``benchmarks/kafka_create_topics.py``); one topic of 3 partitions at RF 3 per
     request, on the gRPC column's six brokers. No serial phase: that is the Raft log's, the
     same whichever door a write came in by."""
     from benchmarks.kafka_create_topics import (
@@ -1058,7 +1058,7 @@ def main() -> int:
         many = load.concurrent_clients
         out(
             f"{KAFKA} = raftmeta's 1/{many}-client CreateTopics through its controllers' KAFKA "
-            "listeners (1 topic, 1 partition, RF 3, the same 6 brokers), each client a "
+            "listeners (1 topic, 3 partitions, RF 3, the same 6 brokers), each client a "
             f"confluent-kafka AdminClient of its own, the {many} clients as "
             + (f"{many} processes" if kafka_mode == "processes" else "threads of one process")
             + "; server CPU is the three controllers' over each phase, as for raftmeta"
