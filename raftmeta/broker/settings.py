@@ -72,6 +72,9 @@ class BrokerSettings:
     tls: TlsSettings | None = None
     """The broker's credentials toward the controllers (its ``broker-<id>`` certificate and
     the CA it trusts); None speaks plaintext."""
+    static_configs: tuple[tuple[str, str], ...] = ()
+    """The broker configs its file sets (Kafka names, such as ``log.retention.hours``): the
+    STATIC_BROKER_CONFIG level of its effective config, under the dynamic ones in the log."""
     combined: bool = False
     """The broker runs inside a controller's process under the controller's id
     (``process.roles=broker,controller``): it reads the metadata log from that controller's

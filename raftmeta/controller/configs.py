@@ -170,13 +170,18 @@ def _differing_from_default(static: Mapping[str, str]) -> dict[str, str]:
 
 
 def _described_broker_names(levels: BrokerConfigLevels) -> list[str]:
-    """The dynamic broker configs, and any other name set at some level: a read-only config
-    the node does not set has nothing to say (its value lives in each broker's file)."""
+    """The dynamic broker configs, the topic configs' synonyms (read-only ones such as
+    ``log.retention.hours`` among them) and any other name set at some level. Any other
+    read-only config (``node.id``, ``log.dirs``) lives in each broker's own file, which the
+    controller does not hold."""
     names = {
         name
         for name, definition in BROKER_CONFIG_DEFS.items()
         if definition.mode is not UpdateMode.READ_ONLY
     }
+    names.update(
+        synonym.name for definition in TOPIC_CONFIG_DEFS.values() for synonym in definition.synonyms
+    )
     for _, values in levels.set_levels():
         names.update(values)
     return sorted(names)
