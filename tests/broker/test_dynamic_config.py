@@ -4,6 +4,7 @@ over its static one, its own value over the cluster-wide one, and back when that
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 from raftmeta.broker import Broker, BrokerState, ConfigChange
@@ -19,6 +20,10 @@ from tests.support.scenario import run_scenario
 
 BROKER = int(ConfigResourceType.BROKER)
 RETENTION = "log.retention.ms"
+
+
+def running(broker: Broker) -> Callable[[], bool]:
+    return lambda: broker.state is BrokerState.RUNNING
 
 
 async def alter(quorum: BrokerQuorum, name: str, key: str, value: str | None) -> None:
@@ -52,7 +57,7 @@ def test_a_broker_hears_of_dynamic_configs_in_kafkas_precedence(tmp_path: Path) 
         await broker.start()
         other = await quorum.start_broker(2)
         for started in (broker, other):
-            await started.wait_for(lambda b=started: b.state is BrokerState.RUNNING, DEADLINE_S)
+            await started.wait_for(running(started), DEADLINE_S)
         changes: list[ConfigChange] = []
         broker.on_config_change(changes.append)
         seen_by_other: list[ConfigChange] = []
