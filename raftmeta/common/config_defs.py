@@ -709,6 +709,12 @@ def broker_config_def(name: str) -> ConfigDef | None:
     listener, dot, key = name[len(LISTENER_PREFIX) :].partition(".")
     base = _SECURITY_DEFS.get(key) if listener and dot else None
     if base is None:
+        # A SASL config may also be set for one mechanism of the listener
+        # (``listener.name.NAME.plain.sasl.jaas.config``).
+        mechanism, dot, sasl_key = key.partition(".")
+        if mechanism and dot and sasl_key.startswith("sasl."):
+            base = _SECURITY_DEFS.get(sasl_key)
+    if base is None:
         return None
     return ConfigDef(name, base.type, None, base.doc, base.check, mode=UpdateMode.PER_BROKER)
 
