@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from raftmeta.common.config_defs import static_broker_configs
 from raftmeta.common.features import SUPPORTED_FEATURES
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
@@ -156,6 +157,7 @@ class BrokerSettings:
             status_file=status_file,
             unconfirmed_voters=unconfirmed_voters,
             tls=client_tls(config.originals),
+            static_configs=static_broker_configs(config.originals),
             combined=combined,
         )
 

@@ -719,6 +719,27 @@ def broker_config_def(name: str) -> ConfigDef | None:
     return ConfigDef(name, base.type, None, base.doc, base.check, mode=UpdateMode.PER_BROKER)
 
 
+def static_broker_configs(originals: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The broker configs a node's file sets (its STATIC_BROKER_CONFIG level), sorted: the
+    keys of ``originals`` that are dynamic broker configs or a topic config's synonym. The
+    other read-only ones (``node.id``, ``log.dirs``) are the node's own settings, read as
+    such, not levels under a dynamic value."""
+    found: list[tuple[str, str]] = []
+    for key, value in originals.items():
+        definition = broker_config_def(key)
+        if definition is not None and (
+            definition.mode is not UpdateMode.READ_ONLY or key in TOPIC_SYNONYM_NAMES
+        ):
+            found.append((key, value))
+    return tuple(sorted(found))
+
+
+TOPIC_SYNONYM_NAMES = frozenset(
+    synonym.name for definition in TOPIC_CONFIG_DEFS.values() for synonym in definition.synonyms
+)
+"""The broker configs that supply some topic config's default."""
+
+
 def docs_table(definitions: Mapping[str, ConfigDef], *, topic: bool) -> str:
     """A Markdown table of ``definitions``: name, type, default, valid values, the broker
     synonyms (``topic``) or the update mode, and the line of documentation."""

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from raftmeta.common.config_defs import (
     BROKER_CONFIG_DEFS,
     TOPIC_CONFIG_DEFS,
+    TOPIC_SYNONYM_NAMES,
     ConfigDef,
     UpdateMode,
     broker_config_def,
@@ -119,16 +120,19 @@ def _resource_error(image: MetadataImage, resource: ConfigResourceRef) -> ItemEr
 
 
 def describe_config(
-    image: MetadataImage, resource: ConfigResourceRef, static: Mapping[str, str]
+    image: MetadataImage,
+    resource: ConfigResourceRef,
+    static: Mapping[str, str],
+    set_in_file: Mapping[str, str] | None = None,
 ) -> DescribeConfigsResult:
     """A resource's configs, every one the table knows, each with the level it comes from,
     its synonyms, type and documentation; a sensitive value is never shown.
 
-    ``static`` is the node's own file for the broker configs it sets. A broker shows them,
-    overridden by the dynamic cluster default, overridden by its own dynamic values. A topic
-    shows its own value or else its broker synonyms': the dynamic cluster default, then the
-    node's settings where they differ from Kafka's default (the node cannot tell whether its
-    file set a value equal to the default, which Kafka would show as DEFAULT_CONFIG), then the
+    ``static`` is the node's static broker configs, ``set_in_file`` those of them its file
+    names. A broker shows the static ones, overridden by the dynamic cluster default,
+    overridden by its own dynamic values. A topic shows its own value or else its broker
+    synonyms': the dynamic cluster default, then the ones its file sets or its settings where
+    they differ from Kafka's default (a setting built without a file cannot tell), then the
     default.
     """
     error = _resource_error(image, resource)
@@ -139,7 +143,8 @@ def describe_config(
     entries: list[ConfigEntry] = []
     if resource.resource_type == ConfigResourceType.TOPIC:
         levels = BrokerConfigLevels(
-            cluster_default=cluster_default, static=_differing_from_default(static)
+            cluster_default=cluster_default,
+            static={**_differing_from_default(static), **(set_in_file or {})},
         )
         entries = [
             topic_entry(definition, own.get(name), levels)
@@ -179,9 +184,7 @@ def _described_broker_names(levels: BrokerConfigLevels) -> list[str]:
         for name, definition in BROKER_CONFIG_DEFS.items()
         if definition.mode is not UpdateMode.READ_ONLY
     }
-    names.update(
-        synonym.name for definition in TOPIC_CONFIG_DEFS.values() for synonym in definition.synonyms
-    )
+    names.update(TOPIC_SYNONYM_NAMES)
     for _, values in levels.set_levels():
         names.update(values)
     return sorted(names)
@@ -289,9 +292,11 @@ class ConfigurationControlManager:
     def __init__(self, settings: ControllerSettings) -> None:
         self.settings = settings
 
-    def static_defaults(self) -> dict[str, str]:
-        """This node's settings for the configs that have a cluster-wide default."""
+    def static_configs(self) -> dict[str, str]:
+        """This node's static broker configs: those its file sets, and its settings for the
+        two configs the controller itself reads."""
         return {
+            **dict(self.settings.static_broker_configs),
             MIN_INSYNC_REPLICAS: str(self.settings.min_insync_replicas),
             UNCLEAN_LEADER_ELECTION_ENABLE: str(
                 self.settings.unclean_leader_election_enable
@@ -335,7 +340,9 @@ class ConfigurationControlManager:
         self, image: MetadataImage, resources: Sequence[ConfigResourceRef]
     ) -> ControllerResult[list[DescribeConfigsResult]]:
         """DescribeConfigs; writes nothing."""
-        defaults = self.static_defaults()
+        static = self.static_configs()
+        set_in_file = dict(self.settings.static_broker_configs)
         return ControllerResult(
-            (), [describe_config(image, resource, defaults) for resource in resources]
+            (),
+            [describe_config(image, resource, static, set_in_file) for resource in resources],
         )

@@ -17,6 +17,8 @@ from raftmeta.common.configs import (
     ConfigType,
 )
 from raftmeta.common.topics import NewTopic
+from raftmeta.config.node import parse_config
+from raftmeta.controller import ControllerSettings
 from raftmeta.errors import ErrorCode
 from raftmeta.records import ConfigRecord, ConfigResourceType
 from tests.controller.harness import Harness, run_async
@@ -379,3 +381,42 @@ def test_the_broker_table_marks_kafkas_update_modes() -> None:
     for topic_def in TOPIC_CONFIG_DEFS.values():
         for synonym in topic_def.synonyms:
             assert synonym.name in BROKER_CONFIG_DEFS
+
+
+@run_async
+async def test_broker_configs_set_in_the_node_file_are_static() -> None:
+    config = parse_config(
+        {
+            "node.id": 1,
+            "controller.quorum.voters": "1@127.0.0.1:9093",
+            "metadata.log.dir": "/tmp/unused",
+            "log.retention.hours": "24",
+            "num.io.threads": "4",
+            "no.such.key": "1",
+        }
+    )
+    settings = ControllerSettings.from_config(config, "abc")
+    assert settings.static_broker_configs == (
+        ("log.retention.hours", "24"),
+        ("num.io.threads", "4"),
+    )
+    h = Harness(static_broker_configs=settings.static_broker_configs)
+    await h.start()
+    await h.add_brokers(1)
+    await h.run(h.controller.create_topics([NewTopic("t", 1, 1)]))
+    described = await h.controller.describe_configs(
+        [ConfigResourceRef(TOPIC, "t"), ConfigResourceRef(BROKER, "1")]
+    )
+    topic, broker = (entries_of(result.entries) for result in described)
+    retention = topic["retention.ms"]
+    assert (retention.value, retention.source) == (
+        str(24 * 3_600_000),
+        ConfigSource.STATIC_BROKER_CONFIG,
+    )
+    assert retention.synonyms == (
+        ConfigSynonym("log.retention.hours", "24", ConfigSource.STATIC_BROKER_CONFIG),
+        ConfigSynonym("log.retention.hours", "168", ConfigSource.DEFAULT_CONFIG),
+    )
+    threads = broker["num.io.threads"]
+    assert (threads.value, threads.source) == ("4", ConfigSource.STATIC_BROKER_CONFIG)
+    await h.stop()
