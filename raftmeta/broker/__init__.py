@@ -9,6 +9,7 @@ server.
 """
 
 from raftmeta.broker.broker import Broker, BrokerFailure, BrokerState, ControllerCaller
+from raftmeta.broker.dynamic_config import ConfigChange
 from raftmeta.broker.replica import LeadershipChange, MetadataReplica, PartitionChange
 from raftmeta.broker.settings import BrokerSettings
 from raftmeta.broker.status import StatusFile, read_status
@@ -18,6 +19,7 @@ __all__ = [
     "BrokerFailure",
     "BrokerSettings",
     "BrokerState",
+    "ConfigChange",
     "ControllerCaller",
     "LeadershipChange",
     "MetadataReplica",

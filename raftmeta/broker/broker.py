@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from raftmeta.broker.dynamic_config import ConfigListener, DynamicBrokerConfig
 from raftmeta.broker.isr import WAIT_FOR_NEW_METADATA, RefusedAsStale, isr_expansions
 from raftmeta.broker.replica import (
     LeadershipChange,
@@ -116,6 +117,7 @@ class Broker:
         """New per ``Broker`` object, as Kafka's is per process start."""
         self._channel = channel
         self._replica = MetadataReplica(settings.broker_id, self._on_replica_update)
+        self._config = DynamicBrokerConfig(settings.broker_id, dict(settings.static_configs))
         self._node: RaftNode | None = None
         self._server: RaftServer | None = None
         """The observer node's gRPC server; it outlives the node by the time stop takes."""
@@ -194,6 +196,18 @@ class Broker:
             self._digest = (version, self._replica.image.digest())
         return self._digest[1]
 
+    @property
+    def effective_config(self) -> Mapping[str, str]:
+        """Every broker config with a value, in Kafka's precedence: this broker's dynamic
+        configs, the cluster-wide dynamic defaults, its static ones, the defaults."""
+        return self._config.effective
+
+    def topic_config(self, topic_name: str) -> dict[str, str]:
+        """A topic's effective configs on this broker: its own values over the defaults this
+        broker's effective config gives every topic (``log.retention.hours`` as
+        ``retention.ms``, ...)."""
+        return self._config.topic_config(self._replica.image, topic_name)
+
     # --- subscriptions -------------------------------------------------------------------
 
     def on_partition_change(self, callback: PartitionListener) -> Callable[[], None]:
@@ -204,6 +218,12 @@ class Broker:
     def on_leadership_change(self, callback: LeadershipListener) -> Callable[[], None]:
         """``callback(change)`` when this broker gains or loses the leadership of partitions."""
         return self._replica.on_leadership_change(callback)
+
+    def on_config_change(self, callback: ConfigListener) -> Callable[[], None]:
+        """``callback(change)`` when this broker's effective config changes: a dynamic config
+        for it or for every broker was set or deleted in a replayed batch. Returns a function
+        that unsubscribes."""
+        return self._config.on_change(callback)
 
     def on_state_change(self, callback: StateListener) -> Callable[[], None]:
         """``callback(old, new)`` on every lifecycle state change."""
@@ -708,6 +728,7 @@ class Broker:
         self._notify()
 
     def _on_replica_update(self) -> None:
+        self._config.update(self._replica.image)
         if self._unconfirmed:
             self._check_leader_address()
         epoch = self._broker_epoch

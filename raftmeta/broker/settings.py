@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from raftmeta.common.config_defs import static_broker_configs
 from raftmeta.common.features import SUPPORTED_FEATURES
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
@@ -72,6 +73,9 @@ class BrokerSettings:
     tls: TlsSettings | None = None
     """The broker's credentials toward the controllers (its ``broker-<id>`` certificate and
     the CA it trusts); None speaks plaintext."""
+    static_configs: tuple[tuple[str, str], ...] = ()
+    """The broker configs its file sets (Kafka names, such as ``log.retention.hours``): the
+    STATIC_BROKER_CONFIG level of its effective config, under the dynamic ones in the log."""
     combined: bool = False
     """The broker runs inside a controller's process under the controller's id
     (``process.roles=broker,controller``): it reads the metadata log from that controller's
@@ -153,6 +157,7 @@ class BrokerSettings:
             status_file=status_file,
             unconfirmed_voters=unconfirmed_voters,
             tls=client_tls(config.originals),
+            static_configs=static_broker_configs(config.originals),
             combined=combined,
         )
 

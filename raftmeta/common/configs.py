@@ -48,11 +48,45 @@ class ConfigSource(enum.IntEnum):
     DEFAULT_CONFIG = 5
 
 
+class ConfigType(enum.IntEnum):
+    """A config's value type (Kafka's DescribeConfigs v3+ ``ConfigType`` ids)."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
 @dataclass(frozen=True, slots=True)
-class ConfigEntry:
+class ConfigSynonym:
+    """One level a described value could come from, as Kafka's DescribeConfigs synonyms: the
+    name at that level (a broker synonym may differ from the topic's), its value there and
+    the level."""
+
     name: str
     value: str | None
     source: ConfigSource
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """A described config. ``value`` is ``None`` for a sensitive one, which is never shown;
+    ``synonyms`` list every level that sets it, the one in effect first."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+    is_sensitive: bool = False
+    read_only: bool = False
+    synonyms: tuple[ConfigSynonym, ...] = ()
+    documentation: str | None = None
+    config_type: ConfigType = ConfigType.UNKNOWN
 
 
 @dataclass(frozen=True, slots=True)

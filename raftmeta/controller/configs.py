@@ -1,14 +1,34 @@
-"""Which topic and broker configs the controller accepts, and how values are checked.
+"""Which topic and broker configs the controller accepts, how values are checked, and how
+they are described.
 
 A value the controller writes is replayed by every node forever, so it is checked here, at the
-edge, with INVALID_CONFIG and a message naming the key. Unknown names are refused too: a typo
-such as ``min.insync.replica`` would otherwise be stored and silently do nothing.
+edge, with INVALID_CONFIG and a message naming the key, against Kafka's table of configs
+(:mod:`raftmeta.common.config_defs`). Unknown names are refused too: a typo such as
+``min.insync.replica`` would otherwise be stored and silently do nothing. A broker config is
+also refused when Kafka would not change it while running (read-only), or would only change it
+for one broker and the request names the cluster-wide default.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
+from raftmeta.common.config_defs import (
+    BROKER_CONFIG_DEFS,
+    TOPIC_CONFIG_DEFS,
+    TOPIC_SYNONYM_NAMES,
+    ConfigDef,
+    UpdateMode,
+    broker_config_def,
+    check_value,
+    list_items,
+)
+from raftmeta.common.config_levels import (
+    BrokerConfigLevels,
+    broker_entry,
+    topic_entry,
+    unknown_entry,
+)
 from raftmeta.common.configs import (
     AlterConfig,
     AlterConfigOp,
@@ -16,6 +36,7 @@ from raftmeta.common.configs import (
     ConfigEntry,
     ConfigResourceRef,
     ConfigSource,
+    ConfigType,
     DescribeConfigsResult,
 )
 from raftmeta.common.features import elr_enabled
@@ -29,16 +50,6 @@ from raftmeta.records import ClearElrRecord, ConfigRecord, ConfigResourceType, R
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 
-Validator = Callable[[str], str | None]
-"""Returns a reason the value is bad, or ``None``."""
-
-
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
-MAX_CONFIG_VALUE_LENGTH = 1024
-"""The longest config value accepted. Every value the controller accepts is short (a number, a
-boolean, a policy list); anything longer is refused before it is parsed, so a request cannot
-make every node replay and keep a megabyte-long value forever."""
 SHOWN_LENGTH = 100
 """How much of a refused name or value an error message repeats."""
 
@@ -50,92 +61,45 @@ def shown(text: str) -> str:
     return f"{text[:SHOWN_LENGTH]}... ({len(text)} characters)"
 
 
-def _int_in(minimum: int, maximum: int) -> Validator:
-    """An integer between the bounds: Kafka's INT configs are int32, its LONG ones int64."""
-
-    def check(value: str) -> str | None:
-        try:
-            number = int(value.strip())
-        except ValueError:
-            return "must be an integer"
-        if number < minimum:
-            return f"must be at least {minimum}"
-        if number > maximum:
-            return f"must be at most {maximum}"
-        return None
-
-    return check
-
-
-def _int_at_least(minimum: int) -> Validator:
-    """A Kafka INT config (int32) of at least ``minimum``."""
-    return _int_in(minimum, INT32_MAX)
-
-
-def _long_at_least(minimum: int) -> Validator:
-    """A Kafka LONG config (int64) of at least ``minimum``."""
-    return _int_in(minimum, INT64_MAX)
-
-
-def _boolean(value: str) -> str | None:
-    return None if value.strip().lower() in ("true", "false") else "must be true or false"
-
-
-def _one_of(*choices: str) -> Validator:
-    def check(value: str) -> str | None:
-        return None if value.strip() in choices else f"must be one of {', '.join(choices)}"
-
-    return check
-
-
-def _cleanup_policy(value: str) -> str | None:
-    parts = [part.strip() for part in value.split(",")]
-    if parts and all(part in ("delete", "compact") for part in parts):
-        return None
-    return "must be a list of delete and compact"
-
-
-TOPIC_CONFIGS: Mapping[str, Validator] = {
-    MIN_INSYNC_REPLICAS: _int_at_least(1),
-    UNCLEAN_LEADER_ELECTION_ENABLE: _boolean,
-    "cleanup.policy": _cleanup_policy,
-    "retention.ms": _long_at_least(-1),
-    "retention.bytes": _long_at_least(-1),
-    "segment.bytes": _int_at_least(14),
-    "segment.ms": _long_at_least(1),
-    "max.message.bytes": _int_at_least(0),
-    "compression.type": _one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
-    "min.compaction.lag.ms": _long_at_least(0),
-    "delete.retention.ms": _long_at_least(0),
-}
-
-BROKER_CONFIGS: Mapping[str, Validator] = {
-    MIN_INSYNC_REPLICAS: _int_at_least(1),
-    UNCLEAN_LEADER_ELECTION_ENABLE: _boolean,
-    "log.retention.ms": _long_at_least(-1),
-    "log.retention.bytes": _long_at_least(-1),
-    "log.cleanup.policy": _cleanup_policy,
-    "compression.type": _one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
-    "message.max.bytes": _int_at_least(0),
-}
-
-
-def check_config(known: Mapping[str, Validator], kind: str, name: str, value: str | None) -> None:
-    """Raises INVALID_CONFIG for an unknown name or a bad value; ``None`` (delete) is fine."""
-    validator = known.get(name)
-    if validator is None:
-        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown {kind} config name: {shown(name)}")
+def _checked(definition: ConfigDef, value: str | None) -> None:
     if value is None:
         return
-    if len(value) > MAX_CONFIG_VALUE_LENGTH:
-        reason: str | None = f"longer than {MAX_CONFIG_VALUE_LENGTH} characters"
-    else:
-        reason = validator(value)
+    reason = check_value(definition, value)
     if reason is not None:
         raise KafkaError(
             ErrorCode.INVALID_CONFIG,
-            f"Invalid value {shown(value)} for configuration {name}: {reason}",
+            f"Invalid value {shown(value)} for configuration {definition.name}: {reason}",
         )
+
+
+def check_topic_config(name: str, value: str | None) -> None:
+    """Raises INVALID_CONFIG for an unknown topic config or a bad value; ``None`` (delete)
+    is fine."""
+    definition = TOPIC_CONFIG_DEFS.get(name)
+    if definition is None:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {shown(name)}")
+    _checked(definition, value)
+
+
+def check_broker_config(name: str, value: str | None, cluster_default: bool) -> None:
+    """Raises INVALID_CONFIG for an unknown broker config, one that cannot change while the
+    cluster runs, one that only one broker may set when ``cluster_default``, or a bad value.
+    Deleting is checked as setting is: a read-only name was never stored dynamically."""
+    definition = broker_config_def(name)
+    if definition is None:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown broker config name: {shown(name)}")
+    if definition.mode is UpdateMode.READ_ONLY:
+        raise KafkaError(
+            ErrorCode.INVALID_CONFIG,
+            f"Broker config {name} is read-only: it cannot be updated dynamically.",
+        )
+    if cluster_default and definition.mode is UpdateMode.PER_BROKER:
+        raise KafkaError(
+            ErrorCode.INVALID_CONFIG,
+            f"Broker config {name} cannot be set as the cluster-wide default: name the "
+            "broker id to set it for one broker.",
+        )
+    _checked(definition, value)
 
 
 def _resource_error(image: MetadataImage, resource: ConfigResourceRef) -> ItemError | None:
@@ -156,40 +120,74 @@ def _resource_error(image: MetadataImage, resource: ConfigResourceRef) -> ItemEr
 
 
 def describe_config(
-    image: MetadataImage, resource: ConfigResourceRef, static_defaults: Mapping[str, str]
+    image: MetadataImage,
+    resource: ConfigResourceRef,
+    static: Mapping[str, str],
+    set_in_file: Mapping[str, str] | None = None,
 ) -> DescribeConfigsResult:
-    """A resource's effective configs, each with the level it comes from.
+    """A resource's configs, every one the table knows, each with the level it comes from,
+    its synonyms, type and documentation; a sensitive value is never shown.
 
-    ``static_defaults`` are the node's own settings for the configs that have a cluster-wide
-    default. A topic shows them, overridden by the dynamic cluster default, overridden by its
-    own values; a broker shows the static ones, then the dynamic cluster default, then its own.
+    ``static`` is the node's static broker configs, ``set_in_file`` those of them its file
+    names. A broker shows the static ones, overridden by the dynamic cluster default,
+    overridden by its own dynamic values. A topic shows its own value or else its broker
+    synonyms': the dynamic cluster default, then the ones its file sets or its settings where
+    they differ from Kafka's default (a setting built without a file cannot tell), then the
+    default.
     """
     error = _resource_error(image, resource)
     if error is not None:
         return DescribeConfigsResult(resource, error)
-    cluster_defaults = image.configs(int(ConfigResourceType.BROKER), "")
-    entries: dict[str, ConfigEntry] = {}
+    cluster_default = image.configs(int(ConfigResourceType.BROKER), "")
+    own = image.configs(resource.resource_type, resource.name)
+    entries: list[ConfigEntry] = []
     if resource.resource_type == ConfigResourceType.TOPIC:
-        for name, value in static_defaults.items():
-            entries[name] = ConfigEntry(name, value, ConfigSource.DEFAULT_CONFIG)
-            if name in cluster_defaults:
-                entries[name] = ConfigEntry(
-                    name, cluster_defaults[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
-                )
-        own = ConfigSource.TOPIC_CONFIG
-    else:
-        for name, value in static_defaults.items():
-            entries[name] = ConfigEntry(name, value, ConfigSource.STATIC_BROKER_CONFIG)
-        for name, value in cluster_defaults.items():
-            entries[name] = ConfigEntry(name, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
-        own = (
-            ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
-            if resource.name == ""
-            else ConfigSource.DYNAMIC_BROKER_CONFIG
+        levels = BrokerConfigLevels(
+            cluster_default=cluster_default,
+            static={**_differing_from_default(static), **(set_in_file or {})},
         )
-    for name, value in image.configs(resource.resource_type, resource.name).items():
-        entries[name] = ConfigEntry(name, value, own)
-    return DescribeConfigsResult(resource, OK, tuple(entries[name] for name in sorted(entries)))
+        entries = [
+            topic_entry(definition, own.get(name), levels)
+            for name, definition in TOPIC_CONFIG_DEFS.items()
+        ]
+        entries.extend(
+            unknown_entry(name, value, ConfigSource.TOPIC_CONFIG)
+            for name, value in own.items()
+            if name not in TOPIC_CONFIG_DEFS
+        )
+    else:
+        levels = BrokerConfigLevels(
+            per_broker=own if resource.name != "" else {},
+            cluster_default=cluster_default,
+            static=static,
+        )
+        entries = [broker_entry(name, levels) for name in _described_broker_names(levels)]
+    return DescribeConfigsResult(resource, OK, tuple(sorted(entries, key=lambda entry: entry.name)))
+
+
+def _differing_from_default(static: Mapping[str, str]) -> dict[str, str]:
+    differing: dict[str, str] = {}
+    for name, value in static.items():
+        definition = broker_config_def(name)
+        if definition is None or definition.default != value:
+            differing[name] = value
+    return differing
+
+
+def _described_broker_names(levels: BrokerConfigLevels) -> list[str]:
+    """The dynamic broker configs, the topic configs' synonyms (read-only ones such as
+    ``log.retention.hours`` among them) and any other name set at some level. Any other
+    read-only config (``node.id``, ``log.dirs``) lives in each broker's own file, which the
+    controller does not hold."""
+    names = {
+        name
+        for name, definition in BROKER_CONFIG_DEFS.items()
+        if definition.mode is not UpdateMode.READ_ONLY
+    }
+    names.update(TOPIC_SYNONYM_NAMES)
+    for _, values in levels.set_levels():
+        names.update(values)
+    return sorted(names)
 
 
 def alter_config_records(
@@ -199,24 +197,36 @@ def alter_config_records(
     error = _resource_error(image, resource)
     if error is not None:
         raise KafkaError(error.code, error.message or "")
-    if resource.resource_type == ConfigResourceType.TOPIC:
-        known, kind = TOPIC_CONFIGS, "topic"
-    else:
-        known, kind = BROKER_CONFIGS, "broker"
     names = [op.name for op in ops]
     if len(set(names)) != len(names):
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
     current = image.configs(resource.resource_type, resource.name)
     records: list[Record] = []
     for op in ops:
-        value = _apply_op(op, current.get(op.name))
-        check_config(known, kind, op.name, value)
+        value = _apply_op(op, current.get(op.name), _config_type(resource, op.name))
+        if resource.resource_type == ConfigResourceType.TOPIC:
+            check_topic_config(op.name, value)
+        else:
+            check_broker_config(op.name, value, cluster_default=resource.name == "")
         records.append(ConfigRecord(resource.resource_type, resource.name, op.name, value))
     if _clears_elr(image, resource, current, records):
         # An ELR was built against the old min ISR; under another it may name replicas that
         # do not hold every committed write (KIP-966), so the ELRs it covers are dropped.
         records.append(ClearElrRecord(resource.name))
     return records
+
+
+def replacing_ops(
+    image: MetadataImage, resource: ConfigResourceRef, configs: Mapping[str, str]
+) -> list[AlterConfig]:
+    """Legacy AlterConfigs as operations: the given configs replace the resource's whole set,
+    so every stored name the request leaves out is deleted."""
+    current = image.configs(resource.resource_type, resource.name)
+    ops = [AlterConfig(name, AlterConfigOp.SET, value) for name, value in configs.items()]
+    ops.extend(
+        AlterConfig(name, AlterConfigOp.DELETE) for name in sorted(current) if name not in configs
+    )
+    return ops
 
 
 def _clears_elr(
@@ -239,12 +249,17 @@ def _clears_elr(
     )
 
 
-LIST_CONFIGS = frozenset({"cleanup.policy", "log.cleanup.policy"})
-"""Configs holding comma-separated lists, the only ones APPEND and SUBTRACT apply to."""
+def _config_type(resource: ConfigResourceRef, name: str) -> ConfigType:
+    if resource.resource_type == ConfigResourceType.TOPIC:
+        definition = TOPIC_CONFIG_DEFS.get(name)
+    else:
+        definition = broker_config_def(name)
+    return ConfigType.UNKNOWN if definition is None else definition.type
 
 
-def _apply_op(op: AlterConfig, current: str | None) -> str | None:
-    """The value after ``op``; ``None`` removes the config."""
+def _apply_op(op: AlterConfig, current: str | None, config_type: ConfigType) -> str | None:
+    """The value after ``op``; ``None`` removes the config. APPEND and SUBTRACT apply to
+    LIST configs only."""
     if op.op == AlterConfigOp.SET:
         if op.value is None:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"No value given to set {op.name}.")
@@ -253,13 +268,13 @@ def _apply_op(op: AlterConfig, current: str | None) -> str | None:
         return None
     if op.op not in (AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT):
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown config operation {op.op}.")
-    if op.name not in LIST_CONFIGS:
+    if config_type is not ConfigType.LIST:
         raise KafkaError(
             ErrorCode.INVALID_CONFIG,
             f"Config value append or subtract is not allowed for config key: {op.name}",
         )
-    items = [item.strip() for item in (current or "").split(",") if item.strip()]
-    given = [item.strip() for item in (op.value or "").split(",") if item.strip()]
+    items = list_items(current or "")
+    given = list_items(op.value or "")
     if op.op == AlterConfigOp.APPEND:
         items.extend(item for item in given if item not in items)
     else:
@@ -277,9 +292,11 @@ class ConfigurationControlManager:
     def __init__(self, settings: ControllerSettings) -> None:
         self.settings = settings
 
-    def static_defaults(self) -> dict[str, str]:
-        """This node's settings for the configs that have a cluster-wide default."""
+    def static_configs(self) -> dict[str, str]:
+        """This node's static broker configs: those its file sets, and its settings for the
+        two configs the controller itself reads."""
         return {
+            **dict(self.settings.static_broker_configs),
             MIN_INSYNC_REPLICAS: str(self.settings.min_insync_replicas),
             UNCLEAN_LEADER_ELECTION_ENABLE: str(
                 self.settings.unclean_leader_election_enable
@@ -305,11 +322,27 @@ class ConfigurationControlManager:
             () if validate_only else tuple(records), AlterConfigsResult(resource)
         )
 
+    def replace_configs(
+        self,
+        image: MetadataImage,
+        resource: ConfigResourceRef,
+        configs: Mapping[str, str],
+        validate_only: bool,
+    ) -> ControllerResult[AlterConfigsResult]:
+        """One resource of legacy AlterConfigs: its configs become exactly ``configs``."""
+        if _resource_error(image, resource) is None:
+            ops = replacing_ops(image, resource, configs)
+        else:
+            ops = []
+        return self.alter_configs(image, resource, ops, validate_only)
+
     def describe_configs(
         self, image: MetadataImage, resources: Sequence[ConfigResourceRef]
     ) -> ControllerResult[list[DescribeConfigsResult]]:
         """DescribeConfigs; writes nothing."""
-        defaults = self.static_defaults()
+        static = self.static_configs()
+        set_in_file = dict(self.settings.static_broker_configs)
         return ControllerResult(
-            (), [describe_config(image, resource, defaults) for resource in resources]
+            (),
+            [describe_config(image, resource, static, set_in_file) for resource in resources],
         )

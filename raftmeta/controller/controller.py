@@ -270,6 +270,26 @@ class QuorumController(EventQueue):
             request=request,
         )
 
+    async def alter_configs(
+        self,
+        changes: Mapping[ConfigResourceRef, Mapping[str, str]],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+        request: RequestTag | None = None,
+    ) -> list[AlterConfigsResult]:
+        """Legacy AlterConfigs: each resource's configs become exactly the ones given (a
+        stored name left out is deleted), checked as IncrementalAlterConfigs checks them."""
+        return await self._submit_each(
+            "alterConfigs",
+            lambda: (
+                self.configs.replace_configs(self.latest_image, resource, configs, validate_only)
+                for resource, configs in changes.items()
+            ),
+            timeout_ms=timeout_ms,
+            request=request,
+        )
+
     async def create_acls(
         self,
         bindings: Sequence[AclBinding],

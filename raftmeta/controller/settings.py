@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from raftmeta.common.config_defs import static_broker_configs
 from raftmeta.config.node import RaftmetaConfig
 
 APPENDS_IN_FLIGHT = 1
@@ -49,6 +50,9 @@ class ControllerSettings:
     """The longest staged records that could go to Raft wait for the other writers this
     controller expects, when it has lately seen several at once; 0 never waits, nor does a
     controller without a limit of appends in flight."""
+    static_broker_configs: tuple[tuple[str, str], ...] = ()
+    """The Kafka broker configs the node's file sets (``log.retention.hours=24``): the
+    STATIC_BROKER_CONFIG level DescribeConfigs shows under the dynamic ones."""
     bootstrap_features: tuple[tuple[str, int], ...] = ()
     """The feature levels ``format --release-version`` chose, written by the first controller
     to lead an empty log (none: the cluster runs with no finalized features, as before)."""
@@ -80,4 +84,5 @@ class ControllerSettings:
             unclean_leader_election_interval_ms=config.unclean_leader_election_interval_ms,
             appends_in_flight=config.controller_append_max_in_flight or None,
             append_linger_max_ms=config.controller_append_linger_max_ms,
+            static_broker_configs=static_broker_configs(config.originals),
         )

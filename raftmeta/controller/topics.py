@@ -28,7 +28,7 @@ from placement import (
     check_assignment,
 )
 from raftmeta.common.topics import NewPartitions, NewTopic
-from raftmeta.controller.configs import TOPIC_CONFIGS, check_config
+from raftmeta.controller.configs import check_topic_config
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import BrokerRegistration, MetadataImage, TopicImage
 from raftmeta.records import (
@@ -317,7 +317,7 @@ def create_topic_records(
                 "Replication factor must be larger than 0, or -1 to use the default value.",
             )
     for name, value in topic.configs.items():
-        check_config(TOPIC_CONFIGS, "topic", name, value)
+        check_topic_config(name, value)
 
     if topic.assignments is not None:
         assignment: Sequence[Sequence[int]] = _check_manual_assignments(image, topic.assignments, 0)
