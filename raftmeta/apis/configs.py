@@ -1,7 +1,8 @@
-"""DescribeConfigs and IncrementalAlterConfigs, for either wire.
+"""DescribeConfigs, IncrementalAlterConfigs and legacy AlterConfigs, for either wire.
 
-A topic's configs need DESCRIBE_CONFIGS (ALTER_CONFIGS to change) on the topic, a broker's on
-the cluster; a refused resource is answered with its authorization error beside the others.
+A topic's configs need DESCRIBE_CONFIGS (ALTER_CONFIGS to change, incrementally or by
+replacing them all) on the topic, a broker's on the cluster; a refused resource is answered
+with its authorization error beside the others.
 A resource named twice is refused in every copy, and an operation Kafka does not define fails
 its own resource, as INVALID_REQUEST.
 """
@@ -16,6 +17,7 @@ from raftmeta.auth import CLUSTER_NAME, Operation, ResourceType
 from raftmeta.common.configs import (
     AlterConfig,
     AlterConfigOp,
+    AlterConfigsRequest,
     AlterConfigsResult,
     ConfigResourceRef,
     DescribeConfigsResult,
@@ -97,25 +99,69 @@ class ConfigApis(ApisBase):
             for resource, error in zip(resources, errors, strict=True)
         ]
 
+    def _alter_refusals(
+        self, principal: str, resources: Sequence[ConfigResourceRef]
+    ) -> list[ItemError | None]:
+        """Each resource's refusal (ALTER_CONFIGS denied, or named twice), ``None`` if it
+        goes on."""
+        twice = duplicated(resources)
+        errors: list[ItemError | None] = []
+        for resource in resources:
+            error = self.config_refusal(principal, Operation.ALTER_CONFIGS, resource)
+            if error is None and resource in twice:
+                error = DUPLICATE_RESOURCE
+            errors.append(error)
+        return errors
+
+    async def alter_configs(
+        self, principal: str, request: AlterConfigsRequest
+    ) -> list[AlterConfigsResult]:
+        """Legacy AlterConfigs: each allowed resource's configs become exactly the ones given,
+        checked as IncrementalAlterConfigs checks them; ``validate_only`` writes nothing."""
+
+        async def body(controller: QuorumController) -> list[AlterConfigsResult]:
+            resources = [item.resource for item in request.resources]
+            errors = self._alter_refusals(principal, resources)
+            replaced = {
+                item.resource: {name: value for name, value in item.configs if value is not None}
+                for item, error in zip(request.resources, errors, strict=True)
+                if error is None
+            }
+            outcome: dict[ConfigResourceRef, AlterConfigsResult] = {}
+            if replaced:
+                results = await remembered(
+                    b"" if request.validate_only else request.request_id,
+                    "AlterConfigs",
+                    lambda tag: controller.alter_configs(
+                        replaced,
+                        validate_only=request.validate_only,
+                        timeout_ms=timeout_of(request.timeout_ms),
+                        request=tag,
+                    ),
+                    self.kept,
+                )
+                for result in results:
+                    outcome[result.resource] = result
+            return [
+                AlterConfigsResult(resource, error) if error is not None else outcome[resource]
+                for resource, error in zip(resources, errors, strict=True)
+            ]
+
+        return await self.on_active(body)
+
     async def incremental_alter_configs(
         self, principal: str, request: IncrementalAlterConfigsRequest
     ) -> list[AlterConfigsResult]:
         async def body(controller: QuorumController) -> list[AlterConfigsResult]:
             resources = [item.resource for item in request.resources]
-            twice = duplicated(resources)
-            errors: list[ItemError | None] = []
+            errors = self._alter_refusals(principal, resources)
             changes: dict[ConfigResourceRef, list[AlterConfig]] = {}
-            for item in request.resources:
-                resource = item.resource
-                error = self.config_refusal(principal, Operation.ALTER_CONFIGS, resource)
-                if error is None and resource in twice:
-                    error = DUPLICATE_RESOURCE
-                if error is None:
+            for index, item in enumerate(request.resources):
+                if errors[index] is None:
                     try:
-                        changes[resource] = alter_ops(item.changes)
+                        changes[item.resource] = alter_ops(item.changes)
                     except KafkaError as bad:
-                        error = ItemError(bad.code, bad.message)
-                errors.append(error)
+                        errors[index] = ItemError(bad.code, bad.message)
             outcome: dict[ConfigResourceRef, AlterConfigsResult] = {}
             if changes:
                 results = await remembered(

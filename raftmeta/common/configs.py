@@ -1,4 +1,5 @@
-"""DescribeConfigs and IncrementalAlterConfigs as values: resources, operations, sources.
+"""DescribeConfigs, IncrementalAlterConfigs and legacy AlterConfigs as values: resources,
+operations, sources.
 
 The numeric values are Kafka's wire ids, so a client and the controller agree on them without
 a table of their own.
@@ -121,6 +122,25 @@ class AlterConfigsResource:
 @dataclass(frozen=True, slots=True)
 class IncrementalAlterConfigsRequest:
     resources: tuple[AlterConfigsResource, ...]
+    validate_only: bool = False
+    timeout_ms: int = 0
+    request_id: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplacedConfigs:
+    """One resource of legacy AlterConfigs: its configs become exactly ``configs`` (a stored
+    name left out is deleted). A ``None`` value, which Kafka's wire allows, sets nothing."""
+
+    resource: ConfigResourceRef
+    configs: tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AlterConfigsRequest:
+    """Legacy AlterConfigs (Kafka's key 33): every resource's configs replaced."""
+
+    resources: tuple[ReplacedConfigs, ...]
     validate_only: bool = False
     timeout_ms: int = 0
     request_id: bytes = b""

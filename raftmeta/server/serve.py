@@ -31,6 +31,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from raftmeta.common.config_defs import broker_config_def
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import KafkaError
@@ -91,6 +92,17 @@ def check_port_free(host: str, port: int) -> None:
             raise ServeError(f"cannot listen on {host}:{port}: {error.strerror}") from None
 
 
+def unread_keys(config: RaftmetaConfig) -> list[str]:
+    """The supplied keys nothing reads, each worth a warning (often a typo of a real key).
+    A plug-in's keys are its own, and a static broker config the table knows is read:
+    DescribeConfigs shows it and the node's broker takes its value from it."""
+    return [
+        key
+        for key in config.unknown_keys
+        if not key.startswith(PLUGIN_PREFIXES) and broker_config_def(key) is None
+    ]
+
+
 async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> None:
     """Run the configured node until SIGTERM or SIGINT; raise ``ServeError`` on a failure."""
     settings = NodeSettings.from_config(config)
@@ -105,9 +117,8 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     # process.roles=broker,controller: the node's broker runs in this process too.
     combined = config.is_broker and config.is_controller
     member = (CombinedNode if combined else ControllerNode)(config, settings)
-    for key in config.unknown_keys:
-        if not key.startswith(PLUGIN_PREFIXES):
-            log.warning("configuration %s was supplied but nothing reads it (a typo?)", key)
+    for key in unread_keys(config):
+        log.warning("configuration %s was supplied but nothing reads it (a typo?)", key)
     exposure = exposure_warning(config)
     if exposure is not None:
         log.warning("%s", exposure)

@@ -1,11 +1,13 @@
-"""DescribeConfigs (key 32, versions 1-4) and IncrementalAlterConfigs (key 44, versions 0-1),
-over the API layer.
+"""DescribeConfigs (key 32, versions 1-4), AlterConfigs (key 33, versions 0-2) and
+IncrementalAlterConfigs (key 44, versions 0-1), over the API layer.
 
 The API layer validates, writes and refuses the resources (unknown resource, unknown config,
 bad value, duplicate resource, ACLs), and ``validate_only`` checks without appending. What
 only Kafka's wire carries is done here, as a Kafka broker does it while writing the answer:
-DescribeConfigs' key filter (``configuration_keys``), each entry's synonym list when asked
-for, and the fields of later versions (config type UNKNOWN, no documentation).
+DescribeConfigs' key filter (``configuration_keys``), each entry's synonyms only when
+``include_synonyms`` asks for them, and from v3 the config type and, only when
+``include_documentation`` asks for it, the documentation. Legacy AlterConfigs (key 33,
+versions 0-2) replaces each resource's configs with the ones given.
 
 A failure of the whole call (NOT_CONTROLLER on a standby, say) lands on every resource, as
 Kafka's error responses put it.
@@ -13,39 +15,48 @@ Kafka's error responses put it.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from raftmeta.common.configs import (
+    AlterConfigsRequest,
     AlterConfigsResource,
+    AlterConfigsResult,
     ConfigEntry,
     ConfigResourceRef,
-    ConfigSource,
+    ConfigType,
     DescribeConfigsResult,
     IncrementalAlterConfigsRequest,
+    ReplacedConfigs,
     RequestedConfigChange,
 )
 from raftmeta.common.items import ItemError
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.server.kafka.context import Fields, KafkaContext, error_fields
 
-UNKNOWN_CONFIG_TYPE = 0
-"""Kafka's ConfigType for a value whose type the answer does not state."""
+FIRST_VERSION_WITH_TYPES = 3
+"""DescribeConfigs v3 adds each entry's config type and, when asked, its documentation."""
 
 
-def _entry(config: ConfigEntry, synonyms: bool) -> Fields:
+def _entry(config: ConfigEntry, version: int, synonyms: bool, documentation: bool) -> Fields:
+    """One described config as Kafka writes it: the fields the described entry holds, its
+    synonyms (the one in effect first) only when asked for, its documentation only when
+    asked for from v3."""
+    typed = version >= FIRST_VERSION_WITH_TYPES
     return {
         "name": config.name,
         "value": config.value,
-        "read_only": config.source == ConfigSource.STATIC_BROKER_CONFIG,
+        "read_only": config.read_only,
         "config_source": int(config.source),
-        "is_sensitive": False,
-        # Kafka lists the value's sources in precedence order, the one in effect first; the
-        # image keeps only the winning level, so that is the one synonym listed.
-        "synonyms": [{"name": config.name, "value": config.value, "source": int(config.source)}]
+        "is_sensitive": config.is_sensitive,
+        "synonyms": [
+            {"name": synonym.name, "value": synonym.value, "source": int(synonym.source)}
+            for synonym in config.synonyms
+        ]
         if synonyms
         else [],
-        "config_type": UNKNOWN_CONFIG_TYPE,
-        "documentation": None,
+        "config_type": int(config.config_type) if typed else int(ConfigType.UNKNOWN),
+        "documentation": config.documentation if typed and documentation else None,
     }
 
 
@@ -72,6 +83,7 @@ async def describe_configs(context: KafkaContext, request: Any, version: int) ->
     commit, a standby from its own committed image (clients send it to any node)."""
     resources = list(request.resources or ())
     synonyms = bool(request.include_synonyms)
+    documentation = bool(request.include_documentation)
     failure: tuple[int, str | None] | None = None
     described: list[DescribeConfigsResult] = []
     try:
@@ -90,7 +102,7 @@ async def describe_configs(context: KafkaContext, request: Any, version: int) ->
             code, text = _item_fields(result.error)
             keys = resource.configuration_keys
             configs = [
-                _entry(config, synonyms)
+                _entry(config, version, synonyms, documentation)
                 for config in result.entries
                 if keys is None or config.name in keys
             ]
@@ -104,6 +116,48 @@ async def describe_configs(context: KafkaContext, request: Any, version: int) ->
             }
         )
     return {"throttle_time_ms": 0, "results": results}
+
+
+def _alter_answer(resources: list[Any], answered: list[tuple[int, str | None]]) -> Fields:
+    """AlterConfigs' and IncrementalAlterConfigs' answer: one outcome per resource."""
+    return {
+        "throttle_time_ms": 0,
+        "responses": [
+            {
+                "error_code": code,
+                "error_message": text,
+                "resource_type": resource.resource_type,
+                "resource_name": resource.resource_name,
+            }
+            for (code, text), resource in zip(answered, resources, strict=True)
+        ],
+    }
+
+
+async def _altered(
+    resources: list[Any], results: Awaitable[list[AlterConfigsResult]]
+) -> list[tuple[int, str | None]]:
+    try:
+        return [_item_fields(result.error) for result in await results]
+    except KafkaError as error:
+        return [error_fields(error)] * len(resources)
+
+
+async def alter_configs(context: KafkaContext, request: Any, version: int) -> Fields:
+    """Legacy AlterConfigs: each resource's configs become the ones given."""
+    resources = list(request.resources or ())
+    wanted = AlterConfigsRequest(
+        tuple(
+            ReplacedConfigs(
+                ConfigResourceRef(resource.resource_type, resource.resource_name),
+                tuple((config.name, config.value) for config in resource.configs or ()),
+            )
+            for resource in resources
+        ),
+        bool(request.validate_only),
+    )
+    answered = await _altered(resources, context.apis.alter_configs(context.principal, wanted))
+    return _alter_answer(resources, answered)
 
 
 async def incremental_alter_configs(context: KafkaContext, request: Any, version: int) -> Fields:
@@ -121,22 +175,7 @@ async def incremental_alter_configs(context: KafkaContext, request: Any, version
         ),
         bool(request.validate_only),
     )
-    try:
-        answered = [
-            _item_fields(result.error)
-            for result in await context.apis.incremental_alter_configs(context.principal, wanted)
-        ]
-    except KafkaError as error:
-        answered = [error_fields(error)] * len(resources)
-    return {
-        "throttle_time_ms": 0,
-        "responses": [
-            {
-                "error_code": code,
-                "error_message": text,
-                "resource_type": resource.resource_type,
-                "resource_name": resource.resource_name,
-            }
-            for (code, text), resource in zip(answered, resources, strict=True)
-        ],
-    }
+    answered = await _altered(
+        resources, context.apis.incremental_alter_configs(context.principal, wanted)
+    )
+    return _alter_answer(resources, answered)

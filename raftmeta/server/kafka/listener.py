@@ -75,7 +75,7 @@ RETIRE_AFTER_S = 1.0
 """How long a connection told of a controller this node no longer names must stay so, with no
 request, before it is closed. A client that learned of the new controller elsewhere sends its
 next call at once, which keeps the connection; a call sent just as it closes would be lost."""
-CONTROLLER_BOUND = frozenset({19, 20, 37, 43, 44, 57})
+CONTROLLER_BOUND = frozenset({19, 20, 33, 37, 43, 44, 57})
 """Writes, sent to the controller a client was told of: one answered here while this node is
 the active controller shows the client knows it."""
 """How long a stopping listener lets requests in progress finish before cancelling them."""
@@ -94,6 +94,7 @@ def _served() -> dict[int, Api]:
         19: Api(2, 7, topics.create_topics),
         20: Api(1, 6, topics.delete_topics),
         32: Api(1, 4, configs.describe_configs),
+        33: Api(0, 2, configs.alter_configs),
         37: Api(0, 3, topics.create_partitions),
         43: Api(0, 2, elections.elect_leaders),
         44: Api(0, 1, configs.incremental_alter_configs),
