@@ -9,7 +9,7 @@ its own resource, as INVALID_REQUEST.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from raftmeta.apis.base import CLUSTER_DENIED_ITEM, TOPIC_DENIED, ApisBase
 from raftmeta.apis.retries import remembered, timeout_of
@@ -19,6 +19,7 @@ from raftmeta.common.configs import (
     AlterConfigOp,
     AlterConfigsRequest,
     AlterConfigsResult,
+    ConfigEntry,
     ConfigResourceRef,
     DescribeConfigsResult,
     IncrementalAlterConfigsRequest,
@@ -81,6 +82,19 @@ class ConfigApis(ApisBase):
         if controller is None:
             return None
         return await self._describe_configs(controller, principal, resources)
+
+    def created_topic_configs(
+        self, principal: str, name: str, own: Mapping[str, str]
+    ) -> tuple[ConfigEntry, ...] | ItemError:
+        """Every config of topic ``name`` created with ``own``, as DescribeConfigs shows
+        them (CreateTopics v5+ answers them), or the authorization error of a caller without
+        DESCRIBE_CONFIGS on the topic; none before the controller runs."""
+        if not self.allowed(principal, Operation.DESCRIBE_CONFIGS, ResourceType.TOPIC, name):
+            return TOPIC_DENIED
+        controller = self.host.maybe_controller
+        if controller is None:
+            return ()
+        return controller.configs.describe_topic_configs(controller.committed_image, own)
 
     async def _describe_configs(
         self,

@@ -142,19 +142,7 @@ def describe_config(
     own = image.configs(resource.resource_type, resource.name)
     entries: list[ConfigEntry] = []
     if resource.resource_type == ConfigResourceType.TOPIC:
-        levels = BrokerConfigLevels(
-            cluster_default=cluster_default,
-            static={**_differing_from_default(static), **(set_in_file or {})},
-        )
-        entries = [
-            topic_entry(definition, own.get(name), levels)
-            for name, definition in TOPIC_CONFIG_DEFS.items()
-        ]
-        entries.extend(
-            unknown_entry(name, value, ConfigSource.TOPIC_CONFIG)
-            for name, value in own.items()
-            if name not in TOPIC_CONFIG_DEFS
-        )
+        entries = topic_entries(image, own, static, set_in_file)
     else:
         levels = BrokerConfigLevels(
             per_broker=own if resource.name != "" else {},
@@ -163,6 +151,29 @@ def describe_config(
         )
         entries = [broker_entry(name, levels) for name in _described_broker_names(levels)]
     return DescribeConfigsResult(resource, OK, tuple(sorted(entries, key=lambda entry: entry.name)))
+
+
+def topic_entries(
+    image: MetadataImage,
+    own: Mapping[str, str],
+    static: Mapping[str, str],
+    set_in_file: Mapping[str, str] | None = None,
+) -> list[ConfigEntry]:
+    """Every config of a topic whose own configs are ``own`` (see :func:`describe_config`)."""
+    levels = BrokerConfigLevels(
+        cluster_default=image.configs(int(ConfigResourceType.BROKER), ""),
+        static={**_differing_from_default(static), **(set_in_file or {})},
+    )
+    entries = [
+        topic_entry(definition, own.get(name), levels)
+        for name, definition in TOPIC_CONFIG_DEFS.items()
+    ]
+    entries.extend(
+        unknown_entry(name, value, ConfigSource.TOPIC_CONFIG)
+        for name, value in own.items()
+        if name not in TOPIC_CONFIG_DEFS
+    )
+    return entries
 
 
 def _differing_from_default(static: Mapping[str, str]) -> dict[str, str]:
@@ -335,6 +346,16 @@ class ConfigurationControlManager:
         else:
             ops = []
         return self.alter_configs(image, resource, ops, validate_only)
+
+    def describe_topic_configs(
+        self, image: MetadataImage, own: Mapping[str, str]
+    ) -> tuple[ConfigEntry, ...]:
+        """Every config of a topic created with ``own``, as DescribeConfigs would show it:
+        what CreateTopics answers for a topic it created (or would create)."""
+        entries = topic_entries(
+            image, own, self.static_configs(), dict(self.settings.static_broker_configs)
+        )
+        return tuple(sorted(entries, key=lambda entry: entry.name))
 
     def describe_configs(
         self, image: MetadataImage, resources: Sequence[ConfigResourceRef]

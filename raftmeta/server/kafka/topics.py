@@ -2,13 +2,15 @@
 
 A failure of the whole call (NOT_CONTROLLER, say) lands on every topic, as Kafka's error
 responses put it. What only Kafka's wire can say is answered here: a null config value
-(INVALID_CONFIG on its topic) and, from DeleteTopics v6, a topic named by id alone.
+(INVALID_CONFIG on its topic), from CreateTopics v5 each created topic's configs as
+DescribeConfigs shows them, and from DeleteTopics v6 a topic named by id alone.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from raftmeta.common.items import ItemError
 from raftmeta.common.topics import (
     CreatePartitionsRequest,
     CreateTopicResult,
@@ -21,9 +23,6 @@ from raftmeta.common.topics import (
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.kafka_protocol import codec
 from raftmeta.server.kafka.context import Fields, KafkaContext, error_fields
-
-TOPIC_CONFIG_SOURCE = 1
-DEFAULT_CONFIG_SOURCE = 5
 
 
 def _null_config(topic: Any) -> str | None:
@@ -44,10 +43,28 @@ def _new_topic(topic: Any) -> NewTopic:
     )
 
 
-def _created(result: CreateTopicResult, asked: set[str]) -> Fields:
+def _created(context: KafkaContext, result: CreateTopicResult) -> Fields:
+    """A topic's answer; from v5 with every config it was created with as DescribeConfigs
+    shows them, or TopicConfigErrorCode when the caller may not describe them."""
     if not result.error.ok:
         code = int(result.error.code)
         return _create_failed(result.name, code, result.error.message or result.error.code.name)
+    described = context.apis.created_topic_configs(context.principal, result.name, result.configs)
+    if isinstance(described, ItemError):
+        configs: list[Fields] = []
+        config_error = int(described.code)
+    else:
+        config_error = 0
+        configs = [
+            {
+                "name": entry.name,
+                "value": entry.value,
+                "read_only": entry.read_only,
+                "config_source": int(entry.source),
+                "is_sensitive": entry.is_sensitive,
+            }
+            for entry in described
+        ]
     return {
         "name": result.name,
         "topic_id": codec.uuid_value(result.topic_id),
@@ -55,16 +72,8 @@ def _created(result: CreateTopicResult, asked: set[str]) -> Fields:
         "error_message": None,
         "num_partitions": result.num_partitions,
         "replication_factor": result.replication_factor,
-        "configs": [
-            {
-                "name": name,
-                "value": value,
-                "read_only": False,
-                "config_source": TOPIC_CONFIG_SOURCE if name in asked else DEFAULT_CONFIG_SOURCE,
-                "is_sensitive": False,
-            }
-            for name, value in sorted(result.configs.items())
-        ],
+        "topic_config_error_code": config_error,
+        "configs": configs,
     }
 
 
@@ -97,10 +106,8 @@ async def create_topics(context: KafkaContext, request: Any, version: int) -> Fi
         ]
         return {"throttle_time_ms": 0, "topics": results}
     results = [
-        refused[index]
-        if index in refused
-        else _created(next(answered), {config.name for config in topic.configs or ()})
-        for index, topic in enumerate(topics)
+        refused[index] if index in refused else _created(context, next(answered))
+        for index in range(len(topics))
     ]
     return {"throttle_time_ms": 0, "topics": results}
 
