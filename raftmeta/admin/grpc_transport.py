@@ -293,7 +293,9 @@ class GrpcTransport:
     async def describe_configs(
         self, resources: Sequence[ConfigResource], timeout_ms: int | None
     ) -> Outcomes[ConfigResource, dict[str, ConfigEntry]]:
-        request = pb.DescribeConfigsRequest(resources=[_resource(r) for r in resources])
+        request = pb.DescribeConfigsRequest(
+            resources=[_resource(r) for r in resources], include_synonyms=True
+        )
         response = await self._call("Admin/DescribeConfigs", request, timeout_ms)
         outcomes: Outcomes[ConfigResource, dict[str, ConfigEntry]] = {}
         for result in response.results:
@@ -413,7 +415,17 @@ def _resource(resource: ConfigResource) -> pb.ConfigResource:
 
 
 def _config_entries(configs: Iterable[Any]) -> dict[str, ConfigEntry]:
-    return {c.name: config_entry(c.name, None if c.is_null else c.value, c.source) for c in configs}
+    return {
+        c.name: config_entry(
+            c.name,
+            None if c.is_null else c.value,
+            c.source,
+            is_read_only=c.read_only,
+            is_sensitive=c.is_sensitive,
+            synonyms=[(s.name, None if s.is_null else s.value, s.source) for s in c.synonyms],
+        )
+        for c in configs
+    }
 
 
 def _alterable(resource: ConfigResource, entry: ConfigEntry) -> pb.AlterableConfig:

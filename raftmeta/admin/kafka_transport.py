@@ -318,13 +318,23 @@ class KafkaTransport:
                 }
                 for r in resources
             ],
-            "include_synonyms": False,
+            "include_synonyms": True,
             "include_documentation": False,
         }
         answer = await self._to_controller(DESCRIBE_CONFIGS, values, budget, _moved("results"))
         return {
             key: _item_error(result)
-            or {c.name: config_entry(c.name, c.value, c.config_source) for c in result.configs}
+            or {
+                c.name: config_entry(
+                    c.name,
+                    c.value,
+                    c.config_source,
+                    is_read_only=c.read_only,
+                    is_sensitive=c.is_sensitive,
+                    synonyms=[(s.name, s.value, s.source) for s in c.synonyms],
+                )
+                for c in result.configs
+            }
             for result in answer.results
             if (key := config_resource_of(result.resource_type, result.resource_name))
         }

@@ -14,7 +14,7 @@ operation raises UNSUPPORTED_VERSION for it, naming the other one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from raftmeta.admin.quorum import QuorumInfo
@@ -112,13 +112,45 @@ def config_resource_of(resource_type: int, resource_name: str) -> ConfigResource
         return None
 
 
-def config_entry(name: str, value: str | None, source: int) -> ConfigEntry:
-    """A described config; a source id this client does not know is left None."""
+def _known_source(source: int) -> ConfigSource | None:
     try:
-        known: ConfigSource | None = ConfigSource(source)
+        return ConfigSource(source)
     except ValueError:
-        known = None
-    return ConfigEntry(name, value, known)
+        return None
+
+
+def config_entry(
+    name: str,
+    value: str | None,
+    source: int,
+    *,
+    is_read_only: bool = False,
+    is_sensitive: bool = False,
+    synonyms: Iterable[tuple[str, str | None, int]] = (),
+) -> ConfigEntry:
+    """A described config, its synonyms given as (name, value, source) in the answer's
+    order; a source id this client does not know is left None."""
+    listed: dict[str, ConfigEntry] = {}
+    for synonym_name, synonym_value, synonym_source in synonyms:
+        # Kafka lists the level in effect first; a name set at two levels keeps that one.
+        listed.setdefault(
+            synonym_name,
+            ConfigEntry(
+                synonym_name,
+                synonym_value,
+                _known_source(synonym_source),
+                is_sensitive=is_sensitive,
+                is_synonym=True,
+            ),
+        )
+    return ConfigEntry(
+        name,
+        value,
+        _known_source(source),
+        is_read_only=is_read_only,
+        is_sensitive=is_sensitive,
+        synonyms=listed,
+    )
 
 
 def not_offered(operation: str, instead: str) -> Callable[..., Coroutine[Any, Any, Any]]:

@@ -116,12 +116,21 @@ class ResourceType(enum.IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class ConfigEntry:
-    """A config value as described, or (with ``incremental_operation``) a change to make."""
+    """A config value as described, or (with ``incremental_operation``) a change to make.
+
+    A described one says, as confluent-kafka's does, whether it is read-only and sensitive
+    (its value then ``None``: never shown), and lists its ``synonyms`` by name, the one in
+    effect first, each itself a ConfigEntry with ``is_synonym`` set.
+    """
 
     name: str
     value: str | None
     source: ConfigSource | None = None
     incremental_operation: AlterConfigOp | None = None
+    is_read_only: bool = False
+    is_sensitive: bool = False
+    is_synonym: bool = False
+    synonyms: Mapping[str, ConfigEntry] = field(default_factory=dict, hash=False)
 
     @property
     def is_default(self) -> bool:

@@ -279,12 +279,16 @@ class ConfigResource(_message.Message):
     def __init__(self, resource_type: _Optional[int] = ..., resource_name: _Optional[str] = ...) -> None: ...
 
 class DescribeConfigsRequest(_message.Message):
-    __slots__ = ("resources",)
+    __slots__ = ("resources", "include_synonyms", "include_documentation")
     RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_SYNONYMS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_DOCUMENTATION_FIELD_NUMBER: _ClassVar[int]
     resources: _containers.RepeatedCompositeFieldContainer[ConfigResource]
-    def __init__(self, resources: _Optional[_Iterable[_Union[ConfigResource, _Mapping]]] = ...) -> None: ...
+    include_synonyms: bool
+    include_documentation: bool
+    def __init__(self, resources: _Optional[_Iterable[_Union[ConfigResource, _Mapping]]] = ..., include_synonyms: _Optional[bool] = ..., include_documentation: _Optional[bool] = ...) -> None: ...
 
-class DescribedConfig(_message.Message):
+class ConfigSynonym(_message.Message):
     __slots__ = ("name", "value", "is_null", "source")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -295,6 +299,28 @@ class DescribedConfig(_message.Message):
     is_null: bool
     source: int
     def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., is_null: _Optional[bool] = ..., source: _Optional[int] = ...) -> None: ...
+
+class DescribedConfig(_message.Message):
+    __slots__ = ("name", "value", "is_null", "source", "is_sensitive", "read_only", "config_type", "documentation", "synonyms")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    IS_NULL_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    IS_SENSITIVE_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTATION_FIELD_NUMBER: _ClassVar[int]
+    SYNONYMS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: str
+    is_null: bool
+    source: int
+    is_sensitive: bool
+    read_only: bool
+    config_type: int
+    documentation: str
+    synonyms: _containers.RepeatedCompositeFieldContainer[ConfigSynonym]
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., is_null: _Optional[bool] = ..., source: _Optional[int] = ..., is_sensitive: _Optional[bool] = ..., read_only: _Optional[bool] = ..., config_type: _Optional[int] = ..., documentation: _Optional[str] = ..., synonyms: _Optional[_Iterable[_Union[ConfigSynonym, _Mapping]]] = ...) -> None: ...
 
 class DescribeConfigsResult(_message.Message):
     __slots__ = ("resource", "error_code", "error_message", "configs")
@@ -359,6 +385,41 @@ class AlterConfigsResult(_message.Message):
     def __init__(self, resource: _Optional[_Union[ConfigResource, _Mapping]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class IncrementalAlterConfigsResponse(_message.Message):
+    __slots__ = ("header", "results")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    header: ResponseHeader
+    results: _containers.RepeatedCompositeFieldContainer[AlterConfigsResult]
+    def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., results: _Optional[_Iterable[_Union[AlterConfigsResult, _Mapping]]] = ...) -> None: ...
+
+class ReplacedConfigs(_message.Message):
+    __slots__ = ("resource", "configs")
+    class ConfigsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    CONFIGS_FIELD_NUMBER: _ClassVar[int]
+    resource: ConfigResource
+    configs: _containers.ScalarMap[str, str]
+    def __init__(self, resource: _Optional[_Union[ConfigResource, _Mapping]] = ..., configs: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class AlterConfigsRequest(_message.Message):
+    __slots__ = ("resources", "validate_only", "timeout_ms", "request_id")
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    resources: _containers.RepeatedCompositeFieldContainer[ReplacedConfigs]
+    validate_only: bool
+    timeout_ms: int
+    request_id: bytes
+    def __init__(self, resources: _Optional[_Iterable[_Union[ReplacedConfigs, _Mapping]]] = ..., validate_only: _Optional[bool] = ..., timeout_ms: _Optional[int] = ..., request_id: _Optional[bytes] = ...) -> None: ...
+
+class AlterConfigsResponse(_message.Message):
     __slots__ = ("header", "results")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]

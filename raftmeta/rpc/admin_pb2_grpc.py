@@ -75,6 +75,11 @@ class AdminStub:
                 request_serializer=raftmeta_dot_rpc_dot_admin__pb2.IncrementalAlterConfigsRequest.SerializeToString,
                 response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.IncrementalAlterConfigsResponse.FromString,
                 _registered_method=True)
+        self.AlterConfigs = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/AlterConfigs',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.AlterConfigsRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.AlterConfigsResponse.FromString,
+                _registered_method=True)
         self.ElectLeaders = channel.unary_unary(
                 '/raftmeta.admin.v1.Admin/ElectLeaders',
                 request_serializer=raftmeta_dot_rpc_dot_admin__pb2.ElectLeadersRequest.SerializeToString,
@@ -152,13 +157,24 @@ class AdminServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DescribeConfigs(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Every config of each resource with its source, read-only and sensitive flags and type;
+        synonyms and documentation when asked for. A sensitive value is never shown.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def IncrementalAlterConfigs(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterConfigs(self, request, context):
+        """Legacy AlterConfigs (Kafka's api key 33): each resource's configs become exactly the ones
+        given (a stored name left out is deleted), checked as IncrementalAlterConfigs checks them.
+        Needs ALTER_CONFIGS on the resource, as IncrementalAlterConfigs does.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -248,6 +264,11 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.IncrementalAlterConfigs,
                     request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.IncrementalAlterConfigsRequest.FromString,
                     response_serializer=raftmeta_dot_rpc_dot_admin__pb2.IncrementalAlterConfigsResponse.SerializeToString,
+            ),
+            'AlterConfigs': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterConfigs,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.AlterConfigsRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.AlterConfigsResponse.SerializeToString,
             ),
             'ElectLeaders': grpc.unary_unary_rpc_method_handler(
                     servicer.ElectLeaders,
@@ -496,6 +517,33 @@ class Admin:
             '/raftmeta.admin.v1.Admin/IncrementalAlterConfigs',
             raftmeta_dot_rpc_dot_admin__pb2.IncrementalAlterConfigsRequest.SerializeToString,
             raftmeta_dot_rpc_dot_admin__pb2.IncrementalAlterConfigsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterConfigs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/AlterConfigs',
+            raftmeta_dot_rpc_dot_admin__pb2.AlterConfigsRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.AlterConfigsResponse.FromString,
             options,
             channel_credentials,
             insecure,

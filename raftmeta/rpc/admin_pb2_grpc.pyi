@@ -42,7 +42,15 @@ class AdminStub:
     DescribeQuorum: _UnaryUnary[raft_pb2.DescribeQuorumRequest, raft_pb2.DescribeQuorumResponse]
     """The Raft quorum as the leader sees it (the same messages as Raft.DescribeQuorum)."""
     DescribeConfigs: _UnaryUnary[admin_pb2.DescribeConfigsRequest, admin_pb2.DescribeConfigsResponse]
+    """Every config of each resource with its source, read-only and sensitive flags and type;
+    synonyms and documentation when asked for. A sensitive value is never shown.
+    """
     IncrementalAlterConfigs: _UnaryUnary[admin_pb2.IncrementalAlterConfigsRequest, admin_pb2.IncrementalAlterConfigsResponse]
+    AlterConfigs: _UnaryUnary[admin_pb2.AlterConfigsRequest, admin_pb2.AlterConfigsResponse]
+    """Legacy AlterConfigs (Kafka's api key 33): each resource's configs become exactly the ones
+    given (a stored name left out is deleted), checked as IncrementalAlterConfigs checks them.
+    Needs ALTER_CONFIGS on the resource, as IncrementalAlterConfigs does.
+    """
     ElectLeaders: _UnaryUnary[admin_pb2.ElectLeadersRequest, admin_pb2.ElectLeadersResponse]
     """ElectLeaders v2 (KIP-460): answered per partition once the election records commit."""
     CreateAcls: _UnaryUnary[admin_pb2.CreateAclsRequest, admin_pb2.CreateAclsResponse]
@@ -113,7 +121,9 @@ class AdminServicer:
         request: admin_pb2.DescribeConfigsRequest,
         context: Any,
     ) -> admin_pb2.DescribeConfigsResponse | Awaitable[admin_pb2.DescribeConfigsResponse]:
-        """Not implemented unless overridden."""
+        """Every config of each resource with its source, read-only and sensitive flags and type;
+        synonyms and documentation when asked for. A sensitive value is never shown.
+        """
         ...
 
     def IncrementalAlterConfigs(
@@ -122,6 +132,17 @@ class AdminServicer:
         context: Any,
     ) -> admin_pb2.IncrementalAlterConfigsResponse | Awaitable[admin_pb2.IncrementalAlterConfigsResponse]:
         """Not implemented unless overridden."""
+        ...
+
+    def AlterConfigs(
+        self,
+        request: admin_pb2.AlterConfigsRequest,
+        context: Any,
+    ) -> admin_pb2.AlterConfigsResponse | Awaitable[admin_pb2.AlterConfigsResponse]:
+        """Legacy AlterConfigs (Kafka's api key 33): each resource's configs become exactly the ones
+        given (a stored name left out is deleted), checked as IncrementalAlterConfigs checks them.
+        Needs ALTER_CONFIGS on the resource, as IncrementalAlterConfigs does.
+        """
         ...
 
     def ElectLeaders(

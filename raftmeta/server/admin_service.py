@@ -131,7 +131,27 @@ class AdminService(AclMethods, apb_grpc.AdminServicer):
             return apb.DescribeConfigsResponse(header=convert.failure_header(error))
         return apb.DescribeConfigsResponse(
             header=convert.OK_HEADER,
-            results=[convert.describe_result_to_pb(result) for result in results],
+            results=[
+                convert.describe_result_to_pb(
+                    result, request.include_synonyms, request.include_documentation
+                )
+                for result in results
+            ],
+        )
+
+    async def AlterConfigs(
+        self, request: apb.AlterConfigsRequest, context: Any
+    ) -> apb.AlterConfigsResponse:
+        """Legacy AlterConfigs: each resource's configs replaced by the ones given."""
+        try:
+            results = await self.apis.alter_configs(
+                self.principal(context), convert.replace_configs_from_pb(request)
+            )
+        except KafkaError as error:
+            return apb.AlterConfigsResponse(header=convert.failure_header(error))
+        return apb.AlterConfigsResponse(
+            header=convert.OK_HEADER,
+            results=[convert.alter_result_to_pb(result) for result in results],
         )
 
     async def IncrementalAlterConfigs(

@@ -20,11 +20,14 @@ from raftmeta.common.brokers import (
 )
 from raftmeta.common.cluster import BrokerDescription
 from raftmeta.common.configs import (
+    AlterConfigsRequest,
     AlterConfigsResource,
     AlterConfigsResult,
+    ConfigEntry,
     ConfigResourceRef,
     DescribeConfigsResult,
     IncrementalAlterConfigsRequest,
+    ReplacedConfigs,
     RequestedConfigChange,
 )
 from raftmeta.common.elections import (
@@ -226,20 +229,56 @@ def resource_to_pb(resource: ConfigResourceRef) -> apb.ConfigResource:
     return apb.ConfigResource(resource_type=resource.resource_type, resource_name=resource.name)
 
 
-def describe_result_to_pb(result: DescribeConfigsResult) -> apb.DescribeConfigsResult:
+def described_config_to_pb(
+    entry: ConfigEntry, synonyms: bool, documentation: bool
+) -> apb.DescribedConfig:
+    """One described config; its synonyms and documentation only when asked for."""
+    return apb.DescribedConfig(
+        name=entry.name,
+        value=entry.value or "",
+        is_null=entry.value is None,
+        source=int(entry.source),
+        is_sensitive=entry.is_sensitive,
+        read_only=entry.read_only,
+        config_type=int(entry.config_type),
+        documentation=(entry.documentation or "") if documentation else "",
+        synonyms=[
+            apb.ConfigSynonym(
+                name=synonym.name,
+                value=synonym.value or "",
+                is_null=synonym.value is None,
+                source=int(synonym.source),
+            )
+            for synonym in entry.synonyms
+        ]
+        if synonyms
+        else [],
+    )
+
+
+def describe_result_to_pb(
+    result: DescribeConfigsResult, synonyms: bool = False, documentation: bool = False
+) -> apb.DescribeConfigsResult:
     return apb.DescribeConfigsResult(
         resource=resource_to_pb(result.resource),
         error_code=int(result.error.code),
         error_message=item_message(result.error),
         configs=[
-            apb.DescribedConfig(
-                name=entry.name,
-                value=entry.value or "",
-                is_null=entry.value is None,
-                source=int(entry.source),
-            )
-            for entry in result.entries
+            described_config_to_pb(entry, synonyms, documentation) for entry in result.entries
         ],
+    )
+
+
+def replace_configs_from_pb(request: apb.AlterConfigsRequest) -> AlterConfigsRequest:
+    """Legacy AlterConfigs: each resource's configs as they are to become."""
+    return AlterConfigsRequest(
+        tuple(
+            ReplacedConfigs(resource_from_pb(item.resource), tuple(sorted(item.configs.items())))
+            for item in request.resources
+        ),
+        request.validate_only,
+        request.timeout_ms,
+        request.request_id,
     )
 
 

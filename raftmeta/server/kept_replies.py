@@ -74,6 +74,12 @@ _CODECS: dict[str, tuple[_Encode, _Decode]] = {
         convert.alter_result_to_pb,
         convert.alter_result_from_pb,
     ),
+    "AlterConfigs": _each(
+        apb.AlterConfigsResponse,
+        "results",
+        convert.alter_result_to_pb,
+        convert.alter_result_from_pb,
+    ),
     "ElectLeaders": _elections(),
     "CreateAcls": _each(
         apb.CreateAclsResponse, "results", convert.acl_creation_to_pb, _acl_creation_from_pb

@@ -37,6 +37,8 @@ from kafka.protocol.admin import (
     DescribeConfigsResponse,
 )
 
+from raftmeta.admin import AdminClient as RaftmetaAdmin
+from raftmeta.admin import ConfigResource as RaftmetaResource
 from raftmeta.common.config_defs import TOPIC_CONFIG_DEFS, UpdateMode, broker_config_def
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
@@ -275,3 +277,22 @@ def test_create_topics_v5_answers_the_described_configs(quorum: KafkaQuorum) -> 
     assert set(answered) == set(TOPIC_CONFIG_DEFS)
     assert answered[RETENTION] == ("60000", 1)
     assert not any(c.read_only or c.is_sensitive for c in result.configs)
+
+
+def test_the_admin_clients_kafka_transport_sees_synonyms_and_sensitivity(
+    quorum: KafkaQuorum,
+) -> None:
+    grpc = RaftmetaAdmin({"bootstrap.servers": ",".join(quorum.quorum.addresses.values())})
+    kafka = RaftmetaAdmin({"bootstrap.controllers": quorum.kafka_address(quorum.active())})
+    with grpc, kafka:
+        topic = RaftmetaResource("topic", "described")
+        broker = RaftmetaResource("broker", "1")
+        over_kafka = kafka.describe_configs([topic, broker])
+        over_grpc = grpc.describe_configs([topic, broker])
+        for key in (topic, broker):
+            assert over_kafka[key].result(TIMEOUT_S) == over_grpc[key].result(TIMEOUT_S)
+        retention = over_kafka[topic].result(TIMEOUT_S)[RETENTION]
+        assert next(iter(retention.synonyms)) == RETENTION
+        assert "log.retention.hours" in retention.synonyms
+        secret = over_kafka[broker].result(TIMEOUT_S)["ssl.keystore.password"]
+        assert secret.is_sensitive and secret.value is None
