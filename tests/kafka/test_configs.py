@@ -70,6 +70,22 @@ def grpc_configs(quorum: KafkaQuorum, kind: int, name: str) -> tuple[int, dict[s
     return result.error_code, {c.name: (c.value, c.source) for c in result.configs}
 
 
+def grpc_synonyms(
+    quorum: KafkaQuorum, kind: int, name: str, key: str
+) -> list[tuple[str, str | None, int]]:
+    """The synonyms of one config as the gRPC Admin service lists them, in its order."""
+    response = quorum.grpc(
+        "DescribeConfigs",
+        apb.DescribeConfigsRequest(
+            resources=[apb.ConfigResource(resource_type=kind, resource_name=name)],
+            include_synonyms=True,
+        ),
+    )
+    (result,) = response.results
+    (config,) = [c for c in result.configs if c.name == key]
+    return [(s.name, None if s.is_null else s.value, s.source) for s in config.synonyms]
+
+
 def grpc_alter(
     quorum: KafkaQuorum, kind: int, name: str, key: str, value: str, *, validate_only: bool
 ) -> tuple[int, str]:
@@ -238,7 +254,9 @@ def test_broker_resources_and_the_key_filter_through_raw_requests(quorum: KafkaQ
         assert (found.error_code, [c.name for c in found.configs]) == (0, [MIN_ISR])
         (entry,) = found.configs
         assert (entry.value, entry.config_source) == grpc_configs(quorum, BROKER, "1")[1][MIN_ISR]
-        assert [(s.name, s.value) for s in entry.synonyms] == [(MIN_ISR, "1")]
+        synonyms = [(s.name, s.value, s.source) for s in entry.synonyms]
+        assert synonyms[0] == (MIN_ISR, "1", 2)  # DYNAMIC_BROKER_CONFIG, in effect
+        assert synonyms == grpc_synonyms(quorum, BROKER, "1", MIN_ISR)
         assert missing.error_code == grpc_configs(quorum, BROKER, "not-a-number")[0] != 0
 
 

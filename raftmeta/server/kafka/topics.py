@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from raftmeta.common.configs import ConfigEntry
 from raftmeta.common.items import ItemError
 from raftmeta.common.topics import (
     CreatePartitionsRequest,
@@ -43,13 +44,21 @@ def _new_topic(topic: Any) -> NewTopic:
     )
 
 
-def _created(context: KafkaContext, result: CreateTopicResult) -> Fields:
+FIRST_VERSION_WITH_CONFIGS = 5
+"""CreateTopics v5 answers each created topic's configs."""
+
+
+def _created(context: KafkaContext, result: CreateTopicResult, version: int) -> Fields:
     """A topic's answer; from v5 with every config it was created with as DescribeConfigs
     shows them, or TopicConfigErrorCode when the caller may not describe them."""
     if not result.error.ok:
         code = int(result.error.code)
         return _create_failed(result.name, code, result.error.message or result.error.code.name)
-    described = context.apis.created_topic_configs(context.principal, result.name, result.configs)
+    described: tuple[ConfigEntry, ...] | ItemError = ()
+    if version >= FIRST_VERSION_WITH_CONFIGS:
+        described = context.apis.created_topic_configs(
+            context.principal, result.name, result.configs
+        )
     if isinstance(described, ItemError):
         configs: list[Fields] = []
         config_error = int(described.code)
@@ -106,7 +115,7 @@ async def create_topics(context: KafkaContext, request: Any, version: int) -> Fi
         ]
         return {"throttle_time_ms": 0, "topics": results}
     results = [
-        refused[index] if index in refused else _created(context, next(answered))
+        refused[index] if index in refused else _created(context, next(answered), version)
         for index in range(len(topics))
     ]
     return {"throttle_time_ms": 0, "topics": results}
