@@ -25,7 +25,8 @@ who decides what is committed, so they are authorized as Kafka's controller auth
 ALTER on the CLUSTER for adding and removing voters and for kraft.version (an UpdateFeatures),
 CLUSTER_ACTION on the CLUSTER for UpdateRaftVoter (a voter reporting its own endpoints). The
 caller's principal (a bearer token's, else, where client certificates are required, the
-certificate's, else ``User:ANONYMOUS``) and the decision are the node's
+certificate's, else ``User:ANONYMOUS``; named by the function every door uses) and the
+decision are the node's
 :class:`~raftmeta.quorum.identity.VoterChangeAccess`, the one its Admin service authorizes
 with, handed in by the composition root; with none every caller is allowed, as on the Admin
 service with no authorizer configured. A refused call gets
@@ -65,7 +66,6 @@ from raftmeta.raft.voter_change import VoterChangeResult
 from raftmeta.raft.voters import ReplicaKey
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
-from raftmeta.security.principal import PeerAuthenticationError, context_principal
 
 log = logging.getLogger(__name__)
 
@@ -260,13 +260,9 @@ class RaftService(pb_grpc.RaftServicer):
         caller who may not perform ``operation`` on the CLUSTER, logged; None when allowed."""
         identity = self._edge.identity
         try:
-            certificate = None
-            if identity.enforced:
-                certificate = str(context_principal(context, identity.mapper))
-            principal = self._access.caller_principal(context, certificate)
-        except PeerAuthenticationError as error:
-            principal, reason = "an unnamed peer", str(error)
-            code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            principal = self._access.caller_principal(
+                context, identity.mapper if identity.enforced else None
+            )
         except KafkaError as error:
             principal, reason, code = "a caller", error.message, error.code
         else:
