@@ -476,6 +476,11 @@ class AccessControl:
             return True
         return principal in self.super_users or is_controller(principal)
 
+    def may_describe_quorum(self, principal: str) -> bool:
+        """Whether ``principal`` may describe the quorum on the Raft service: DESCRIBE on the
+        CLUSTER, as on the Admin service."""
+        return self.allowed(principal, Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
+
     def allowed(
         self, principal: str, operation: str, resource_type: str, resource_name: str
     ) -> bool:

@@ -88,6 +88,11 @@ class VoterChangeAccess(Protocol):
         """Whether ``principal`` may perform ``operation`` on the CLUSTER."""
         ...
 
+    def may_describe_quorum(self, principal: str) -> bool:
+        """Whether ``principal``, named by no node certificate, may describe the quorum
+        (DESCRIBE on the CLUSTER, as the Admin service's DescribeQuorum needs)."""
+        ...
+
 
 class _AnyCaller:
     """No authentication and no authorizer: the caller is its certificate or anonymous, and
@@ -105,6 +110,9 @@ class _AnyCaller:
             ) from None
 
     def may_change_voters(self, principal: str, operation: VoterChangeOperation) -> bool:
+        return True
+
+    def may_describe_quorum(self, principal: str) -> bool:
         return True
 
 

@@ -33,6 +33,10 @@ service with no authorizer configured. A refused call gets
 CLUSTER_AUTHORIZATION_FAILED with a message and changes nothing. One decorator,
 :func:`_voter_change`, does this and the cluster-id check for all four.
 
+``DescribeQuorum`` is a peer's (a controller finding the voters, a broker its leader) or an
+operator's: with client certificates required, a certificate that names no node needs DESCRIBE
+on the CLUSTER (answered CLUSTER_AUTHORIZATION_FAILED otherwise, logged).
+
 ``DescribeEndpoints`` tells a peer where the node serves the Raft stream (its RAFT listener),
 to any caller whose certificate names a cluster node; a peer asks it once per connection.
 
@@ -66,6 +70,7 @@ from raftmeta.raft.voter_change import VoterChangeResult
 from raftmeta.raft.voters import ReplicaKey
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from raftmeta.security.principal import node_identity, parse_principal
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +205,8 @@ class RaftService(pb_grpc.RaftServicer):
         self, request: pb.DescribeQuorumRequest, context: Any
     ) -> pb.DescribeQuorumResponse:
         node = self._node
+        if self.describe_refusal(context) is not None:
+            return wire.describe_quorum_error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         # Like Kafka's DescribeQuorum, a request may carry no cluster id: tools ask before
         # they know it. One that names the wrong cluster is still refused.
         if request.cluster_id and request.cluster_id != node.cluster_id:
@@ -219,6 +226,26 @@ class RaftService(pb_grpc.RaftServicer):
             answer.voter_endpoints.extend(wire.voter_to_pb(v) for v in membership.voters)
             return answer
         return wire.describe_quorum_to_pb(description, node.cluster_id, node.membership)
+
+    def describe_refusal(self, context: Any) -> str | None:
+        """Why DescribeQuorum is refused (logged), or None: with client certificates
+        required, a node's certificate (a controller finding the voters, a broker its
+        leader) or a principal allowed DESCRIBE on the cluster may ask; without, anyone."""
+        identity = self._edge.identity
+        if not identity.enforced:
+            return None
+        try:
+            principal = self._access.caller_principal(context, identity.mapper)
+        except KafkaError as error:
+            principal, reason = "a caller", error.message
+        else:
+            if node_identity(parse_principal(principal)) is not None:
+                return None
+            if self._access.may_describe_quorum(principal):
+                return None
+            reason = "DescribeQuorum needs Describe on the cluster"
+        self.refused(principal, "DescribeQuorum", f"{principal}: {reason}")
+        return reason
 
     # ------------------------------------------------------------------ voter changes
 

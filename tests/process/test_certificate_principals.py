@@ -7,7 +7,8 @@ mutual TLS, as ``raftmeta dev --tls`` sets them up (the StandardAuthorizer, the 
 * BrokerLifecycle: the broker registers and unfences with nothing but its own certificate; it
   registers no controller, and nor does the operator's certificate.
 * Raft: a broker's certificate changes no voter (nor validates a kraft.version upgrade); the
-  operator's and a controller's may. Without an authorizer, a broker's certificate still
+  operator's and a controller's may. A certificate naming no node and allowed nothing is not
+  told the quorum. Without an authorizer, a broker's certificate still
   changes no voter, while a controller's and the operator's do.
 """
 
@@ -95,6 +96,17 @@ async def raft_change(
     return answer
 
 
+async def describe(cluster: DevCluster, node_id: int, caller: Mapping[str, str]) -> int:
+    """The error code of a Raft DescribeQuorum to node ``node_id`` with ``caller``'s
+    certificate."""
+    credentials = channel_credentials(parse_tls_settings(caller))
+    async with grpc.aio.secure_channel(f"127.0.0.1:{cluster.ports[node_id]}", credentials) as ch:
+        answer = await pb_grpc.RaftStub(ch).DescribeQuorum(
+            pb.DescribeQuorumRequest(cluster_id=cluster.cluster_id), timeout=CALL_TIMEOUT_S
+        )
+    return int(answer.error_code)
+
+
 async def register_controller(
     cluster: DevCluster, node_id: int, caller: Mapping[str, str], controller_id: int
 ) -> int:
@@ -130,6 +142,7 @@ def test_every_door_names_the_caller_by_its_certificate(tmp_path: Path) -> None:
     operator = parse_properties(cluster.client_config.read_text())
     broker = certificate_properties(cluster.brokers[1].config)
     controller = certificate_properties(cluster.nodes[3001].config)
+    intruder = parse_properties(client_properties(cluster, "intruder").read_text())
     grpc_door = {"bootstrap.servers": cluster.bootstrap_servers}
     kafka_door = {"bootstrap.controllers": cluster.kafka_bootstrap}
     directory = read_meta_properties(cluster.data_dir(3002) / "meta.properties").directory_id
@@ -181,6 +194,12 @@ def test_every_door_names_the_caller_by_its_certificate(tmp_path: Path) -> None:
             for caller in (operator, controller):
                 answer = await raft_change(cluster, leader.node_id, caller, upgrade)
                 assert answer.error_code == ErrorCode.NONE, answer
+
+            # Raft: the quorum is described to nodes and to those allowed DESCRIBE on it.
+            described = await describe(cluster, leader.node_id, intruder)
+            assert described == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            for caller in (operator, controller, broker):
+                assert await describe(cluster, leader.node_id, caller) == ErrorCode.NONE
 
         asyncio.run(doors())
         info = settled_quorum(cluster)
