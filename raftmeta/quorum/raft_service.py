@@ -205,7 +205,9 @@ class RaftService(pb_grpc.RaftServicer):
         self, request: pb.DescribeQuorumRequest, context: Any
     ) -> pb.DescribeQuorumResponse:
         node = self._node
-        if self.describe_refusal(context) is not None:
+        refusal = self.describe_refusal(context)
+        if refusal is not None:
+            _tell(context, refusal)
             return wire.describe_quorum_error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         # Like Kafka's DescribeQuorum, a request may carry no cluster id: tools ask before
         # they know it. One that names the wrong cluster is still refused.
@@ -228,9 +230,10 @@ class RaftService(pb_grpc.RaftServicer):
         return wire.describe_quorum_to_pb(description, node.cluster_id, node.membership)
 
     def describe_refusal(self, context: Any) -> str | None:
-        """Why DescribeQuorum is refused (logged), or None: with client certificates
-        required, a node's certificate (a controller finding the voters, a broker its
-        leader) or a principal allowed DESCRIBE on the cluster may ask; without, anyone."""
+        """Why DescribeQuorum is refused (logged; told the caller in the trailing metadata),
+        or None: with client certificates required, a node's certificate (a controller
+        finding the voters, a broker its leader) or a principal allowed DESCRIBE on the
+        cluster may ask; without, anyone."""
         identity = self._edge.identity
         if not identity.enforced:
             return None
@@ -245,7 +248,7 @@ class RaftService(pb_grpc.RaftServicer):
                 return None
             reason = "DescribeQuorum needs Describe on the cluster"
         self.refused(principal, "DescribeQuorum", f"{principal}: {reason}")
-        return reason
+        return f"{CLUSTER_DENIED} {principal} may not: {reason}"
 
     # ------------------------------------------------------------------ voter changes
 
