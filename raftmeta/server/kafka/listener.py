@@ -31,12 +31,14 @@ from raftmeta.apis import ControllerApis, ControllerHost
 from raftmeta.auth import TOKENS_FILE_KEY
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
-from raftmeta.errors import ErrorCode
+from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.kafka_protocol import codec
 from raftmeta.kafka_protocol.framing import DEFAULT_MAX_REQUEST_BYTES, SIZE, FrameError, read_frame
+from raftmeta.security.principal import PrincipalMapper
 from raftmeta.security.ssl_contexts import server_ssl_context
 from raftmeta.security.tls import (
     SECURITY_PROTOCOL_MAP_KEY,
+    ClientAuth,
     SecurityProtocol,
     parse_security_protocol_map,
     parse_tls_settings,
@@ -161,6 +163,7 @@ class KafkaListener:
         protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT,
         ssl_context: ssl.SSLContext | None = None,
         changes: WaitForChange | None = None,
+        principal_mapper: PrincipalMapper | None = None,
     ) -> None:
         if protocol.uses_tls != (ssl_context is not None):
             raise ValueError(f"a {protocol} listener takes a TLS context exactly when it uses TLS")
@@ -172,6 +175,9 @@ class KafkaListener:
         self.advertised_port = advertised_port
         self.protocol = protocol
         self.ssl_context = ssl_context
+        self.principal_mapper = principal_mapper
+        """The listener's ``ssl.principal.mapping.rules`` when it requires client
+        certificates: a connection is then its certificate's principal until a SASL login."""
         self._server: asyncio.Server | None = None
         self._connections: dict[asyncio.Task[Any], Connection] = {}
         self._context: KafkaContext | None = None
@@ -294,12 +300,17 @@ class KafkaListener:
         task = asyncio.current_task()
         assert task is not None
         peer = writer.get_extra_info("peername")
-        assert self._context is not None, "the listener is started"
+        try:
+            caller_context = self._caller_context(writer)
+        except KafkaError as error:
+            self._refuse(peer, error.message)
+            writer.transport.abort()
+            return
         frames: asyncio.Queue[bytes | None] = asyncio.Queue(PIPELINE_DEPTH)
         connection = Connection(
             peer,
             sasl.SaslSession(self.owner.access, self.protocol.uses_sasl),
-            self._context,
+            caller_context,
             writer,
             frames,
         )
@@ -355,6 +366,19 @@ class KafkaListener:
                 # the stream and sends the None that ends this loop.
                 closing = True
                 writer.close()
+
+    def _caller_context(self, writer: asyncio.StreamWriter) -> KafkaContext:
+        """The listener's context as this connection's caller: on a listener that requires
+        client certificates, the certificate's principal, named by the function every door
+        uses (a SASL login replaces it). Raises ``KafkaError`` for a certificate no mapping
+        rule names."""
+        assert self._context is not None, "the listener is started"
+        if self.principal_mapper is None:
+            return self._context
+        ssl_object = writer.get_extra_info("ssl_object")
+        certificate = None if ssl_object is None else ssl_object.getpeercert(binary_form=True)
+        principal = self.owner.access.principal((), certificate, self.principal_mapper)
+        return dataclasses.replace(self._context, principal=principal)
 
     def _refuse(self, peer: object, reason: str) -> None:
         log.warning(
@@ -499,8 +523,12 @@ async def start_kafka_listener(
                 None,
             )
             context = None
+            mapper = None
             if protocol.uses_tls:
-                context = server_ssl_context(parse_tls_settings(config.originals, KAFKA_LISTENER))
+                tls = parse_tls_settings(config.originals, KAFKA_LISTENER)
+                context = server_ssl_context(tls)
+                if tls.client_auth is ClientAuth.REQUIRED:
+                    mapper = tls.principal_mapper
             served = KafkaListener(
                 owner,
                 listener.host,
@@ -511,6 +539,7 @@ async def start_kafka_listener(
                 protocol=protocol,
                 ssl_context=context,
                 changes=changes,
+                principal_mapper=mapper,
             )
             await served.start()
             return served
