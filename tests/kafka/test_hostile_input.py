@@ -10,8 +10,10 @@ near 32 KiB, and UpdateFeatures' validate-only refusing what the real update ref
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
+import struct
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +35,7 @@ from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
 from raftmeta.server.kafka.listener import SERVED
 from tests.kafka.quorum import KafkaQuorum, kafka_quorum
+from tests.kafka.test_security import secured
 from tests.kafka.test_wire import connect, read_response, request
 
 EXAMPLES_PER_API = 40
@@ -41,6 +44,7 @@ versions, few enough that the whole fuzz runs in well under a minute."""
 LONG_NAME_CHARS = (249, 32_760, 32_767, 40_000)
 """Kafka's longest topic name, names at and near the 2-byte string limit, and one past it
 (which only a flexible version's compact string can carry)."""
+TIMEOUT_S = 15.0
 SANE_MESSAGE_CHARS = 1024
 """The longest error message an answer may carry, whatever name it quotes."""
 INTEGER_EDGES = {
@@ -345,3 +349,17 @@ def test_update_features_validate_only_refuses_what_the_update_refuses(
     applied = update_features(address, name, 0, validate_only=False)
     assert checked.error_code == applied.error_code == int(code)
     assert checked.error_message == applied.error_message
+
+
+def test_a_sasl_listener_reads_no_large_frame_before_the_login(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    for running in secured(tmp_path, "SASL_PLAINTEXT"):
+        with connect(running.address) as sock:
+            sock.sendall(struct.pack(">i", 2**20))  # a 1 MiB frame's size, and no body
+            sock.settimeout(TIMEOUT_S)
+            with contextlib.suppress(ConnectionResetError):
+                assert sock.recv(1) == b"", "closed without waiting for the body"
+    assert any("524288" in record.getMessage() for record in caplog.records)
+    assert tracebacks(caplog.records) == []

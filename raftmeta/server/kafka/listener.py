@@ -5,7 +5,15 @@ at a time, in order, as a Kafka broker does: a request's effects are in place be
 request on the same connection starts. An API or version not served gets UNSUPPORTED_VERSION
 (ApiVersions: a v0 answer listing what is served). A frame that is not a request (bad size,
 over ``socket.request.max.bytes``, an undecodable header or body) closes the connection after
-the answers already due are written, and is logged once; the listener keeps serving.
+the answers already due are written, and is logged once; the listener keeps serving. So does a
+request with a null where its schema allows none (Kafka cannot parse it either). A handler that
+fails, or an answer that cannot be written, is answered with the API's error response (the
+top-level error code, or the code on every item asked about), never left unanswered.
+
+What a connection may hold is bounded (:mod:`raftmeta.server.kafka.limits`): connections in all
+and per address, within a reserve of descriptors kept for Raft; idle connections and frames
+begun but not finished are closed; request bytes held across connections; and, on a SASL
+listener, the size of a frame before the login.
 
 A client that was told (by Metadata or DescribeCluster on a connection) of an active controller
 this node no longer names has that connection closed once it has stayed so, and idle, for
