@@ -11,6 +11,7 @@ near 32 KiB, and UpdateFeatures' validate-only refusing what the real update ref
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import socket
 import struct
@@ -363,3 +364,36 @@ def test_a_sasl_listener_reads_no_large_frame_before_the_login(
                 assert sock.recv(1) == b"", "closed without waiting for the body"
     assert any("524288" in record.getMessage() for record in caplog.records)
     assert tracebacks(caplog.records) == []
+
+
+@pytest.mark.parametrize("version", [2, 5])
+def test_a_failing_handler_is_answered_with_kafkas_error_response(
+    quorum: KafkaQuorum, version: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CreateTopics has no top-level error code: the failure lands on every topic asked."""
+
+    async def failing(context: Any, request: Any, version: int) -> Any:
+        raise RuntimeError("a handler that fails")
+
+    served = SERVED[19]
+    monkeypatch.setitem(SERVED, 19, dataclasses.replace(served, handler=failing))
+    topics = [
+        CreateTopicsRequest.CreatableTopic(
+            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[]
+        )
+        for name in ("failing-a", "failing-b")
+    ]
+    with connect(quorum.kafka_address(quorum.active())) as sock:
+        sock.sendall(
+            request(
+                CreateTopicsRequest[version](topics=topics, timeout_ms=5000, validate_only=True),
+                8,
+            )
+        )
+        payload = read_response(sock)
+    assert payload is not None, "the request was dropped"
+    answer = CreateTopicsResponse.decode(payload, version=version, header=True)
+    assert [(t.name, t.error_code) for t in answer.topics] == [
+        ("failing-a", int(ErrorCode.UNKNOWN_SERVER_ERROR)),
+        ("failing-b", int(ErrorCode.UNKNOWN_SERVER_ERROR)),
+    ]
