@@ -41,10 +41,6 @@ from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.kafka_protocol import codec
-<<<<<<< HEAD
-from raftmeta.kafka_protocol.framing import DEFAULT_MAX_REQUEST_BYTES, SIZE, FrameError, read_frame
-from raftmeta.security.principal import PrincipalMapper
-=======
 from raftmeta.kafka_protocol.framing import (
     DEFAULT_MAX_REQUEST_BYTES,
     SIZE,
@@ -53,7 +49,7 @@ from raftmeta.kafka_protocol.framing import (
     PartialFrameTimeout,
     read_frame_within,
 )
->>>>>>> kafka-hostile
+from raftmeta.security.principal import PrincipalMapper
 from raftmeta.security.ssl_contexts import server_ssl_context
 from raftmeta.security.tls import (
     SECURITY_PROTOCOL_MAP_KEY,
@@ -194,11 +190,8 @@ class KafkaListener:
         protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT,
         ssl_context: ssl.SSLContext | None = None,
         changes: WaitForChange | None = None,
-<<<<<<< HEAD
         principal_mapper: PrincipalMapper | None = None,
-=======
         listener_limits: limits.ListenerLimits | None = None,
->>>>>>> kafka-hostile
     ) -> None:
         if protocol.uses_tls != (ssl_context is not None):
             raise ValueError(f"a {protocol} listener takes a TLS context exactly when it uses TLS")
@@ -210,15 +203,12 @@ class KafkaListener:
         self.advertised_port = advertised_port
         self.protocol = protocol
         self.ssl_context = ssl_context
-<<<<<<< HEAD
         self.principal_mapper = principal_mapper
         """The listener's ``ssl.principal.mapping.rules`` when it requires client
         certificates: a connection is then its certificate's principal until a SASL login."""
-=======
         self.limits = listener_limits or limits.ListenerLimits()
         self._admission = limits.Admission(self.limits, owner.node_id)
         self._request_bytes: limits.RequestBytes | None = None
->>>>>>> kafka-hostile
         self._server: asyncio.Server | None = None
         self._connections: dict[asyncio.Task[Any], Connection] = {}
         self._context: KafkaContext | None = None
@@ -342,14 +332,6 @@ class KafkaListener:
         task = asyncio.current_task()
         assert task is not None
         peer = writer.get_extra_info("peername")
-<<<<<<< HEAD
-        try:
-            caller_context = self._caller_context(writer)
-        except KafkaError as error:
-            self._refuse(peer, error.message)
-            writer.transport.abort()
-            return
-=======
         address = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
         if self._admission.admit(address) is not None:
             writer.transport.abort()
@@ -368,7 +350,12 @@ class KafkaListener:
     ) -> None:
         assert self._context is not None and self._request_bytes is not None, "started"
         request_bytes = self._request_bytes
->>>>>>> kafka-hostile
+        try:
+            caller_context = self._caller_context(writer)
+        except KafkaError as error:
+            self._refuse(peer, error.message)
+            writer.transport.abort()
+            return
         frames: asyncio.Queue[bytes | None] = asyncio.Queue(PIPELINE_DEPTH)
         connection = Connection(
             peer,
@@ -463,7 +450,6 @@ class KafkaListener:
                 closing = True
                 writer.close()
 
-<<<<<<< HEAD
     def _caller_context(self, writer: asyncio.StreamWriter) -> KafkaContext:
         """The listener's context as this connection's caller: on a listener that requires
         client certificates, the certificate's principal, named by the function every door
@@ -476,14 +462,13 @@ class KafkaListener:
         certificate = None if ssl_object is None else ssl_object.getpeercert(binary_form=True)
         principal = self.owner.access.principal((), certificate, self.principal_mapper)
         return dataclasses.replace(self._context, principal=principal)
-=======
+
     async def _give_back(self, connection: Connection, size: int) -> None:
         """A frame answered (or discarded): its bytes no longer count as held."""
         assert self._request_bytes is not None, "started"
         size = min(size, connection.held_bytes)
         connection.held_bytes -= size
         await self._request_bytes.give_back(size)
->>>>>>> kafka-hostile
 
     def _refuse(self, peer: object, reason: str) -> None:
         log.warning(
@@ -653,9 +638,7 @@ async def start_kafka_listener(
                 protocol=protocol,
                 ssl_context=context,
                 changes=changes,
-<<<<<<< HEAD
                 principal_mapper=mapper,
-=======
                 listener_limits=limits.ListenerLimits(
                     max_connections=config.max_connections,
                     max_connections_per_ip=config.max_connections_per_ip,
@@ -664,7 +647,6 @@ async def start_kafka_listener(
                     queued_max_request_bytes=config.queued_max_request_bytes,
                     sasl_max_receive_bytes=config.sasl_server_max_receive_size,
                 ),
->>>>>>> kafka-hostile
             )
             await served.start()
             return served
