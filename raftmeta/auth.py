@@ -13,12 +13,23 @@ bootstrap principals allowed everything (the ones who create the first ACLs). Th
 :class:`AclAuthorizer` reads per-node allow rules from ``raftmeta.acls``; it is kept for
 existing configurations and warns that its rules are per node.
 
-Principals are Kafka-shaped strings (``User:alice``). A caller names itself with call metadata
-``authorization: Bearer <token>``; the tokens file (``raftmeta.auth.tokens.file``, lines of
-``token=User:name``) maps tokens to principals. A call without a token is ``User:ANONYMOUS``;
-a token the file does not hold, or a malformed header, fails authentication with
-SASL_AUTHENTICATION_FAILED. Principals in ``super.users`` are allowed everything, whatever the
-authorizer says.
+Principals are Kafka-shaped strings (``User:alice``), named in one place,
+:meth:`AccessControl.principal`, for every door (Admin, BrokerLifecycle, Raft, the Kafka
+listener). On a listener that requires client certificates the caller is its certificate's
+principal (the subject through ``ssl.principal.mapping.rules``: ``User:controller-3000``,
+``User:broker-7``, ``User:CN=admin``). A caller may instead name itself with call metadata
+``authorization: Bearer <token>`` (or a SASL/PLAIN login on the Kafka listener); the tokens
+file (``raftmeta.auth.tokens.file``, lines of ``token=User:name``) maps tokens to principals,
+and a token wins over the certificate, as SASL over SSL does in Kafka. A call with neither is
+``User:ANONYMOUS``; a token the file does not hold, a malformed header, or a certificate no
+mapping rule names fails authentication with SASL_AUTHENTICATION_FAILED. Principals in
+``super.users`` are allowed everything, whatever the authorizer says.
+
+Voter changes decide who commits the log, so they need more than an open door: ALTER (or
+CLUSTER_ACTION) on the CLUSTER from the authorizer, and, with no authorizer but authentication
+on (client certificates required, or a tokens file), a controller's own principal
+(``User:controller-<id>``) or a super user: any other certificate the CA signed, a broker's
+included, changes no voter.
 
 Operations and resource types use Kafka's names: ElectLeaders needs ALTER on CLUSTER (the
 resource named ``kafka-cluster``), CreateTopics CREATE on CLUSTER or on the TOPIC, and so on.
@@ -41,6 +52,14 @@ from raftmeta.config.node import RaftmetaConfig
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import AclOperation, AclPermissionType, AclResourceType
+from raftmeta.security.principal import (
+    NodeRole,
+    PeerAuthenticationError,
+    PrincipalMapper,
+    certificate_principal,
+    node_identity,
+    parse_principal,
+)
 
 log = logging.getLogger(__name__)
 
@@ -352,18 +371,28 @@ def call_metadata(context: object) -> tuple[tuple[str, str | bytes], ...]:
 
 
 class AccessControl:
-    """Authentication (token → principal) and authorization for one node's services."""
+    """Authentication (certificate or token → principal) and authorization for one node's
+    services."""
 
     def __init__(
         self,
         authorizer: Authorizer | None = None,
         super_users: Iterable[str] = (),
         tokens: Mapping[str, str] | None = None,
+        *,
+        client_certificates: bool = False,
     ) -> None:
         self.authorizer = authorizer
         self.super_users = frozenset(user.strip() for user in super_users if user.strip())
         self.tokens = dict(tokens) if tokens is not None else None
-        """``None``: no tokens file, so tokens are not checked and every caller is anonymous."""
+        """``None``: no tokens file, so tokens are not checked."""
+        self.client_certificates = client_certificates
+        """Whether the node's controller listener requires client certificates."""
+
+    @property
+    def authenticates(self) -> bool:
+        """Whether callers prove who they are: client certificates required, or tokens."""
+        return self.client_certificates or self.tokens is not None
 
     def attach_image(self, image_source: Callable[[], MetadataImage]) -> None:
         """Hand the node's committed image to an authorizer that decides from it."""
@@ -372,40 +401,52 @@ class AccessControl:
             attach(image_source)
 
     @classmethod
-    def from_config(cls, config: RaftmetaConfig) -> AccessControl:
+    def from_config(
+        cls, config: RaftmetaConfig, *, client_certificates: bool = False
+    ) -> AccessControl:
         authorizer = None
         if config.authorizer_class_name:
             authorizer = load_authorizer(config.authorizer_class_name, config.originals)
         tokens_file = config.raftmeta_auth_tokens_file
         tokens = read_tokens(tokens_file) if tokens_file else None
-        return cls(authorizer, config.super_users, tokens)
+        return cls(authorizer, config.super_users, tokens, client_certificates=client_certificates)
 
-    def call_principal(self, context: object) -> str:
-        """The principal of a gRPC call made without a client certificate (:meth:`principal`
-        of its metadata). Without a tokens file every such caller is ``User:ANONYMOUS``
-        whatever it sends, so its metadata is not read at all."""
-        if self.tokens is None:
-            return ANONYMOUS
-        return self.principal(call_metadata(context))
+    def call_principal(self, context: object, mapper: PrincipalMapper | None = None) -> str:
+        """The principal of a gRPC call: :meth:`principal` of its metadata and, with
+        ``mapper`` (a listener that requires client certificates), of its certificate."""
+        certificate = None if mapper is None else grpc_certificate(context)
+        metadata = call_metadata(context) if self.tokens is not None else ()
+        return self.principal(metadata, certificate, mapper)
 
     def principal(
         self,
         metadata: Iterable[tuple[str, str | bytes]] | None,
-        certificate: str | None = None,
+        certificate: bytes | None = None,
+        mapper: PrincipalMapper | None = None,
     ) -> str:
-        """The caller's principal from its call metadata; SASL_AUTHENTICATION_FAILED for a
-        token that is not known or a malformed ``authorization`` header.
+        """The caller's principal, computed here for every door; SASL_AUTHENTICATION_FAILED
+        for a token that is not known, a malformed ``authorization`` header, or a
+        certificate that ``mapper`` names no principal for.
 
-        ``certificate`` is the principal of the caller's TLS client certificate, for a
-        listener that requires one: a call that presents no token is that principal (as
-        Kafka names an SSL listener's client), one that presents a token is the token's (as
-        SASL over SSL does). Without either the caller is ``User:ANONYMOUS``."""
+        ``certificate`` is the caller's TLS client certificate (PEM or DER) on a listener that
+        requires one, ``mapper`` that listener's ``ssl.principal.mapping.rules``: a call that
+        presents no token is the certificate's principal (as Kafka names an SSL listener's
+        client), one that presents a token is the token's (as SASL over SSL does). Without
+        either the caller is ``User:ANONYMOUS``."""
+        named = ANONYMOUS
+        if certificate is not None and mapper is not None:
+            try:
+                named = str(certificate_principal(certificate, mapper))
+            except PeerAuthenticationError as error:
+                raise KafkaError(
+                    ErrorCode.SASL_AUTHENTICATION_FAILED, f"Authentication failed: {error}"
+                ) from None
         header: str | None = None
         for key, value in metadata or ():
             if key.lower() == "authorization":
                 header = value.decode() if isinstance(value, bytes) else value
         if header is None or self.tokens is None:
-            return certificate or ANONYMOUS
+            return named
         scheme, _, token = header.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise KafkaError(
@@ -419,17 +460,26 @@ class AccessControl:
             )
         return principal
 
-    def caller_principal(self, context: object, certificate: str | None) -> str:
-        """The principal of the gRPC call ``context`` (:meth:`principal` of its metadata, with
-        its client certificate's principal ``certificate``): how the Raft runtime, which
-        names no authorizer, learns who asks for a voter change."""
-        return self.principal(call_metadata(context), certificate)
+    def caller_principal(self, context: object, mapper: PrincipalMapper | None) -> str:
+        """:meth:`call_principal`, as the Raft runtime asks for it (it names no access of its
+        own): how the Raft service learns who asks for a voter change."""
+        return self.call_principal(context, mapper)
 
     def may_change_voters(self, principal: str, operation: str) -> bool:
         """Whether ``principal`` may perform ``operation`` (Kafka's name: ``Alter`` or
-        ``ClusterAction``) on the CLUSTER: the Raft runtime's voter changes, authorized as
-        the Admin service authorizes its cluster-wide calls."""
-        return self.allowed(principal, Operation(operation), ResourceType.CLUSTER, CLUSTER_NAME)
+        ``ClusterAction``) on the CLUSTER as a voter change: the authorizer's decision, as for
+        the Admin service's cluster-wide calls, and, with no authorizer but authentication
+        on, only a controller or a super user (see the module docstring)."""
+        if not self.allowed(principal, Operation(operation), ResourceType.CLUSTER, CLUSTER_NAME):
+            return False
+        if self.authorizer is not None or not self.authenticates:
+            return True
+        return principal in self.super_users or is_controller(principal)
+
+    def may_describe_quorum(self, principal: str) -> bool:
+        """Whether ``principal`` may describe the quorum on the Raft service: DESCRIBE on the
+        CLUSTER, as on the Admin service."""
+        return self.allowed(principal, Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
 
     def allowed(
         self, principal: str, operation: str, resource_type: str, resource_name: str
@@ -443,3 +493,18 @@ class AccessControl:
         except Exception:
             log.exception("the authorizer failed; denying %s %s", principal, operation)
             return False
+
+
+def is_controller(principal: str) -> bool:
+    """Whether ``principal`` names a controller (``User:controller-<id>``)."""
+    identity = node_identity(parse_principal(principal))
+    return identity is not None and identity.role is NodeRole.CONTROLLER
+
+
+def grpc_certificate(context: object) -> bytes | None:
+    """The client certificate (PEM) of the gRPC call ``context``, if it presented one."""
+    auth_context = getattr(context, "auth_context", None)
+    if not callable(auth_context):
+        return None
+    found = next(iter(auth_context().get("x509_pem_cert", ())), None)
+    return None if found is None else bytes(found)

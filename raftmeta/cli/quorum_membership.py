@@ -30,6 +30,7 @@ from typing import Any
 import grpc
 
 from raftmeta.errors import ErrorCode
+from raftmeta.quorum.raft_service import ERROR_MESSAGE_KEY
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.security.listener import sync_channel
@@ -99,7 +100,8 @@ def find_cluster_id(servers: list[str], timeout_s: float, client: VoterClient = 
     for server in servers:
         try:
             with client.channel(server) as channel:
-                answer = pb_grpc.RaftStub(channel).DescribeQuorum(
+                describe: Any = pb_grpc.RaftStub(channel).DescribeQuorum  # with_call: untyped
+                answer, call = describe.with_call(
                     pb.DescribeQuorumRequest(), timeout=timeout_s, metadata=client.metadata
                 )
         except grpc.RpcError as error:
@@ -107,6 +109,9 @@ def find_cluster_id(servers: list[str], timeout_s: float, client: VoterClient = 
             problems.append(f"cannot reach {server} ({code.name if code else 'no answer'})")
             continue
         assert isinstance(answer, pb.DescribeQuorumResponse)
+        if answer.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED:
+            told = dict(call.trailing_metadata() or ()).get(ERROR_MESSAGE_KEY, "")
+            raise VoterChangeError(f"CLUSTER_AUTHORIZATION_FAILED: {told}".rstrip(": "))
         if answer.cluster_id:
             return answer.cluster_id
         leader = answer.leader_endpoint

@@ -536,6 +536,50 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "Largest request the KAFKA listener reads; a bigger frame closes the connection.",
         AtLeast(8),
     ),
+    ConfigKey(
+        "max.connections",
+        ConfigType.INT,
+        "2147483647",
+        "Most connections the KAFKA listener holds open at once; it closes newer ones.",
+        AtLeast(0),
+    ),
+    ConfigKey(
+        "max.connections.per.ip",
+        ConfigType.INT,
+        "2147483647",
+        "Most connections the KAFKA listener holds open from one client address.",
+        AtLeast(0),
+    ),
+    ConfigKey(
+        "connections.max.idle.ms",
+        ConfigType.LONG,
+        "600000",
+        "A KAFKA connection with no request in progress for this long is closed.",
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "raftmeta.kafka.partial.request.timeout.ms",
+        ConfigType.LONG,
+        "30000",
+        "How long a KAFKA connection may take to send the rest of a request it began; "
+        "a slower one is closed.",
+        AtLeast(1),
+    ),
+    ConfigKey(
+        "queued.max.request.bytes",
+        ConfigType.LONG,
+        "-1",
+        "Bytes of requests the KAFKA listener holds (read, queued or being read) across all "
+        "connections before it stops reading more; -1: no limit.",
+        AtLeast(-1),
+    ),
+    ConfigKey(
+        "sasl.server.max.receive.size",
+        ConfigType.INT,
+        "524288",
+        "Largest frame a SASL KAFKA listener reads before the connection has logged in.",
+        AtLeast(8),
+    ),
 )
 
 KEYS_BY_NAME: Final[Mapping[str, ConfigKey]] = {key.name: key for key in CONFIG_KEYS}

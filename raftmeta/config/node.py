@@ -93,6 +93,12 @@ class RaftmetaConfig:
     ssl_principal_mapping_rules: str | None
     metrics_port: int
     socket_request_max_bytes: int
+    max_connections: int
+    max_connections_per_ip: int
+    connections_max_idle_ms: int
+    raftmeta_kafka_partial_request_timeout_ms: int
+    queued_max_request_bytes: int
+    sasl_server_max_receive_size: int
     originals: Mapping[str, str]
     """Every key as given (after overrides), known or not, as text."""
 
@@ -315,6 +321,14 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         ssl_principal_mapping_rules=typed.optional_text("ssl.principal.mapping.rules"),
         metrics_port=typed.integer("metrics.port"),
         socket_request_max_bytes=typed.integer("socket.request.max.bytes"),
+        max_connections=typed.integer("max.connections"),
+        max_connections_per_ip=typed.integer("max.connections.per.ip"),
+        connections_max_idle_ms=typed.integer("connections.max.idle.ms"),
+        raftmeta_kafka_partial_request_timeout_ms=typed.integer(
+            "raftmeta.kafka.partial.request.timeout.ms"
+        ),
+        queued_max_request_bytes=typed.integer("queued.max.request.bytes"),
+        sasl_server_max_receive_size=typed.integer("sasl.server.max.receive.size"),
         originals=MappingProxyType(dict(originals)),
     )
 

@@ -4,8 +4,11 @@ A level is finalized by a ``FeatureLevelRecord``. An update is refused, with Kaf
 INVALID_UPDATE_VERSION and its wording, when the controller itself does not support the level,
 when a registered, unfenced broker does not (a fenced broker is not serving, and must support
 the finalized levels to register again anyway), when it lowers a level without a downgrade
-type, or when it breaks a dependency (ELR 1 needs metadata.version 4.0-IV1). Every update of a
-request is checked before any is written, so a request changes all its features or none.
+type, or when it breaks a dependency (ELR 1 needs metadata.version 4.0-IV1). An empty feature
+name is INVALID_REQUEST, and a feature this controller does not know (and the cluster has not
+finalized) is refused at any level, 0 included, though 0 would write nothing. Every update of
+a request is checked before any is written, so a request changes all its features or none;
+validate-only runs the same checks.
 """
 
 from __future__ import annotations
@@ -65,7 +68,17 @@ def update_feature_records(
     names = [update.name for update in updates]
     if len(set(names)) != len(names):
         raise KafkaError(ErrorCode.INVALID_REQUEST, "A feature is listed more than once.")
+    known = {feature.name for feature in controller_features}
     for update in updates:
+        if not update.name:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Feature name can not be empty.")
+        if update.name not in known and update.name not in finalized:
+            # Even level 0 (nothing to write) is refused: an unknown name is a mistake.
+            raise KafkaError(
+                ErrorCode.INVALID_UPDATE_VERSION,
+                f"Invalid update version {update.level} for feature {update.name}. "
+                f"Local controller {controller_id} does not support this feature.",
+            )
         current = finalized.get(update.name, 0)
         if update.level < 0:
             raise KafkaError(

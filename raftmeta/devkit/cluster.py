@@ -53,6 +53,8 @@ from raftmeta.storage.meta_properties import generate_id
 NODE_IDS = (3000, 3001, 3002)
 """The controllers' ids: far from the brokers' 1..N."""
 CLUSTER_ID_FILE = "cluster.id"
+DEV_ADMIN_PRINCIPAL = "User:CN=admin"
+"""The principal of a TLS dev cluster's client certificate (``CN=admin``), a super user."""
 STOP_DEADLINE_S = 10.0
 """A graceful stop takes at most about three seconds; after this a node is killed."""
 
@@ -334,9 +336,22 @@ class DevCluster:
             name: {"listener.security.protocol.map": "CONTROLLER:SSL", **item.properties()}
             for name, item in files.items()
         }
+        for node_id in self.nodes:
+            properties[f"controller-{node_id}"].update(self._authorizer_properties())
         client = {"security.protocol": "SSL", **files["admin"].properties()}
         self.client_config.write_text(format_properties(client))
         return properties
+
+    def _authorizer_properties(self) -> dict[str, str]:
+        """A TLS cluster's controllers authorize with the ACLs in the log: the operator's
+        certificate (``CN=admin``, the client properties file's) and the controllers are
+        super users; a broker's certificate holds only its own lifecycle calls and fetches,
+        which its identity grants, so no ACL is needed for the cluster to run."""
+        super_users = [DEV_ADMIN_PRINCIPAL, *(f"User:controller-{n}" for n in self.nodes)]
+        return {
+            "authorizer.class.name": "raftmeta.auth.StandardAuthorizer",
+            "super.users": ";".join(super_users),
+        }
 
     def rack_of(self, broker_id: int) -> str | None:
         if self.racks <= 0:
@@ -388,6 +403,8 @@ class DevCluster:
                 properties["broker.rack"] = rack
             properties.update(tls.get(f"controller-{node_id}", {}))
             if node_id in self.kafka_ports:
+                if self.tls:  # the KAFKA listener speaks mutual TLS with the same files
+                    properties["listener.security.protocol.map"] += ",KAFKA:SSL"
                 kafka_listener = f"KAFKA://127.0.0.1:{self.kafka_ports[node_id]}"
                 properties["listeners"] = (
                     f"{properties['listeners']},{kafka_listener}"

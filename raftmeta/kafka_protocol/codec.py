@@ -24,6 +24,10 @@ HEADER_PREFIX = struct.Struct(">hhi")
 """Every request header starts with api_key, api_version and correlation_id."""
 
 
+MAX_ERROR_MESSAGE_CHARS = 1024
+"""The longest ``error_message`` written: a message quoting a hostile name (up to 32 KiB, or
+megabytes in a compact string) would otherwise outgrow the name, and a 2-byte string length."""
+
 NO_AUTHORIZED_OPERATIONS: Any = None
 """An ``authorized_operations`` field's value when the client did not ask for them (Kafka's
 INT32_MIN; the library writes it for ``None``)."""
@@ -77,11 +81,51 @@ def decode_request(frame: bytes, api_key: int, version: int) -> Any:
     if cls is None:
         raise CodecError(f"no schema for api_key {api_key}")
     try:
-        return cls.decode(frame, version=version, header=True)
+        request = cls.decode(frame, version=version, header=True)
     except Exception as error:  # the library raises many kinds on bad bytes
         raise CodecError(
             f"undecodable {api_name(api_key)} v{version} request: {type(error).__name__}"
         ) from None
+    null = _null_where_not_nullable(cls, request, version)
+    if null is not None:
+        raise CodecError(
+            f"undecodable {api_name(api_key)} v{version} request: non-nullable field {null} "
+            "was serialized as null"
+        )
+    return request
+
+
+def _null_where_not_nullable(cls: type[Any], message: Any, version: int) -> str | None:
+    """The first field of ``message`` that is null where its schema, at ``version``, does not
+    allow it; ``None`` when there is none.
+
+    The library reads a length of -1 as null for any string or array, nullable or not; Kafka's
+    generated readers refuse it, so the request cannot be parsed and the connection closes.
+    """
+    for name, field in cls.fields.items():
+        if not field.for_version_q(version):
+            continue
+        value = getattr(message, name, None)
+        if value is None:
+            if (field.is_array() or field.type_str in _NULLABLE_TYPES) and not (
+                field.nullable_for_version_q(version)
+            ):
+                return str(name)
+            continue
+        if field.is_struct_array():
+            for item in value:
+                inner = _null_where_not_nullable(field.data_class, item, version)
+                if inner is not None:
+                    return f"{name}.{inner}"
+        elif field.is_struct():
+            inner = _null_where_not_nullable(field.data_class, value, version)
+            if inner is not None:
+                return f"{name}.{inner}"
+    return None
+
+
+_NULLABLE_TYPES = frozenset({"string", "bytes", "records"})
+"""Types whose wire form can say null; the others always carry a value."""
 
 
 def can_encode(api_key: int, version: int) -> bool:
@@ -103,12 +147,21 @@ def _build(cls: type[Any], version: int, values: Mapping[str, Any]) -> Any:
         field = fields[name]
         if not field.for_version_q(version):
             continue  # a field this version does not carry
-        if value is not None and field.is_struct_array():
+        if isinstance(value, str) and name == "error_message":
+            value = fit_message(value)
+        elif value is not None and field.is_struct_array():
             value = [_build(field.data_class, version, item) for item in value]
         elif value is not None and field.is_struct():
             value = _build(field.data_class, version, value)
         kwargs[name] = value
     return cls(version=version, **kwargs)
+
+
+def fit_message(message: str) -> str:
+    """``message`` cut to ``MAX_ERROR_MESSAGE_CHARS``, marked as cut."""
+    if len(message) <= MAX_ERROR_MESSAGE_CHARS:
+        return message
+    return message[: MAX_ERROR_MESSAGE_CHARS - 3] + "..."
 
 
 def encode_response(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
+from collections.abc import Awaitable, Callable
 
 SIZE = struct.Struct(">i")
 DEFAULT_MAX_REQUEST_BYTES = 104_857_600
@@ -19,6 +20,57 @@ MIN_REQUEST_BYTES = 8
 
 class FrameError(Exception):
     """A size that cannot start a request; the connection is closed."""
+
+
+class IdleTimeout(Exception):
+    """No byte of a next frame arrived within the idle timeout; nothing was consumed."""
+
+
+class PartialFrameTimeout(Exception):
+    """A frame begun was not finished within its timeout; the connection is closed."""
+
+
+async def read_frame_within(
+    reader: asyncio.StreamReader,
+    max_bytes: int,
+    *,
+    idle_timeout_s: float | None,
+    partial_timeout_s: float | None,
+    take: Callable[[int], Awaitable[None]] | None = None,
+) -> bytes | None:
+    """:func:`read_frame`, with deadlines: the frame's first byte must come within
+    ``idle_timeout_s`` (else ``IdleTimeout``, and the stream is as it was), and once it has, the
+    size within ``partial_timeout_s`` and the body within another ``partial_timeout_s`` (else
+    ``PartialFrameTimeout``). ``take(size)`` runs between the size and the body, outside the
+    deadlines: it may wait for room to hold the body (``queued.max.request.bytes``).
+    """
+    try:
+        async with asyncio.timeout(idle_timeout_s):
+            first = await reader.readexactly(1)
+    except asyncio.IncompleteReadError:
+        return None
+    except TimeoutError:
+        raise IdleTimeout() from None
+    try:
+        async with asyncio.timeout(partial_timeout_s):
+            (size,) = SIZE.unpack(first + await reader.readexactly(SIZE.size - 1))
+    except TimeoutError:
+        raise PartialFrameTimeout("the frame's size was not sent in time") from None
+    _check_size(size, max_bytes)
+    if take is not None:
+        await take(size)
+    try:
+        async with asyncio.timeout(partial_timeout_s):
+            return await reader.readexactly(size)
+    except TimeoutError:
+        raise PartialFrameTimeout(f"a frame of {size} bytes was not sent in time") from None
+
+
+def _check_size(size: int, max_bytes: int) -> None:
+    if size < MIN_REQUEST_BYTES:
+        raise FrameError(f"frame size {size} is smaller than a request header")
+    if size > max_bytes:
+        raise FrameError(f"frame size {size} is larger than the limit ({max_bytes} bytes)")
 
 
 async def read_frame(reader: asyncio.StreamReader, max_bytes: int) -> bytes | None:
@@ -34,8 +86,5 @@ async def read_frame(reader: asyncio.StreamReader, max_bytes: int) -> bytes | No
             return None
         raise
     (size,) = SIZE.unpack(prefix)
-    if size < MIN_REQUEST_BYTES:
-        raise FrameError(f"frame size {size} is smaller than a request header")
-    if size > max_bytes:
-        raise FrameError(f"frame size {size} is larger than socket.request.max.bytes ({max_bytes})")
+    _check_size(size, max_bytes)
     return await reader.readexactly(size)

@@ -19,11 +19,13 @@ line naming the principal, the call and why. Without client certificates the rul
 every caller is ``User:ANONYMOUS``, so the Raft port must not be reachable by untrusted hosts.
 
 The voter changes (AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter, UpdateKRaftVersion) are
-authorized, not identity-checked: who may make them is the node's authentication and authorizer,
-which decide from tokens, ``super.users`` and the ACLs in the metadata image. The runtime keeps
-no image and names no authorizer, so it asks through :class:`VoterChangeAccess`, a protocol the
-composition root fills (``raftmeta.auth.AccessControl`` is one); without one every caller may
-(:data:`ANY_CALLER`), as with no authorizer configured.
+authorized, not identity-checked here: who may make them is the node's authentication and
+authorizer, which decide from certificates, tokens, ``super.users`` and the ACLs in the
+metadata image (with no authorizer but authentication on, only a controller or a super user).
+The runtime keeps no image and names no authorizer, so it asks through
+:class:`VoterChangeAccess`, a protocol the composition root fills
+(``raftmeta.auth.AccessControl`` is one); without one every caller may (:data:`ANY_CALLER`),
+as with no authorizer configured.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Protocol
 
+from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.raft.messages import (
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
@@ -52,6 +55,7 @@ from raftmeta.security.principal import (
     PrincipalMapper,
     context_principal,
     node_identity,
+    peer_principal,
 )
 from raftmeta.security.tls import ClientAuth, TlsSettings
 
@@ -73,15 +77,20 @@ class VoterChangeOperation(enum.StrEnum):
 class VoterChangeAccess(Protocol):
     """Who may change the voters, answered above the runtime (see the module docstring)."""
 
-    def caller_principal(self, context: object, certificate: str | None) -> str:
-        """The principal of the gRPC call ``context``: its bearer token's, else
-        ``certificate`` (the client certificate's principal, where one is required), else
+    def caller_principal(self, context: object, mapper: PrincipalMapper | None) -> str:
+        """The principal of the gRPC call ``context``: its bearer token's, else its client
+        certificate's under ``mapper`` (given where certificates are required), else
         ``User:ANONYMOUS``. Raises ``KafkaError`` (SASL_AUTHENTICATION_FAILED) for a token
-        that does not authenticate."""
+        or a certificate that does not authenticate."""
         ...
 
     def may_change_voters(self, principal: str, operation: VoterChangeOperation) -> bool:
         """Whether ``principal`` may perform ``operation`` on the CLUSTER."""
+        ...
+
+    def may_describe_quorum(self, principal: str) -> bool:
+        """Whether ``principal``, named by no node certificate, may describe the quorum
+        (DESCRIBE on the CLUSTER, as the Admin service's DescribeQuorum needs)."""
         ...
 
 
@@ -89,10 +98,21 @@ class _AnyCaller:
     """No authentication and no authorizer: the caller is its certificate or anonymous, and
     may change the voters."""
 
-    def caller_principal(self, context: object, certificate: str | None) -> str:
-        return certificate or str(ANONYMOUS)
+    def caller_principal(self, context: object, mapper: PrincipalMapper | None) -> str:
+        auth_context = getattr(context, "auth_context", None)
+        if mapper is None or not callable(auth_context):
+            return str(ANONYMOUS)
+        try:
+            return str(peer_principal(auth_context(), mapper))
+        except PeerAuthenticationError as error:
+            raise KafkaError(
+                ErrorCode.SASL_AUTHENTICATION_FAILED, f"Authentication failed: {error}"
+            ) from None
 
     def may_change_voters(self, principal: str, operation: VoterChangeOperation) -> bool:
+        return True
+
+    def may_describe_quorum(self, principal: str) -> bool:
         return True
 
 

@@ -25,12 +25,17 @@ who decides what is committed, so they are authorized as Kafka's controller auth
 ALTER on the CLUSTER for adding and removing voters and for kraft.version (an UpdateFeatures),
 CLUSTER_ACTION on the CLUSTER for UpdateRaftVoter (a voter reporting its own endpoints). The
 caller's principal (a bearer token's, else, where client certificates are required, the
-certificate's, else ``User:ANONYMOUS``) and the decision are the node's
+certificate's, else ``User:ANONYMOUS``; named by the function every door uses) and the
+decision are the node's
 :class:`~raftmeta.quorum.identity.VoterChangeAccess`, the one its Admin service authorizes
 with, handed in by the composition root; with none every caller is allowed, as on the Admin
 service with no authorizer configured. A refused call gets
 CLUSTER_AUTHORIZATION_FAILED with a message and changes nothing. One decorator,
 :func:`_voter_change`, does this and the cluster-id check for all four.
+
+``DescribeQuorum`` is a peer's (a controller finding the voters, a broker its leader) or an
+operator's: with client certificates required, a certificate that names no node needs DESCRIBE
+on the CLUSTER (answered CLUSTER_AUTHORIZATION_FAILED otherwise, logged).
 
 ``DescribeEndpoints`` tells a peer where the node serves the Raft stream (its RAFT listener),
 to any caller whose certificate names a cluster node; a peer asks it once per connection.
@@ -65,7 +70,7 @@ from raftmeta.raft.voter_change import VoterChangeResult
 from raftmeta.raft.voters import ReplicaKey
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
-from raftmeta.security.principal import PeerAuthenticationError, context_principal
+from raftmeta.security.principal import node_identity, parse_principal
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +205,10 @@ class RaftService(pb_grpc.RaftServicer):
         self, request: pb.DescribeQuorumRequest, context: Any
     ) -> pb.DescribeQuorumResponse:
         node = self._node
+        refusal = self.describe_refusal(context)
+        if refusal is not None:
+            _tell(context, refusal)
+            return wire.describe_quorum_error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         # Like Kafka's DescribeQuorum, a request may carry no cluster id: tools ask before
         # they know it. One that names the wrong cluster is still refused.
         if request.cluster_id and request.cluster_id != node.cluster_id:
@@ -219,6 +228,27 @@ class RaftService(pb_grpc.RaftServicer):
             answer.voter_endpoints.extend(wire.voter_to_pb(v) for v in membership.voters)
             return answer
         return wire.describe_quorum_to_pb(description, node.cluster_id, node.membership)
+
+    def describe_refusal(self, context: Any) -> str | None:
+        """Why DescribeQuorum is refused (logged; told the caller in the trailing metadata),
+        or None: with client certificates required, a node's certificate (a controller
+        finding the voters, a broker its leader) or a principal allowed DESCRIBE on the
+        cluster may ask; without, anyone."""
+        identity = self._edge.identity
+        if not identity.enforced:
+            return None
+        try:
+            principal = self._access.caller_principal(context, identity.mapper)
+        except KafkaError as error:
+            principal, reason = "a caller", error.message
+        else:
+            if node_identity(parse_principal(principal)) is not None:
+                return None
+            if self._access.may_describe_quorum(principal):
+                return None
+            reason = "DescribeQuorum needs Describe on the cluster"
+        self.refused(principal, "DescribeQuorum", f"{principal}: {reason}")
+        return f"{CLUSTER_DENIED} {principal} may not: {reason}"
 
     # ------------------------------------------------------------------ voter changes
 
@@ -260,13 +290,9 @@ class RaftService(pb_grpc.RaftServicer):
         caller who may not perform ``operation`` on the CLUSTER, logged; None when allowed."""
         identity = self._edge.identity
         try:
-            certificate = None
-            if identity.enforced:
-                certificate = str(context_principal(context, identity.mapper))
-            principal = self._access.caller_principal(context, certificate)
-        except PeerAuthenticationError as error:
-            principal, reason = "an unnamed peer", str(error)
-            code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            principal = self._access.caller_principal(
+                context, identity.mapper if identity.enforced else None
+            )
         except KafkaError as error:
             principal, reason, code = "a caller", error.message, error.code
         else:

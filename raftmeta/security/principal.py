@@ -218,9 +218,32 @@ def _parse_replacement(
 
 
 @functools.lru_cache(maxsize=1024)
-def subject_name(certificate_pem: bytes) -> str:
-    """A PEM certificate's subject in RFC 2253/4514 form (most specific part first)."""
-    return x509.load_pem_x509_certificate(certificate_pem).subject.rfc4514_string()
+def subject_name(certificate: bytes) -> str:
+    """A certificate's subject in RFC 2253/4514 form (most specific part first), from PEM (as
+    grpc hands it over) or DER (as Python's ``ssl`` does)."""
+    if certificate.lstrip().startswith(b"-----BEGIN"):
+        loaded = x509.load_pem_x509_certificate(certificate)
+    else:
+        loaded = x509.load_der_x509_certificate(certificate)
+    return loaded.subject.rfc4514_string()
+
+
+def certificate_principal(
+    certificate: bytes, mapper: PrincipalMapper = DEFAULT_RULES
+) -> KafkaPrincipal:
+    """The principal of a client certificate (PEM or DER) under ``mapper``; raises
+    :class:`PeerAuthenticationError` when it cannot be read or no rule names it."""
+    try:
+        subject = subject_name(bytes(certificate))
+    except ValueError as error:
+        raise PeerAuthenticationError(f"unreadable peer certificate: {error}") from None
+    return mapper.principal_for(subject)
+
+
+def parse_principal(text: str) -> KafkaPrincipal:
+    """``User:alice`` as a :class:`KafkaPrincipal` (the type is what precedes the first colon)."""
+    principal_type, _, name = text.partition(":")
+    return KafkaPrincipal(principal_type, name)
 
 
 class HasAuthContext(Protocol):
@@ -238,11 +261,7 @@ def peer_principal(
     certificate = next(iter(auth_context.get("x509_pem_cert", ())), None)
     if certificate is None:
         return ANONYMOUS
-    try:
-        subject = subject_name(bytes(certificate))
-    except ValueError as error:
-        raise PeerAuthenticationError(f"unreadable peer certificate: {error}") from None
-    return mapper.principal_for(subject)
+    return certificate_principal(bytes(certificate), mapper)
 
 
 def context_principal(

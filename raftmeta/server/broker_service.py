@@ -5,7 +5,8 @@ Same conventions as the Admin service, from the same base
 and endpoint from a node that is not the active controller, Kafka error codes with messages,
 never a raw gRPC error. This adapter reads what only the transport knows, the caller's client
 certificate, and tells the API layer whether it speaks for the node the call names
-(:mod:`raftmeta.apis.brokers` refuses it, and needs CLUSTER_ACTION on the cluster).
+(:class:`~raftmeta.apis.brokers.NodeProof`; :mod:`raftmeta.apis.brokers` refuses it, and
+without certificates needs CLUSTER_ACTION on the cluster).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from raftmeta.apis.brokers import NodeProof
 from raftmeta.common.brokers import BrokerHeartbeatRequest
 from raftmeta.errors import KafkaError
 from raftmeta.rpc import broker_pb2 as bpb
@@ -30,9 +32,14 @@ log = logging.getLogger(__name__)
 
 
 class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
-    def broker_certified(self, context: Any, call: str, broker_id: int) -> bool:
+    def broker_certified(self, context: Any, call: str, broker_id: int) -> NodeProof:
         """Whether the call is made with ``broker_id``'s own certificate (or none is needed)."""
-        return self._owner.identity.broker_refusal(context, call, broker_id) is None
+        identity_rule = self._owner.identity
+        if not identity_rule.enforced:
+            return NodeProof.UNCHECKED
+        if identity_rule.broker_refusal(context, call, broker_id) is None:
+            return NodeProof.PROVEN
+        return NodeProof.REFUSED
 
     async def RegisterBroker(
         self, request: bpb.RegisterBrokerRequest, context: Any
@@ -116,12 +123,12 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
             return bpb.RegisterControllerResponse(header=convert.failure_header(error))
         return bpb.RegisterControllerResponse(header=convert.OK_HEADER)
 
-    def controller_certified(self, context: Any, controller_id: int) -> bool:
+    def controller_certified(self, context: Any, controller_id: int) -> NodeProof:
         """With client certificates required, only ``controller-<id>``'s own certificate may
         register controller ``<id>``."""
         identity_rule = self._owner.identity
         if not identity_rule.enforced:
-            return True
+            return NodeProof.UNCHECKED
         try:
             principal = context_principal(context, identity_rule.mapper)
         except PeerAuthenticationError as error:
@@ -133,6 +140,6 @@ class BrokerLifecycleService(ServiceBase, bpb_grpc.BrokerLifecycleServicer):
             elif identity.node_id != controller_id:
                 reason = f"the certificate is controller {identity.node_id}'s"
             else:
-                return True
+                return NodeProof.PROVEN
         log.warning("RegisterController for controller %d refused: %s", controller_id, reason)
-        return False
+        return NodeProof.REFUSED

@@ -165,7 +165,7 @@ class ControllerNode:
         peer_credentials = None if self.tls is None else channel_credentials(self.tls)
         self._peer_credentials = peer_credentials
         self.placer = load_configured_placer(config)
-        self.access = AccessControl.from_config(config)
+        self.access = AccessControl.from_config(config, client_certificates=self.identity.enforced)
         self.changes = Changes()
         self._stream_ssl = (
             None if self.settings.stream_listen is None else stream_server_ssl(self.tls)

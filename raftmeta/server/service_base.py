@@ -2,10 +2,10 @@
 
 The Admin and BrokerLifecycle services are adapters over :class:`~raftmeta.apis.ControllerApis`:
 each method decodes its protobuf request into :mod:`raftmeta.common` values, names the caller
-(:meth:`ServiceBase.principal`, from the call's bearer token), calls the API layer, and encodes
-the result, or the :class:`~raftmeta.errors.KafkaError` it raised, as a header with Kafka's
-code (NOT_CONTROLLER naming the controller's id and endpoint). No Kafka-level failure ever
-surfaces as a raw gRPC status.
+(:meth:`ServiceBase.principal`, from the call's bearer token or client certificate), calls
+the API layer, and encodes the result, or the :class:`~raftmeta.errors.KafkaError` it
+raised, as a header with Kafka's code (NOT_CONTROLLER naming the controller's id and
+endpoint). No Kafka-level failure ever surfaces as a raw gRPC status.
 
 The services see their node through :class:`~raftmeta.apis.ControllerHost`, a protocol the API
 layer owns: the controller node satisfies it and builds the services, and the services never
@@ -38,9 +38,13 @@ class ServiceBase:
         self.apis = ControllerApis(owner, KEPT_REPLIES)
 
     def principal(self, context: Any) -> str:
-        """The caller, named once per call from its bearer token (SASL_AUTHENTICATION_FAILED
-        for a token the node does not know)."""
-        return self._owner.access.call_principal(context)
+        """The caller, named once per call from its bearer token, else its client certificate
+        where the listener requires one (SASL_AUTHENTICATION_FAILED for a token the node does
+        not know, or a certificate no mapping rule names)."""
+        identity = self._owner.identity
+        return self._owner.access.call_principal(
+            context, identity.mapper if identity.enforced else None
+        )
 
 
 class _Undecodable:

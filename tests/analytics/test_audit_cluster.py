@@ -1,10 +1,15 @@
-"""The audit on a real Spark cluster reading S3: a standalone master and two workers started
-from the installed pyspark, an S3-compatible server (moto's server mode) holding exported
-history of several clusters, and ``raftmeta audit s3://... --master spark://...`` run as a
-user runs it (a separate process: a standalone-master session cannot share this process with
-the suite's ``local`` one). Its report must equal the audit of the same files read locally.
+"""The audit on a real Spark cluster reading S3: ``raftmeta spark-cluster --workers 2`` (a
+standalone master and two workers from the installed pyspark, started as a user starts them), an
+S3-compatible server (moto's server mode) holding exported history of several clusters, and
+``raftmeta audit s3://... --master spark://...`` run as a user runs it (a separate process: a
+standalone-master session cannot share this process with the suite's ``local`` one). Its report
+must equal the audit of the same files read locally.
 
-Everything listens on 127.0.0.1 only. One master for the module; the workers get one core and
+The command is checked on the way: it prints the master URL on its first line, and at the end of
+the module Ctrl-C (SIGINT) stops it with status 0, the master and both workers with it: their
+ports are closed and no JVM it started is left, checked by pid.
+
+Everything listens on 127.0.0.1 only. One cluster for the module; the workers get one core and
 1 GiB each (an executor's default memory, so executors fit).
 """
 
@@ -12,9 +17,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,13 +34,19 @@ from analytics import files
 from analytics.synthetic import build_image, write_node_directory, write_snapshot
 from raftmeta.cli.main import main
 from raftmeta.devkit.ports import free_ports
+from raftmeta.devkit.spark_cluster import MASTER_CLASS, WORKER_CLASS
 from tests.analytics.helpers import failover_history
 from tests.support.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 60.0
+URL_TIMEOUT_S = 240.0
+"""``spark-cluster`` prints the URL once both workers have registered: three JVMs starting on a
+loaded two-core machine (the command itself gives each wait 90 s)."""
 AUDIT_TIMEOUT_S = 420.0
 """Two minutes on a loaded two-core machine (executor JVMs start, ~70 small stages run)."""
+STOP_TIMEOUT_S = 60.0
+"""The command gives each JVM 20 s to stop cleanly before killing it."""
 
 
 def _spark_home() -> Path:
@@ -60,85 +75,136 @@ def _json(url: str) -> object:
         return None
 
 
-class Processes:
-    """Child processes started by this module, stopped (by their own ids) in reverse order."""
+def _accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
 
-    def __init__(self, logs: Path) -> None:
-        self.logs = logs
-        self.started: list[subprocess.Popen[bytes]] = []
 
-    def start(self, name: str, command: list[str], env: dict[str, str]) -> None:
-        log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 (kept open for the child)
-        self.started.append(
-            subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.logs)
-        )
-        log.close()
+def _spark_role(pid: int) -> str | None:
+    """``master`` or ``worker`` if ``pid`` is a running Spark master or worker JVM, else None
+    (gone, a zombie, or a reused pid running something else)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, IndexError):
+        return None
+    if state == "Z":
+        return None
+    if MASTER_CLASS.encode() in command:
+        return "master"
+    if WORKER_CLASS.encode() in command:
+        return "worker"
+    return None
 
-    def stop(self) -> None:
-        for process in reversed(self.started):
-            process.terminate()
-        for process in reversed(self.started):
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+
+def _spark_children(parent: int) -> dict[int, str]:
+    """The Spark master and worker JVMs whose parent is ``parent``, by pid (``spark-class``
+    execs the JVM, so each is a direct child of the command that started it)."""
+    found: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent_pid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        role = _spark_role(int(entry.name)) if parent_pid == parent else None
+        if role is not None:
+            found[int(entry.name)] = role
+    return found
+
+
+def _interrupt(process: subprocess.Popen[str]) -> int:
+    """Ctrl-C, as typed at the command; its exit status (killed, and a failure, if it hangs)."""
+    process.send_signal(signal.SIGINT)
+    try:
+        return process.wait(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A Spark master with two workers and an S3 server; yields the master URL and the AWS
-    variables that reach the server."""
+    """``raftmeta spark-cluster --workers 2`` and an S3 server; yields the master URL and the
+    AWS variables that reach the server. Stops the command with Ctrl-C at the end and checks
+    that it stopped everything it started."""
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("no Java")
     logs = tmp_path_factory.mktemp("cluster-logs")
-    master_port, master_ui, s3_port, *worker_uis = free_ports(5)
+    master_port, master_ui, s3_port = free_ports(3)
     aws = {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_REGION": "us-east-1",
         "AWS_ENDPOINT_URL": f"http://127.0.0.1:{s3_port}",
     }
-    processes = Processes(logs)
-    spark_class = str(_spark_home() / "bin" / "spark-class")
+    moto = str(Path(sys.executable).parent / "moto_server")
+    with open(logs / "s3.log", "wb") as s3_log:
+        s3 = subprocess.Popen(
+            [moto, "-H", "127.0.0.1", "-p", str(s3_port)],
+            env=_environment(),
+            stdout=s3_log,
+            stderr=subprocess.STDOUT,
+            cwd=logs,
+        )
     try:
-        moto = str(Path(sys.executable).parent / "moto_server")
-        processes.start("s3", [moto, "-H", "127.0.0.1", "-p", str(s3_port)], _environment())
-        master = f"spark://127.0.0.1:{master_port}"
-        processes.start(
-            "master",
-            [
-                *(spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1"),
-                *("--port", str(master_port), "--webui-port", str(master_ui)),
-            ],
-            _environment(),
-        )
-        for index, ui_port in enumerate(worker_uis[:2]):
-            work = logs / f"worker-{index}"
-            work.mkdir()
-            processes.start(
-                f"worker-{index}",
+        with open(logs / "spark-cluster.err", "w") as spark_errors:
+            spark = subprocess.Popen(
                 [
-                    *(spark_class, "org.apache.spark.deploy.worker.Worker", master),
-                    *("--host", "127.0.0.1", "--cores", "1", "--memory", "1g"),
-                    *("--webui-port", str(ui_port), "--work-dir", str(work)),
+                    *(sys.executable, "-m", "raftmeta", "spark-cluster", "--workers", "2"),
+                    *("--port", str(master_port), "--webui-port", str(master_ui)),
+                    *("--cores", "1", "--memory", "1g", "--work-dir", str(logs / "spark")),
                 ],
-                _environment(),
+                env=_environment(),
+                stdout=subprocess.PIPE,
+                stderr=spark_errors,
+                text=True,
             )
-        wait_until(
-            lambda: _json(f"http://127.0.0.1:{s3_port}/moto-api/data.json") is not None,
-            "the S3 server to answer",
-            START_TIMEOUT_S,
-        )
+        lines: queue.Queue[str] = queue.Queue()
+        assert spark.stdout is not None
+        stdout = spark.stdout
 
-        def alive_workers() -> bool:
+        def forward() -> None:
+            for line in stdout:
+                lines.put(line)
+
+        threading.Thread(target=forward, daemon=True).start()
+        try:
+            try:
+                first_line = lines.get(timeout=URL_TIMEOUT_S).strip()
+            except queue.Empty:
+                pytest.fail("spark-cluster printed no master URL")
+            master = f"spark://127.0.0.1:{master_port}"
+            assert first_line == master, (logs / "spark-cluster.err").read_text()[-3000:]
+            jvms = _spark_children(spark.pid)
+            assert sorted(jvms.values()) == ["master", "worker", "worker"], jvms
             state = _json(f"http://127.0.0.1:{master_ui}/json/")
-            return isinstance(state, dict) and state.get("aliveworkers") == 2
-
-        wait_until(alive_workers, "two workers registered with the master", START_TIMEOUT_S)
-        yield {"master": master, **aws}
+            assert isinstance(state, dict) and state.get("aliveworkers") == 2, state
+            wait_until(
+                lambda: _json(f"http://127.0.0.1:{s3_port}/moto-api/data.json") is not None,
+                "the S3 server to answer",
+                START_TIMEOUT_S,
+            )
+            yield {"master": master, **aws}
+        finally:
+            code = _interrupt(spark)
     finally:
-        processes.stop()
+        s3.terminate()
+        try:
+            s3.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            s3.kill()
+            s3.wait()
+    assert code == 0, (logs / "spark-cluster.err").read_text()[-3000:]
+    assert not _accepts(master_port), "the master is stopped"
+    assert not _accepts(master_ui)
+    left = {pid: role for pid, role in jvms.items() if _spark_role(pid) is not None}
+    assert not left, f"Spark JVMs left running after Ctrl-C: {left}"
 
 
 def _clusters(root: Path) -> Path:

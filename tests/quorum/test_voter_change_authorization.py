@@ -115,14 +115,18 @@ def test_only_a_caller_allowed_on_the_cluster_changes_the_voters(tmp_path: Path)
     run_scenario(scenario, GuardedCluster(tmp_path, observers=1))
 
 
-def test_without_an_authorizer_every_caller_may_change_the_voters(tmp_path: Path) -> None:
-    """As on the Admin service with no ``authorizer.class.name``: tokens are checked, but any
-    principal is allowed."""
+def test_without_an_authorizer_authenticated_voter_changes_need_a_super_user(
+    tmp_path: Path,
+) -> None:
+    """With no ``authorizer.class.name`` but tokens checked, a voter change is a peer's or an
+    operator's: any other principal, and an anonymous caller, is refused; a super user (or a
+    controller's principal) may. With no authentication at all every caller is anonymous, and
+    may, as before."""
 
     class OpenCluster(DynamicCluster):
         def _member(self, node_id: int) -> Member:
             member = super()._member(node_id)
-            member.access = AccessControl(None, tokens=TOKENS)
+            member.access = AccessControl(None, ["User:operator"], tokens=TOKENS)
             return member
 
     async def scenario(cluster: OpenCluster) -> None:
@@ -131,7 +135,13 @@ def test_without_an_authorizer_every_caller_may_change_the_voters(tmp_path: Path
         upgrade = pb.UpdateKRaftVersionRequest(
             cluster_id=CLUSTER_ID, kraft_version=KRAFT_VERSION_DYNAMIC, validate_only=True
         )
-        for token in (None, "guest-token"):
-            assert (await ask(port, upgrade, token)).error_code == ErrorCode.NONE
+        for token in (None, "guest-token", "node-token"):
+            refused = await ask(port, upgrade, token)
+            assert refused.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED, token
+        assert (await ask(port, upgrade, "operator-token")).error_code == ErrorCode.NONE
+        for member in cluster.members.values():
+            assert member.access is not None
+            member.access.tokens = None  # no authentication: every caller is anonymous
+        assert (await ask(port, upgrade, None)).error_code == ErrorCode.NONE
 
     run_scenario(scenario, OpenCluster(tmp_path))

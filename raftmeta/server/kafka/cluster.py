@@ -27,6 +27,7 @@ answers from its metadata cache: a client may send Metadata to any node it was t
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,8 @@ from raftmeta.quorum.node import monotonic_ms
 from raftmeta.server.kafka import KAFKA_LISTENER
 from raftmeta.server.kafka.context import Fields, KafkaContext
 
+TOPIC_ID_LOOKUP_VERSION = 12
+"""From this version a Metadata topic may be named by its id alone (a null name)."""
 LEADER_NOT_AVAILABLE = 5
 """Kafka's retriable code for a partition (or a whole answer) without a leader yet."""
 
@@ -161,13 +164,69 @@ async def read_topics(context: KafkaContext, names: Sequence[str] | None) -> Top
     return TopicsRead(0, described.topics, live)
 
 
+def _unnamed(code: int, topic_id: Any, version: int) -> Fields:
+    """The answer to a requested topic without a name: null from v12, empty before."""
+    return {
+        "error_code": code,
+        "name": None if version >= TOPIC_ID_LOOKUP_VERSION else "",
+        "topic_id": topic_id,
+        "is_internal": False,
+        "partitions": [],
+        "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
+    }
+
+
+def _names_of(context: KafkaContext, request: Any, version: int) -> tuple[list[str], list[Fields]]:
+    """The requested topics' names (v12's topics asked by id alone found by it in this node's
+    committed image), and the answers for those that cannot be looked up: a null name before
+    v12 or without a topic id is INVALID_REQUEST, an id no topic has is UNKNOWN_TOPIC_ID."""
+    names: list[str] = []
+    unnamed: list[Fields] = []
+    controller = context.owner.maybe_controller
+    for topic in request.topics or ():
+        if topic.name is not None:
+            names.append(topic.name)
+            continue
+        topic_id = getattr(topic, "topic_id", None)
+        raw = topic_id.bytes if isinstance(topic_id, uuid.UUID) else b""
+        if version < TOPIC_ID_LOOKUP_VERSION or not any(raw):
+            unnamed.append(_unnamed(int(ErrorCode.INVALID_REQUEST), codec.uuid_value(raw), version))
+            continue
+        found = None if controller is None else controller.committed_image.topics.get(raw)
+        if found is None:
+            unnamed.append(_unnamed(int(ErrorCode.UNKNOWN_TOPIC_ID), topic_id, version))
+        else:
+            names.append(found.name)
+    return names, unnamed
+
+
+def metadata_failed(request: Any, version: int, code: int, message: str | None) -> Fields:
+    """Kafka's error response: ``code`` on every requested topic, no brokers."""
+    topics = []
+    for topic in request.topics or ():
+        if topic.name is None:
+            topics.append(_unnamed(code, getattr(topic, "topic_id", None), version))
+        else:
+            topics.append(
+                {**_unnamed(code, getattr(topic, "topic_id", None), version), "name": topic.name}
+            )
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [],
+        "cluster_id": None,
+        "controller_id": -1,
+        "topics": topics,
+        "error_code": code,
+    }
+
+
 async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
     """Kafka's Metadata: a null topic list (or an empty one before v1) asks for every topic.
 
     The active controller answers after its pending records commit (a client sees its own
     writes); a standby answers from its own committed image, as a Kafka broker answers from
     its metadata cache."""
-    names = [topic.name for topic in request.topics or ()]
+    names, unnamed = _names_of(context, request, version)
     all_topics = request.topics is None or (version == 0 and not names)
     nodes, active = metadata_nodes(context)
     read = await read_topics(context, None if all_topics else names)
@@ -188,7 +247,8 @@ async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
                     "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
                 }
                 for name in names
-            ],
+            ]
+            + unnamed,
             "error_code": 0,
         }
     return {
@@ -196,7 +256,7 @@ async def metadata(context: KafkaContext, request: Any, version: int) -> Fields:
         "brokers": nodes,
         "cluster_id": context.owner.node.cluster_id,
         "controller_id": active,
-        "topics": [_topic(topic, read.live) for topic in read.topics],
+        "topics": [_topic(topic, read.live) for topic in read.topics] + unnamed,
         "authorized_operations": codec.NO_AUTHORIZED_OPERATIONS,
         "error_code": read.error_code,
     }

@@ -179,3 +179,37 @@ async def incremental_alter_configs(context: KafkaContext, request: Any, version
         resources, context.apis.incremental_alter_configs(context.principal, wanted)
     )
     return _alter_answer(resources, answered)
+
+
+def describe_configs_failed(request: Any, version: int, code: int, message: str | None) -> Fields:
+    """Kafka's error response: ``code`` on every requested resource."""
+    return {"throttle_time_ms": 0, "results": _failed_resources(request, code, message, True)}
+
+
+def incremental_alter_configs_failed(
+    request: Any, version: int, code: int, message: str | None
+) -> Fields:
+    """Kafka's error response: ``code`` on every requested resource."""
+    return {"throttle_time_ms": 0, "responses": _failed_resources(request, code, message, False)}
+
+
+def alter_configs_failed(request: Any, version: int, code: int, message: str | None) -> Fields:
+    """Kafka's error response: ``code`` on every requested resource."""
+    return {"throttle_time_ms": 0, "responses": _failed_resources(request, code, message, False)}
+
+
+def _failed_resources(
+    request: Any, code: int, message: str | None, with_configs: bool
+) -> list[Fields]:
+    failed: list[Fields] = []
+    for resource in request.resources or ():
+        entry: Fields = {
+            "error_code": code,
+            "error_message": message,
+            "resource_type": resource.resource_type,
+            "resource_name": resource.resource_name,
+        }
+        if with_configs:
+            entry["configs"] = []
+        failed.append(entry)
+    return failed

@@ -63,3 +63,10 @@ async def elect_leaders(context: KafkaContext, request: Any, version: int) -> Fi
         "error_code": int(code),
         "replica_election_results": _results(results),
     }
+
+
+def elect_leaders_failed(request: Any, version: int, code: int, message: str | None) -> Fields:
+    """Kafka's error response: ``code`` at the top (v1+) and on every requested partition."""
+    election = _election(request, version)
+    failed = failed_election(election.partitions, ErrorCode(code), message or "")
+    return {"throttle_time_ms": 0, "error_code": code, "replica_election_results": _results(failed)}

@@ -5,7 +5,15 @@ at a time, in order, as a Kafka broker does: a request's effects are in place be
 request on the same connection starts. An API or version not served gets UNSUPPORTED_VERSION
 (ApiVersions: a v0 answer listing what is served). A frame that is not a request (bad size,
 over ``socket.request.max.bytes``, an undecodable header or body) closes the connection after
-the answers already due are written, and is logged once; the listener keeps serving.
+the answers already due are written, and is logged once; the listener keeps serving. So does a
+request with a null where its schema allows none (Kafka cannot parse it either). A handler that
+fails, or an answer that cannot be written, is answered with the API's error response (the
+top-level error code, or the code on every item asked about), never left unanswered.
+
+What a connection may hold is bounded (:mod:`raftmeta.server.kafka.limits`): connections in all
+and per address, within a reserve of descriptors kept for Raft; idle connections and frames
+begun but not finished are closed; request bytes held across connections; and, on a SASL
+listener, the size of a frame before the login.
 
 A client that was told (by Metadata or DescribeCluster on a connection) of an active controller
 this node no longer names has that connection closed once it has stayed so, and idle, for
@@ -31,12 +39,21 @@ from raftmeta.apis import ControllerApis, ControllerHost
 from raftmeta.auth import TOKENS_FILE_KEY
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.node import RaftmetaConfig
-from raftmeta.errors import ErrorCode
+from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.kafka_protocol import codec
-from raftmeta.kafka_protocol.framing import DEFAULT_MAX_REQUEST_BYTES, SIZE, FrameError, read_frame
+from raftmeta.kafka_protocol.framing import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    SIZE,
+    FrameError,
+    IdleTimeout,
+    PartialFrameTimeout,
+    read_frame_within,
+)
+from raftmeta.security.principal import PrincipalMapper
 from raftmeta.security.ssl_contexts import server_ssl_context
 from raftmeta.security.tls import (
     SECURITY_PROTOCOL_MAP_KEY,
+    ClientAuth,
     SecurityProtocol,
     parse_security_protocol_map,
     parse_tls_settings,
@@ -48,6 +65,7 @@ from raftmeta.server.kafka import (
     configs,
     elections,
     features,
+    limits,
     partitions,
     quorum,
     sasl,
@@ -64,6 +82,9 @@ from raftmeta.server.kafka.versions import (
 log = logging.getLogger(__name__)
 
 Handler = Callable[[KafkaContext, Any, int], Awaitable[Fields]]
+FailedAnswer = Callable[[Any, int, int, str | None], Fields]
+"""Kafka's error response of an API whose answer has no top-level error code at some version:
+the request, its version, the code and message to put on every item it asked about."""
 WaitForChange = Callable[[], Awaitable[None]]
 """Returns at the node's next state change (role, epoch, commit)."""
 NAMES_CONTROLLER = frozenset({3, 60})
@@ -86,22 +107,28 @@ class Api:
     low: int
     high: int
     handler: Handler
+    failed: FailedAnswer | None = None
 
 
 def _served() -> dict[int, Api]:
     table = {
-        3: Api(0, 12, cluster.metadata),
-        19: Api(2, 7, topics.create_topics),
-        20: Api(1, 6, topics.delete_topics),
-        32: Api(1, 4, configs.describe_configs),
-        33: Api(0, 2, configs.alter_configs),
-        37: Api(0, 3, topics.create_partitions),
-        43: Api(0, 2, elections.elect_leaders),
-        44: Api(0, 1, configs.incremental_alter_configs),
+        3: Api(0, 12, cluster.metadata, cluster.metadata_failed),
+        19: Api(2, 7, topics.create_topics, topics.create_topics_failed),
+        20: Api(1, 6, topics.delete_topics, topics.delete_topics_failed),
+        32: Api(1, 4, configs.describe_configs, configs.describe_configs_failed),
+        33: Api(0, 2, configs.alter_configs, configs.alter_configs_failed),
+        37: Api(0, 3, topics.create_partitions, topics.create_partitions_failed),
+        43: Api(0, 2, elections.elect_leaders, elections.elect_leaders_failed),
+        44: Api(0, 1, configs.incremental_alter_configs, configs.incremental_alter_configs_failed),
         55: Api(0, 2, quorum.describe_quorum),
         57: Api(0, 2, features.update_features),
         60: Api(0, 2, cluster.describe_cluster),
-        75: Api(0, 0, partitions.describe_topic_partitions),
+        75: Api(
+            0,
+            0,
+            partitions.describe_topic_partitions,
+            partitions.describe_topic_partitions_failed,
+        ),
     }
     ranges = {key: (api.low, api.high) for key, api in table.items()}
     ranges.update(SESSION_APIS)
@@ -135,6 +162,8 @@ class Connection:
     """The event loop's time when the last request frame arrived."""
     stale_since: float | None = None
     """Since when this node names a controller other than ``told_controller``."""
+    held_bytes: int = 0
+    """Bytes of this connection's requests counted against ``queued.max.request.bytes``."""
 
     @property
     def idle(self) -> bool:
@@ -162,6 +191,8 @@ class KafkaListener:
         protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT,
         ssl_context: ssl.SSLContext | None = None,
         changes: WaitForChange | None = None,
+        principal_mapper: PrincipalMapper | None = None,
+        listener_limits: limits.ListenerLimits | None = None,
     ) -> None:
         if protocol.uses_tls != (ssl_context is not None):
             raise ValueError(f"a {protocol} listener takes a TLS context exactly when it uses TLS")
@@ -173,6 +204,12 @@ class KafkaListener:
         self.advertised_port = advertised_port
         self.protocol = protocol
         self.ssl_context = ssl_context
+        self.principal_mapper = principal_mapper
+        """The listener's ``ssl.principal.mapping.rules`` when it requires client
+        certificates: a connection is then its certificate's principal until a SASL login."""
+        self.limits = listener_limits or limits.ListenerLimits()
+        self._admission = limits.Admission(self.limits, owner.node_id)
+        self._request_bytes: limits.RequestBytes | None = None
         self._server: asyncio.Server | None = None
         self._connections: dict[asyncio.Task[Any], Connection] = {}
         self._context: KafkaContext | None = None
@@ -183,6 +220,7 @@ class KafkaListener:
 
     async def start(self) -> None:
         self._stopping = False
+        self._request_bytes = limits.RequestBytes(self.limits.queued_max_request_bytes)
         self._server = await asyncio.start_server(
             self._serve, self.host or None, self.port, ssl=self.ssl_context
         )
@@ -295,22 +333,66 @@ class KafkaListener:
         task = asyncio.current_task()
         assert task is not None
         peer = writer.get_extra_info("peername")
-        assert self._context is not None, "the listener is started"
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
+        if self._admission.admit(address) is not None:
+            writer.transport.abort()
+            return
+        try:
+            await self._serve_admitted(task, peer, reader, writer)
+        finally:
+            self._admission.release(address)
+
+    async def _serve_admitted(
+        self,
+        task: asyncio.Task[Any],
+        peer: object,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        assert self._context is not None and self._request_bytes is not None, "started"
+        request_bytes = self._request_bytes
+        try:
+            caller_context = self._caller_context(writer)
+        except KafkaError as error:
+            self._refuse(peer, error.message)
+            writer.transport.abort()
+            return
         frames: asyncio.Queue[bytes | None] = asyncio.Queue(PIPELINE_DEPTH)
         connection = Connection(
             peer,
             sasl.SaslSession(self.owner.access, self.protocol.uses_sasl),
-            self._context,
+            caller_context,
             writer,
             frames,
         )
         self._connections[task] = connection
         answering = asyncio.create_task(self._answer_all(frames, writer, connection))
+
+        async def take(size: int) -> None:
+            await request_bytes.take(size)
+            connection.held_bytes += size
+
         try:
             while True:
                 try:
-                    frame = await read_frame(reader, self.max_request_bytes)
-                except FrameError as error:
+                    frame = await read_frame_within(
+                        reader,
+                        self._frame_limit(connection),
+                        idle_timeout_s=self.limits.idle_ms / 1000,
+                        partial_timeout_s=self.limits.partial_request_ms / 1000,
+                        take=take,
+                    )
+                except IdleTimeout:
+                    if not connection.idle:
+                        continue  # still answering: not idle
+                    log.info(
+                        "node %d: closing the idle Kafka connection from %s "
+                        "(connections.max.idle.ms)",
+                        self.owner.node_id,
+                        peer,
+                    )
+                    break
+                except (FrameError, PartialFrameTimeout) as error:
                     self._refuse(peer, str(error))
                     break
                 except (asyncio.IncompleteReadError, ConnectionError):
@@ -329,6 +411,16 @@ class KafkaListener:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
             self._connections.pop(task, None)
+            held, connection.held_bytes = connection.held_bytes, 0
+            await request_bytes.give_back(held)
+
+    def _frame_limit(self, connection: Connection) -> int:
+        """The largest frame read next: ``sasl.server.max.receive.size`` on a SASL listener
+        until the connection has logged in (nothing large is read from an unknown caller),
+        ``socket.request.max.bytes`` after."""
+        if connection.sasl.authenticated:
+            return self.max_request_bytes
+        return min(self.max_request_bytes, self.limits.sasl_max_receive_bytes)
 
     async def _answer_all(
         self,
@@ -339,6 +431,7 @@ class KafkaListener:
         closing = False
         while (frame := await frames.get()) is not None:
             if closing:
+                await self._give_back(connection, len(frame))
                 continue  # read ahead of a malformed frame: discarded with the connection
             connection.answering = True
             try:
@@ -351,11 +444,32 @@ class KafkaListener:
                         answer = None
             finally:
                 connection.answering = False
+                await self._give_back(connection, len(frame))
             if answer is None or connection.close_after:
                 # Close after the answers already written; the reader then sees the end of
                 # the stream and sends the None that ends this loop.
                 closing = True
                 writer.close()
+
+    def _caller_context(self, writer: asyncio.StreamWriter) -> KafkaContext:
+        """The listener's context as this connection's caller: on a listener that requires
+        client certificates, the certificate's principal, named by the function every door
+        uses (a SASL login replaces it). Raises ``KafkaError`` for a certificate no mapping
+        rule names."""
+        assert self._context is not None, "the listener is started"
+        if self.principal_mapper is None:
+            return self._context
+        ssl_object = writer.get_extra_info("ssl_object")
+        certificate = None if ssl_object is None else ssl_object.getpeercert(binary_form=True)
+        principal = self.owner.access.principal((), certificate, self.principal_mapper)
+        return dataclasses.replace(self._context, principal=principal)
+
+    async def _give_back(self, connection: Connection, size: int) -> None:
+        """A frame answered (or discarded): its bytes no longer count as held."""
+        assert self._request_bytes is not None, "started"
+        size = min(size, connection.held_bytes)
+        connection.held_bytes -= size
+        await self._request_bytes.give_back(size)
 
     def _refuse(self, peer: object, reason: str) -> None:
         log.warning(
@@ -409,14 +523,14 @@ class KafkaListener:
                 self.owner.node_id,
                 codec.api_name(head.api_key),
             )
-            return self._error(head, ErrorCode.UNKNOWN_SERVER_ERROR, peer)
+            return self._error(head, ErrorCode.UNKNOWN_SERVER_ERROR, peer, request)
         try:
             return codec.encode_response(
                 head.api_key, head.api_version, head.correlation_id, fields
             )
         except codec.CodecError as error:
             log.error("node %d: %s", self.owner.node_id, error)
-            return self._error(head, ErrorCode.UNKNOWN_SERVER_ERROR, peer)
+            return self._error(head, ErrorCode.UNKNOWN_SERVER_ERROR, peer, request)
 
     def _session_answer(
         self, connection: Connection, head: codec.RequestHead, request: Any
@@ -455,16 +569,25 @@ class KafkaListener:
         )
         return self._error(head, ErrorCode.UNSUPPORTED_VERSION, peer)
 
-    def _error(self, head: codec.RequestHead, code: ErrorCode, peer: object) -> bytes | None:
+    def _error(
+        self, head: codec.RequestHead, code: ErrorCode, peer: object, request: Any = None
+    ) -> bytes | None:
         """A response with only a top-level error code, when the API's schema has one at
-        this version; otherwise the connection closes (as Kafka does for a version it cannot
-        parse)."""
+        this version; else, for a request read, Kafka's error response (the code on every
+        item asked about); otherwise the connection closes (as Kafka does for a version it
+        cannot parse)."""
+        fields: Fields | None = None
+        api = SERVED.get(head.api_key)
         if codec.can_encode(head.api_key, head.api_version) and codec.has_top_level_error(
             head.api_key, head.api_version
         ):
+            fields = {"error_code": int(code)}
+        elif request is not None and api is not None and api.failed is not None:
+            fields = api.failed(request, head.api_version, int(code), None)
+        if fields is not None:
             try:
                 return codec.encode_response(
-                    head.api_key, head.api_version, head.correlation_id, {"error_code": int(code)}
+                    head.api_key, head.api_version, head.correlation_id, fields
                 )
             except codec.CodecError:
                 pass
@@ -500,8 +623,12 @@ async def start_kafka_listener(
                 None,
             )
             context = None
+            mapper = None
             if protocol.uses_tls:
-                context = server_ssl_context(parse_tls_settings(config.originals, KAFKA_LISTENER))
+                tls = parse_tls_settings(config.originals, KAFKA_LISTENER)
+                context = server_ssl_context(tls)
+                if tls.client_auth is ClientAuth.REQUIRED:
+                    mapper = tls.principal_mapper
             served = KafkaListener(
                 owner,
                 listener.host,
@@ -512,6 +639,15 @@ async def start_kafka_listener(
                 protocol=protocol,
                 ssl_context=context,
                 changes=changes,
+                principal_mapper=mapper,
+                listener_limits=limits.ListenerLimits(
+                    max_connections=config.max_connections,
+                    max_connections_per_ip=config.max_connections_per_ip,
+                    idle_ms=config.connections_max_idle_ms,
+                    partial_request_ms=config.raftmeta_kafka_partial_request_timeout_ms,
+                    queued_max_request_bytes=config.queued_max_request_bytes,
+                    sasl_max_receive_bytes=config.sasl_server_max_receive_size,
+                ),
             )
             await served.start()
             return served

@@ -97,3 +97,10 @@ async def describe_topic_partitions(context: KafkaContext, request: Any, version
             }
             break
     return {"throttle_time_ms": 0, "topics": answered, "next_cursor": next_cursor}
+
+
+def describe_topic_partitions_failed(
+    request: Any, version: int, code: int, message: str | None
+) -> Fields:
+    """Kafka's error response: ``code`` on every requested topic."""
+    return _failed(sorted({topic.name for topic in request.topics or ()}), code)

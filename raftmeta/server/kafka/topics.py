@@ -121,6 +121,40 @@ async def create_topics(context: KafkaContext, request: Any, version: int) -> Fi
     return {"throttle_time_ms": 0, "topics": results}
 
 
+def create_topics_failed(request: Any, version: int, code: int, message: str | None) -> Fields:
+    """Kafka's error response: ``code`` on every requested topic."""
+    topics = [_create_failed(t.name, code, message) for t in request.topics or ()]
+    return {"throttle_time_ms": 0, "topics": topics}
+
+
+def delete_topics_failed(request: Any, version: int, code: int, message: str | None) -> Fields:
+    """Kafka's error response: ``code`` on every requested topic."""
+    if version >= 6:
+        asked = [(topic.name, topic.topic_id) for topic in request.topics or ()]
+    else:
+        asked = [(name, None) for name in request.topic_names or ()]
+    return {
+        "throttle_time_ms": 0,
+        "responses": [
+            {
+                "name": name,
+                "topic_id": codec.uuid_value(topic_id),
+                "error_code": code,
+                "error_message": message,
+            }
+            for name, topic_id in asked
+        ],
+    }
+
+
+def create_partitions_failed(request: Any, version: int, code: int, message: str | None) -> Fields:
+    """Kafka's error response: ``code`` on every requested topic."""
+    failed = [
+        {"name": t.name, "error_code": code, "error_message": message} for t in request.topics or ()
+    ]
+    return {"throttle_time_ms": 0, "results": failed}
+
+
 def _create_failed(name: str, code: int, message: str | None) -> Fields:
     return {
         "name": name,
