@@ -55,6 +55,8 @@ NO_CLIENT_AUTH_WARNING = (
     "the controller listener is SSL without ssl.client.auth=required: traffic is encrypted "
     "but callers are not authenticated, so its port must not be reachable by untrusted hosts"
 )
+LOAD_STOPPED = "node %d: load generator stopped"
+"""Logged once the load generator has ended and awaited its own writes (SIGUSR1)."""
 LOAD_CONFIG_PREFIX = "sequence."
 """Each load record sets ``sequence.<value>`` to ``<value>``: a name per value, so the image
 (and so every snapshot) keeps all of them."""
@@ -168,9 +170,17 @@ async def serve(config: RaftmetaConfig, load: LoadGenerator | None = None) -> No
     generator: asyncio.Task[None] | None = None
     if load is not None:
         generator = asyncio.create_task(_generate_load(member, load))
+
     # SIGUSR1 ends the load (if any) and keeps the node running, so a test can let the
-    # quorum settle on one log end before it compares logs.
-    loop.add_signal_handler(signal.SIGUSR1, lambda: generator is None or generator.cancel())
+    # quorum settle on one log end before it compares logs. The signal arrives whenever the
+    # loop gets to it, so the node says in its log once no write of its own is in flight.
+    def stop_load() -> None:
+        if generator is None:
+            log.info(LOAD_STOPPED, settings.node_id)
+        else:
+            generator.cancel()
+
+    loop.add_signal_handler(signal.SIGUSR1, stop_load)
     try:
         while not stop_requested.is_set() and node.failure is None:
             await changes.wait()
@@ -249,3 +259,4 @@ async def _generate_load(member: ControllerNode, load: LoadGenerator) -> None:
         if writes:
             await asyncio.wait(writes)
         acked.close()
+        log.info(LOAD_STOPPED, node.node_id)
