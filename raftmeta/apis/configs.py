@@ -9,7 +9,7 @@ its own resource, as INVALID_REQUEST.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from raftmeta.apis.base import CLUSTER_DENIED_ITEM, TOPIC_DENIED, ApisBase
 from raftmeta.apis.retries import remembered, timeout_of
@@ -26,7 +26,7 @@ from raftmeta.common.configs import (
     RequestedConfigChange,
 )
 from raftmeta.common.items import ItemError, duplicated
-from raftmeta.controller import QuorumController
+from raftmeta.controller import QuorumController, RequestTag
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import ConfigResourceType
 
@@ -141,27 +141,44 @@ class ConfigApis(ApisBase):
                 for item, error in zip(request.resources, errors, strict=True)
                 if error is None
             }
-            outcome: dict[ConfigResourceRef, AlterConfigsResult] = {}
-            if replaced:
-                results = await remembered(
-                    b"" if request.validate_only else request.request_id,
-                    "AlterConfigs",
-                    lambda tag: controller.alter_configs(
-                        replaced,
-                        validate_only=request.validate_only,
-                        timeout_ms=timeout_of(request.timeout_ms),
-                        request=tag,
-                    ),
-                    self.kept,
-                )
-                for result in results:
-                    outcome[result.resource] = result
-            return [
-                AlterConfigsResult(resource, error) if error is not None else outcome[resource]
-                for resource, error in zip(resources, errors, strict=True)
-            ]
+            return await self._in_request_order(
+                "AlterConfigs",
+                request,
+                resources,
+                errors,
+                lambda tag: controller.alter_configs(
+                    replaced,
+                    validate_only=request.validate_only,
+                    timeout_ms=timeout_of(request.timeout_ms),
+                    request=tag,
+                ),
+                any_allowed=bool(replaced),
+            )
 
         return await self.on_active(body)
+
+    async def _in_request_order(
+        self,
+        operation: str,
+        request: AlterConfigsRequest | IncrementalAlterConfigsRequest,
+        resources: Sequence[ConfigResourceRef],
+        errors: Sequence[ItemError | None],
+        call: Callable[[RequestTag | None], Awaitable[Sequence[AlterConfigsResult]]],
+        *,
+        any_allowed: bool,
+    ) -> list[AlterConfigsResult]:
+        """Run ``call`` once per request id (when any resource was allowed) and answer every
+        resource (``request``'s, in its order): the refused with their error, the others with
+        the controller's result."""
+        outcome: dict[ConfigResourceRef, AlterConfigsResult] = {}
+        if any_allowed:
+            request_id = b"" if request.validate_only else request.request_id
+            for result in await remembered(request_id, operation, call, self.kept):
+                outcome[result.resource] = result
+        return [
+            AlterConfigsResult(resource, error) if error is not None else outcome[resource]
+            for resource, error in zip(resources, errors, strict=True)
+        ]
 
     async def incremental_alter_configs(
         self, principal: str, request: IncrementalAlterConfigsRequest
@@ -176,24 +193,18 @@ class ConfigApis(ApisBase):
                         changes[item.resource] = alter_ops(item.changes)
                     except KafkaError as bad:
                         errors[index] = ItemError(bad.code, bad.message)
-            outcome: dict[ConfigResourceRef, AlterConfigsResult] = {}
-            if changes:
-                results = await remembered(
-                    b"" if request.validate_only else request.request_id,
-                    "IncrementalAlterConfigs",
-                    lambda tag: controller.incremental_alter_configs(
-                        changes,
-                        validate_only=request.validate_only,
-                        timeout_ms=timeout_of(request.timeout_ms),
-                        request=tag,
-                    ),
-                    self.kept,
-                )
-                for result in results:
-                    outcome[result.resource] = result
-            return [
-                AlterConfigsResult(resource, error) if error is not None else outcome[resource]
-                for resource, error in zip(resources, errors, strict=True)
-            ]
+            return await self._in_request_order(
+                "IncrementalAlterConfigs",
+                request,
+                resources,
+                errors,
+                lambda tag: controller.incremental_alter_configs(
+                    changes,
+                    validate_only=request.validate_only,
+                    timeout_ms=timeout_of(request.timeout_ms),
+                    request=tag,
+                ),
+                any_allowed=bool(changes),
+            )
 
         return await self.on_active(body)
