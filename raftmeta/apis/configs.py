@@ -152,7 +152,6 @@ class ConfigApis(ApisBase):
                     timeout_ms=timeout_of(request.timeout_ms),
                     request=tag,
                 ),
-                any_allowed=bool(replaced),
             )
 
         return await self.on_active(body)
@@ -164,14 +163,12 @@ class ConfigApis(ApisBase):
         resources: Sequence[ConfigResourceRef],
         errors: Sequence[ItemError | None],
         call: Callable[[RequestTag | None], Awaitable[Sequence[AlterConfigsResult]]],
-        *,
-        any_allowed: bool,
     ) -> list[AlterConfigsResult]:
         """Run ``call`` once per request id (when any resource was allowed) and answer every
         resource (``request``'s, in its order): the refused with their error, the others with
         the controller's result."""
         outcome: dict[ConfigResourceRef, AlterConfigsResult] = {}
-        if any_allowed:
+        if any(error is None for error in errors):
             request_id = b"" if request.validate_only else request.request_id
             for result in await remembered(request_id, operation, call, self.kept):
                 outcome[result.resource] = result
@@ -204,7 +201,6 @@ class ConfigApis(ApisBase):
                     timeout_ms=timeout_of(request.timeout_ms),
                     request=tag,
                 ),
-                any_allowed=bool(changes),
             )
 
         return await self.on_active(body)
