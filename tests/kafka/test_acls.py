@@ -12,6 +12,7 @@ or refused without a traceback."""
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,8 +48,12 @@ from tests.kafka.test_hostile_input import (
 from tests.kafka.test_wire import connect, read_response
 
 TIMEOUT_S = 15.0
-TOKENS = "admin-secret=User:admin\nalice-secret=User:alice\nbob-secret=User:bob\n"
+TOKENS = (
+    "admin-secret=User:admin\nalice-secret=User:alice\nbob-secret=User:bob\n"
+    "carol-secret=User:carol\n"
+)
 ACL_KEYS = (29, 30, 31)
+ZERO_ID = uuid.UUID(int=0)
 DELEGATION_TOKEN = 6
 USER = 7
 ALTER = 7
@@ -424,3 +429,19 @@ def test_hostile_acl_requests_are_answered_or_refused_without_a_traceback(
     finally:
         session.close()
     assert tracebacks(caplog.records) == []
+
+
+def test_unregister_broker_and_voter_changes_need_alter_on_the_cluster(
+    secured: AclQuorum,
+) -> None:
+    """Refused before anything about the cluster is looked at, as Kafka refuses them."""
+    voter = {"cluster_id": "any", "voter_id": 9, "voter_directory_id": ZERO_ID}
+    asked = [
+        (64, {"broker_id": 1}),
+        (80, {**voter, "timeout_ms": 1000, "listeners": []}),
+        (81, voter),
+    ]
+    for api_key, values in asked:
+        answer = raw(secured.address, api_key, 0, values, "carol")
+        assert answer.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED, api_key
+    assert 1 in secured.quorum.quorum.controllers_image().brokers

@@ -62,6 +62,7 @@ from raftmeta.security.tls import (
 from raftmeta.server.kafka import (
     KAFKA_LISTENER,
     acls,
+    brokers,
     cluster,
     configs,
     elections,
@@ -71,6 +72,7 @@ from raftmeta.server.kafka import (
     quorum,
     sasl,
     topics,
+    voters,
 )
 from raftmeta.server.kafka.context import Endpoint, Fields, KafkaContext
 from raftmeta.server.kafka.versions import (
@@ -97,7 +99,7 @@ RETIRE_AFTER_S = 1.0
 """How long a connection told of a controller this node no longer names must stay so, with no
 request, before it is closed. A client that learned of the new controller elsewhere sends its
 next call at once, which keeps the connection; a call sent just as it closes would be lost."""
-CONTROLLER_BOUND = frozenset({19, 20, 30, 31, 33, 37, 43, 44, 57})
+CONTROLLER_BOUND = frozenset({19, 20, 30, 31, 33, 37, 43, 44, 57, 64, 80, 81})
 """Writes, sent to the controller a client was told of: one answered here while this node is
 the active controller shows the client knows it."""
 """How long a stopping listener lets requests in progress finish before cancelling them."""
@@ -133,6 +135,9 @@ def _served() -> dict[int, Api]:
             partitions.describe_topic_partitions,
             partitions.describe_topic_partitions_failed,
         ),
+        64: Api(0, 0, brokers.unregister_broker),
+        80: Api(0, 1, voters.add_raft_voter),
+        81: Api(0, 0, voters.remove_raft_voter),
     }
     ranges = {key: (api.low, api.high) for key, api in table.items()}
     ranges.update(SESSION_APIS)
