@@ -435,8 +435,8 @@ def test_unregister_broker_and_voter_changes_need_alter_on_the_cluster(
     secured: AclQuorum,
 ) -> None:
     """Refused before anything about the cluster is looked at, as Kafka refuses them."""
-    voter = {"cluster_id": "any", "voter_id": 9, "voter_directory_id": ZERO_ID}
-    asked = [
+    voter: dict[str, Any] = {"cluster_id": "any", "voter_id": 9, "voter_directory_id": ZERO_ID}
+    asked: list[tuple[int, dict[str, Any]]] = [
         (64, {"broker_id": 1}),
         (80, {**voter, "timeout_ms": 1000, "listeners": []}),
         (81, voter),
