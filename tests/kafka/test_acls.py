@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raftmeta.channel import ControllerChannel
+from raftmeta.cli.main import main
 from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
 from raftmeta.rpc import admin_pb2 as apb
@@ -390,6 +391,67 @@ def open_authorized(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaQ
     }
     with kafka_quorum(tmp_path_factory.mktemp("acl-hostile"), 1, extra) as quorum:
         yield quorum
+
+
+def acls_cli(
+    quorum: KafkaQuorum, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
+    address = quorum.kafka_address(quorum.active())
+    status = main(["acls", "--bootstrap-controller", address, *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_the_acls_command_manages_acls_through_the_kafka_listener(
+    open_authorized: KafkaQuorum, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kafka-acls.sh's --producer and --consumer expansions, over Kafka's ACL APIs."""
+    producer = ("--producer", "--topic", "orders", "--transactional-id", "tx", "--idempotent")
+    status, out, err = acls_cli(
+        open_authorized, capsys, "--add", *producer, "--allow-principal", "User:p"
+    )
+    assert (status, err) == (0, "")
+    consumer = ("--consumer", "--topic", "orders", "--group", "billing")
+    status, _, err = acls_cli(
+        open_authorized, capsys, "--add", *consumer, "--allow-principal", "User:c"
+    )
+    assert (status, err) == (0, "")
+    status, out, _ = acls_cli(open_authorized, capsys, "--list", "--topic", "orders")
+    assert status == 0
+    granted = {
+        line.strip().split(", permissionType")[0]
+        for line in out.splitlines()
+        if line.startswith(" \t(")
+    }
+    assert granted == {
+        "(principal=User:p, host=*, operation=WRITE",
+        "(principal=User:p, host=*, operation=DESCRIBE",
+        "(principal=User:p, host=*, operation=CREATE",
+        "(principal=User:c, host=*, operation=READ",
+        "(principal=User:c, host=*, operation=DESCRIBE",
+    }
+    status, out, _ = acls_cli(open_authorized, capsys, "--list", "--allow-principal", "User:p")
+    assert "resourceType=TRANSACTIONAL_ID, name=tx, patternType=LITERAL" in out
+    assert "resourceType=CLUSTER, name=kafka-cluster" in out
+    assert "operation=IDEMPOTENT_WRITE" in out
+    status, out, _ = acls_cli(
+        open_authorized, capsys, "--remove", *consumer, "--allow-principal", "User:c"
+    )
+    assert (status, out.splitlines()[0]) == (0, "Removed 3 ACL(s):")
+    status, out, _ = acls_cli(open_authorized, capsys, "--list", "--group", "billing")
+    assert (status, out) == (0, "")
+    status, out, _ = acls_cli(
+        open_authorized,
+        capsys,
+        "--add",
+        "--user-principal",
+        "User:u",
+        "--operation",
+        "CreateTokens",
+        "--allow-principal",
+        "User:p",
+    )
+    assert status == 0 and "resourceType=USER, name=User:u" in out
 
 
 @pytest.mark.parametrize("api_key", ACL_KEYS)
