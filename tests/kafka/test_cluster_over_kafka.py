@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from raftmeta.cli.main import main
 from raftmeta.errors import ErrorCode
 from tests.kafka.quorum import KafkaQuorum, kafka_quorum
 from tests.kafka.test_acls import raw_plain
@@ -27,7 +28,7 @@ DEADLINE_S = 20.0
 @pytest.fixture(scope="module")
 def quorum(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaQuorum]:
     root: Path = tmp_path_factory.mktemp("kafka-cluster")
-    with kafka_quorum(root, brokers=2) as running:
+    with kafka_quorum(root, brokers=3) as running:
         yield running
 
 
@@ -35,8 +36,18 @@ def unregister(quorum: KafkaQuorum, broker_id: int) -> Any:
     return raw_plain(quorum.kafka_address(quorum.active()), 64, 0, {"broker_id": broker_id})
 
 
+STOPPED: set[int] = set()
+"""The brokers this module's tests have stopped (whose images no longer follow the log)."""
+
+
+def stop_broker(quorum: KafkaQuorum, broker_id: int) -> None:
+    quorum.call(quorum.quorum.brokers[broker_id].stop())
+    STOPPED.add(broker_id)
+
+
 def holders(quorum: KafkaQuorum, broker_id: int) -> list[str]:
-    """Which images still hold broker ``broker_id``'s registration."""
+    """Which images (every controller's, every running broker's) still hold broker
+    ``broker_id``'s registration."""
     found = [
         f"controller {node_id}"
         for node_id, node in quorum.quorum.controllers.items()
@@ -46,19 +57,39 @@ def holders(quorum: KafkaQuorum, broker_id: int) -> list[str]:
     found += [
         f"broker {other_id}"
         for other_id, broker in quorum.quorum.brokers.items()
-        if other_id != broker_id and broker_id in broker.image.brokers
+        if other_id not in STOPPED and broker_id in broker.image.brokers
     ]
     return found
 
 
 def test_a_dead_broker_is_unregistered_and_leaves_every_image(quorum: KafkaQuorum) -> None:
-    quorum.call(quorum.quorum.brokers[2].stop())
+    stop_broker(quorum, 2)
     answer = unregister(quorum, 2)
     assert (answer.error_code, answer.error_message) == (0, None)
     wait_until(lambda: holders(quorum, 2) == [], "no image to hold broker 2", DEADLINE_S)
     again = unregister(quorum, 2)
     assert again.error_code == ErrorCode.BROKER_ID_NOT_REGISTERED
     assert again.error_message == "Broker ID 2 is not currently registered"
+
+
+def test_raftmeta_cluster_unregisters_a_dead_broker_and_names_the_cluster(
+    quorum: KafkaQuorum, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = quorum.kafka_address(quorum.active())
+    stop_broker(quorum, 3)
+    assert main(["cluster", "unregister", "--bootstrap-controller", address, "--id", "3"]) == 0
+    assert capsys.readouterr().out == "Broker 3 is no longer registered.\n"
+    wait_until(lambda: holders(quorum, 3) == [], "no image to hold broker 3", DEADLINE_S)
+    assert main(["cluster", "unregister", "--bootstrap-controller", address, "--id", "3"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "Error while unregistering the broker : Broker ID 3 is not currently registered "
+        "(BROKER_ID_NOT_REGISTERED)\n"
+    )
+    grpc_door = ["--bootstrap-server", quorum.quorum.bootstrap_servers]
+    for door in (["--bootstrap-controller", address], grpc_door):
+        assert main(["cluster", "cluster-id", *door]) == 0
+        assert capsys.readouterr().out == f"Cluster ID: {CLUSTER_ID}\n"
 
 
 def voter_change(quorum: KafkaQuorum, api_key: int, **values: Any) -> Any:
