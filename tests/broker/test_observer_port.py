@@ -18,7 +18,7 @@ from tests.support.waiting import wait_until_async
 
 
 def test_a_brokers_file_sets_the_observer_port(tmp_path: Path) -> None:
-    base = {
+    base: dict[str, str | int] = {
         "node.id": 1,
         "process.roles": "broker",
         "controller.quorum.voters": "3000@127.0.0.1:9093",
