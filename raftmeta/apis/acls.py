@@ -4,7 +4,8 @@ As in Kafka, Create and Delete need ALTER on the cluster and Describe needs DESC
 authorizer configured there is nothing to enforce ACLs, so each answers SECURITY_DISABLED
 instead of storing rules nobody reads. Creations and deletions answer once their records
 commit; Describe reads the committed image after this controller's own pending records commit,
-so a client sees its own changes.
+so a client sees its own changes. A standby answers Describe from its own committed image
+(``describe_acls_here``), as a Kafka client bootstrapped to any controller asks it there.
 """
 
 from __future__ import annotations
