@@ -100,6 +100,22 @@ class AdminTransport(Protocol):
 
     async def describe_quorum(self, timeout_ms: int | None) -> QuorumInfo: ...
 
+    async def describe_cluster_id(self, timeout_ms: int | None) -> str: ...
+
+    async def unregister_broker(self, broker_id: int, timeout_ms: int | None) -> None: ...
+
+    async def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        endpoints: Sequence[tuple[str, str, int]],
+        timeout_ms: int | None,
+    ) -> None: ...
+
+    async def remove_raft_voter(
+        self, voter_id: int, directory_id: str, timeout_ms: int | None
+    ) -> None: ...
+
     async def close(self) -> None: ...
 
 

@@ -17,9 +17,10 @@ from raftmeta.apis.configs import ConfigApis
 from raftmeta.apis.elections import ElectionApis
 from raftmeta.apis.features import FeatureApis
 from raftmeta.apis.topics import TopicApis
+from raftmeta.apis.voters import VoterApis
 
 
 class ControllerApis(
-    TopicApis, ConfigApis, ElectionApis, FeatureApis, AclApis, BrokerApis, ClusterApis
+    TopicApis, ConfigApis, ElectionApis, FeatureApis, AclApis, BrokerApis, ClusterApis, VoterApis
 ):
     """Every controller operation, by domain (see each base's module)."""
