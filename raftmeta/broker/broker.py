@@ -324,7 +324,8 @@ class Broker:
             )
 
     async def _new_node(self) -> RaftNode:
-        """An observer node on the broker's directory, served on a port the OS chooses."""
+        """An observer node on the broker's directory, served on 127.0.0.1 at
+        ``raftmeta.broker.observer.port`` (0: a port the OS chooses)."""
         settings = self.settings
         node = RaftNode(
             NodeSettings(
@@ -338,6 +339,7 @@ class Broker:
                 raft=settings.raft,
                 max_bytes_between_snapshots=settings.max_bytes_between_snapshots,
                 max_snapshot_interval_ms=settings.max_snapshot_interval_ms,
+                listen_port=settings.observer_port,
             ),
             # The stream where a voter serves one, gRPC where it does not (it asks each).
             node_connect(STREAM, settings.tls),
