@@ -583,7 +583,12 @@ class Broker:
                     log.info("broker %d: ISR expansion not accepted yet: %s", self.broker_id, error)
                     continue
                 by_partition = {change.partition_id: change for change in fresh}
-                refused = [r for r in results if not r.error.ok]
+                # NEW_LEADER_ELECTED: written, and it completed a move that removed this broker.
+                refused = [
+                    r
+                    for r in results
+                    if not r.error.ok and r.error.code is not ErrorCode.NEW_LEADER_ELECTED
+                ]
                 for result in refused:
                     sent = by_partition.get(result.partition_id)
                     if sent is not None and result.error.code in WAIT_FOR_NEW_METADATA:
