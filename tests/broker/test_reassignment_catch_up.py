@@ -126,7 +126,11 @@ def test_a_marked_replica_joins_and_the_move_completes(tmp_path: Path) -> None:
                 moved: PartitionReassignment((*target, replicas[1]), (newcomer,), (replicas[1],))
             }
             leader = quorum.brokers[replicas[0]]
-            assert leader.mark_replica_caught_up("moving", 0, newcomer)
+            # The leader's broker marks the newcomer once its own image shows the move (it may
+            # lag the newcomer's by a fetch); until then the mark is refused and nothing is kept.
+            await leader.wait_for(
+                lambda: leader.mark_replica_caught_up("moving", 0, newcomer), DEADLINE_S
+            )
             assert not leader.mark_replica_caught_up("moving", 0, replicas[0])
             await leader.wait_for(
                 functools.partial(lambda: replicas_of(leader, "moving") == target), DEADLINE_S
