@@ -164,7 +164,7 @@ async def read_topics(context: KafkaContext, names: Sequence[str] | None) -> Top
     committed image; ``None`` before this node's controller runs."""
     apis, principal = context.apis, context.principal
     try:
-        cluster = await apis.describe_cluster(principal)
+        live = set(await apis.live_brokers(principal))
     except KafkaError:
         here = apis.describe_topics_here(principal, names)
         controller = context.owner.maybe_controller
@@ -176,7 +176,6 @@ async def read_topics(context: KafkaContext, names: Sequence[str] | None) -> Top
             if not broker.fenced
         }
         return TopicsRead(0, here.topics, live)
-    live = {broker.broker_id for broker in cluster.brokers if not broker.fenced}
     try:
         described = await apis.describe_topics(principal, names)
     except KafkaError as error:
