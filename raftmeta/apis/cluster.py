@@ -61,6 +61,19 @@ class ClusterApis(ApisBase):
 
         return await self.on_active(body)
 
+    async def live_brokers(self, principal: str) -> frozenset[int]:
+        """The registered, unfenced brokers' ids, after :meth:`describe_cluster`'s check and
+        wait: what a Kafka Metadata answer takes from it, without the replica counts, which
+        cost a pass over every partition (milliseconds per Metadata request at 10,000)."""
+
+        async def body(controller: QuorumController) -> frozenset[int]:
+            self.require_cluster(principal, Operation.DESCRIBE)
+            await controller.sync()
+            brokers = controller.committed_image.brokers.items()
+            return frozenset(broker_id for broker_id, broker in brokers if not broker.fenced)
+
+        return await self.on_active(body)
+
     def authorize_describe_quorum(self, principal: str) -> None:
         """CLUSTER_AUTHORIZATION_FAILED unless ``principal`` may describe the cluster."""
         self.require_cluster(principal, Operation.DESCRIBE)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +83,8 @@ def decode_request(frame: bytes, api_key: int, version: int) -> Any:
     if cls is None:
         raise CodecError(f"no schema for api_key {api_key}")
     try:
-        request = cls.decode(frame, version=version, header=True)
+        decode_body, flexible = _request_reader(cls, version)
+        request, _ = decode_body(memoryview(frame), _request_body_start(frame, flexible))
     except Exception as error:  # the library raises many kinds on bad bytes
         raise CodecError(
             f"undecodable {api_name(api_key)} v{version} request: {type(error).__name__}"
@@ -104,26 +105,119 @@ def _null_where_not_nullable(cls: type[Any], message: Any, version: int) -> str 
     The library reads a length of -1 as null for any string or array, nullable or not; Kafka's
     generated readers refuse it, so the request cannot be parsed and the connection closes.
     """
-    for name, field in cls.fields.items():
-        if not field.for_version_q(version):
-            continue
+    for name, null_refused, kind, data_class in _null_checks(cls, version):
         value = getattr(message, name, None)
         if value is None:
-            if (field.is_array() or field.type_str in _NULLABLE_TYPES) and not (
-                field.nullable_for_version_q(version)
-            ):
-                return str(name)
+            if null_refused:
+                return name
             continue
-        if field.is_struct_array():
+        if kind is _STRUCT_ARRAY:
             for item in value:
-                inner = _null_where_not_nullable(field.data_class, item, version)
+                inner = _null_where_not_nullable(data_class, item, version)
                 if inner is not None:
                     return f"{name}.{inner}"
-        elif field.is_struct():
-            inner = _null_where_not_nullable(field.data_class, value, version)
+        elif kind is _STRUCT:
+            inner = _null_where_not_nullable(data_class, value, version)
             if inner is not None:
                 return f"{name}.{inner}"
     return None
+
+
+_PLAIN, _STRUCT, _STRUCT_ARRAY = "plain", "struct", "struct array"
+"""What a field holds, as the codec walks it: a value, one nested structure, or a list of them."""
+
+_NullCheck = tuple[str, bool, str, Any]
+"""A field to look at for nulls: its name, whether a null is refused there, its kind and,
+for a nested structure, its class."""
+_NULL_CHECKS: dict[tuple[type[Any], int], tuple[_NullCheck, ...]] = {}
+
+
+def _kind(field: Any) -> str:
+    if field.is_struct_array():
+        return _STRUCT_ARRAY
+    return _STRUCT if field.is_struct() else _PLAIN
+
+
+def _null_checks(cls: type[Any], version: int) -> tuple[_NullCheck, ...]:
+    """The fields of ``cls`` at ``version`` that can hold a refused null or a nested structure,
+    worked out from the schema once per class and version (every request is checked)."""
+    key = (cls, version)
+    checks = _NULL_CHECKS.get(key)
+    if checks is None:
+        found = []
+        for name, field in cls.fields.items():
+            if not field.for_version_q(version):
+                continue
+            null_refused = (
+                field.is_array() or field.type_str in _NULLABLE_TYPES
+            ) and not field.nullable_for_version_q(version)
+            kind = _kind(field)
+            if null_refused or kind is not _PLAIN:
+                data_class = field.data_class if kind is not _PLAIN else None
+                found.append((str(name), bool(null_refused), kind, data_class))
+        checks = _NULL_CHECKS[key] = tuple(found)
+    return checks
+
+
+_REQUEST_HEADER_START = HEADER_PREFIX.size
+"""The client id follows api_key, api_version and correlation_id."""
+_INT16 = struct.Struct(">h")
+_RequestReader = tuple[Callable[[memoryview, int], tuple[Any, int]], bool]
+_REQUEST_READERS: dict[tuple[type[Any], int], _RequestReader] = {}
+
+
+def _request_reader(cls: type[Any], version: int) -> _RequestReader:
+    """The library's compiled decoder of ``cls``'s body at ``version``, and whether that
+    version is flexible (header v2), looked up once per class and version."""
+    key = (cls, version)
+    reader = _REQUEST_READERS.get(key)
+    if reader is None:
+        if not 0 <= version <= cls.max_version:
+            raise ValueError(f"invalid version {version}")
+        flexible = bool(cls.flexible_version_q(version))
+        decode_body = cls._struct.compiled_decode_from(
+            version, compact=flexible, tagged=flexible, data_class=cls[None]
+        )
+        reader = _REQUEST_READERS[key] = (decode_body, flexible)
+    return reader
+
+
+def _request_body_start(frame: bytes, flexible: bool) -> int:
+    """Where the body starts: after the request header (v1: the fixed prefix and a nullable
+    client id; v2, for flexible versions, also tagged fields). The client id is decoded as
+    the library's header reader decodes it, so a frame it refused is still refused."""
+    end = len(frame)
+    position = _REQUEST_HEADER_START
+    if position + 2 > end:
+        raise ValueError("the request header is cut short")
+    (length,) = _INT16.unpack_from(frame, position)
+    position += 2
+    if length > 0:
+        if position + length > end:
+            raise ValueError("the client id is cut short")
+        frame[position : position + length].decode("utf-8")
+        position += length
+    if flexible:
+        tags, position = _uvarint(frame, position)
+        for _ in range(tags):
+            _, position = _uvarint(frame, position)
+            size, position = _uvarint(frame, position)
+            position += size
+            if position > end:
+                raise ValueError("a header tagged field is cut short")
+    return position
+
+
+def _uvarint(frame: bytes, position: int) -> tuple[int, int]:
+    """An unsigned varint (at most 5 bytes) at ``position``, and the position after it."""
+    value = 0
+    for shift in range(0, 35, 7):
+        byte = frame[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, position
+    raise ValueError("a varint longer than 5 bytes")
 
 
 _NULLABLE_TYPES = frozenset({"string", "bytes", "records"})
@@ -142,19 +236,40 @@ def has_top_level_error(api_key: int, version: int) -> bool:
     return field is not None and bool(field.for_version_q(version))
 
 
+_FieldPlan = tuple[bool, str, Any]
+"""How :func:`_build` takes one field at one version: whether the version carries it, its
+kind and, for a nested structure, its class."""
+_BUILD_PLANS: dict[tuple[type[Any], int], dict[str, _FieldPlan]] = {}
+
+
+def _build_plan(cls: type[Any], version: int) -> dict[str, _FieldPlan]:
+    """Every field of ``cls`` at ``version``, worked out from the schema once per class and
+    version (every response is built)."""
+    key = (cls, version)
+    plan = _BUILD_PLANS.get(key)
+    if plan is None:
+        plan = {}
+        for name, field in cls.fields.items():
+            kind = _kind(field)
+            data_class = field.data_class if kind is not _PLAIN else None
+            plan[name] = (bool(field.for_version_q(version)), kind, data_class)
+        _BUILD_PLANS[key] = plan
+    return plan
+
+
 def _build(cls: type[Any], version: int, values: Mapping[str, Any]) -> Any:
-    fields = cls.fields
+    plan = _build_plan(cls, version)
     kwargs: dict[str, Any] = {}
     for name, value in values.items():
-        field = fields[name]
-        if not field.for_version_q(version):
+        carried, kind, data_class = plan[name]
+        if not carried:
             continue  # a field this version does not carry
         if isinstance(value, str) and name == "error_message":
             value = fit_message(value)
-        elif value is not None and field.is_struct_array():
-            value = [_build(field.data_class, version, item) for item in value]
-        elif value is not None and field.is_struct():
-            value = _build(field.data_class, version, value)
+        elif value is not None and kind is _STRUCT_ARRAY:
+            value = [_build(data_class, version, item) for item in value]
+        elif value is not None and kind is _STRUCT:
+            value = _build(data_class, version, value)
         kwargs[name] = value
     return cls(version=version, **kwargs)
 
@@ -176,13 +291,20 @@ def encode_response(
     if cls is None or not 0 <= version <= cls.max_version:
         raise CodecError(f"cannot encode {api_name(api_key)} v{version}")
     try:
-        message = _build(cls, version, values)
-        message.with_header(correlation_id=correlation_id)
-        return bytes(message.encode(header=True, framed=True))
+        body = bytes(_build(cls, version, values).encode())
     except Exception as error:
         raise CodecError(
             f"cannot encode {api_name(api_key)} v{version}: {type(error).__name__}: {error}"
         ) from None
+    # The response header is the correlation id, then (header v1, for flexible versions
+    # except ApiVersions, whose header is always v0) an empty set of tagged fields.
+    flexible_header = api_key != API_VERSIONS_KEY and cls.flexible_version_q(version)
+    tags = b"\0" if flexible_header else b""
+    return _RESPONSE_PREFIX.pack(4 + len(tags) + len(body), correlation_id) + tags + body
+
+
+_RESPONSE_PREFIX = struct.Struct(">ii")
+"""A response frame's size and its header's correlation id."""
 
 
 def uuid_value(raw: bytes | None) -> uuid.UUID:

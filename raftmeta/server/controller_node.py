@@ -114,16 +114,40 @@ class _Listener:
         self.changes.notify()
 
 
+NodeState = tuple[bool, bool, object, int, int | None]
+"""What waiters on :class:`Changes` read of the Raft node itself: running, failed, role,
+epoch and leader."""
+
+
+def node_state(node: RaftNode) -> NodeState:
+    if not node.running:
+        return (False, node.failure is not None, None, -1, None)
+    core = node.core
+    return (True, node.failure is not None, core.role, core.epoch, core.leader_id)
+
+
 class _NotifyingClient(RaftClient):
-    """A ``RaftClient`` that also wakes waiters whenever the node's state moves."""
+    """A ``RaftClient`` that also wakes waiters whenever the node's state moves.
+
+    The node calls ``state_changed`` after every input (each fetch, vote or answer stepped
+    into the core), several times per write; waking every waiter each time cost the leader
+    a task switch per waiter per input. Waiters read the node's running state, role, epoch
+    and leader (woken here when those move) and the controller's committed image and
+    leadership (woken by :class:`_Listener` at each commit, snapshot and leader change), so
+    an input that moved none of these wakes no one.
+    """
 
     def __init__(self, node: RaftNode, listener: _Listener, changes: Changes) -> None:
         self.changes = changes
+        self._notified: NodeState | None = None
         super().__init__(node, listener)
 
     def state_changed(self) -> None:
         super().state_changed()
-        self.changes.notify()
+        state = node_state(self.node)
+        if state != self._notified:
+            self._notified = state
+            self.changes.notify()
 
 
 def load_configured_placer(config: RaftmetaConfig) -> ReplicaPlacer:

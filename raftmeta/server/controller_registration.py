@@ -63,6 +63,8 @@ class ControllerRegistrar:
         self._task: asyncio.Task[None] | None = None
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._refused: set[tuple[int, str]] = set()
+        self._matched: RegisterControllerRecord | None = None
+        """The record in the image last found equal to :meth:`wanted`."""
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="controller-registration")
@@ -87,7 +89,17 @@ class ControllerRegistrar:
         if controller is None:
             return False
         held = controller.committed_image.controllers.get(self.owner.node_id)
-        return held == self.wanted()
+        if held is None:
+            return False
+        if held is self._matched:
+            # Records are frozen: the very record found to match before still does. Asked
+            # at every change of the node's state, so comparing again would cost a
+            # registration's worth of objects each time.
+            return True
+        if held == self.wanted():
+            self._matched = held
+            return True
+        return False
 
     async def _run(self) -> None:
         changes = self.owner.changes

@@ -119,3 +119,48 @@ def test_an_unknown_election_type_is_refused_before_the_controller_is_asked() ->
         asyncio.run(apis.elect_leaders("User:admin", ElectLeadersRequest(7, None)))
     assert raised.value.code is ErrorCode.INVALID_REQUEST
     assert controller.elections == []
+
+
+class _ClusterController(_Controller):
+    """A controller whose committed image holds brokers, some fenced; counts its syncs."""
+
+    def __init__(self, fenced: dict[int, bool], *, active: bool = True) -> None:
+        super().__init__(active=active)
+        self.syncs = 0
+        self.settings = SimpleNamespace(cluster_id="cluster", node_id=1)
+        self.committed_image = SimpleNamespace(
+            offset=5,
+            leader_counts={},
+            partitions=lambda: iter(()),
+            brokers={
+                broker_id: SimpleNamespace(
+                    rack=None,
+                    fenced=is_fenced,
+                    in_controlled_shutdown=False,
+                    broker_epoch=1,
+                    endpoints=(),
+                )
+                for broker_id, is_fenced in fenced.items()
+            },
+        )
+
+    async def sync(self) -> None:
+        self.syncs += 1
+
+
+def test_live_brokers_are_describe_clusters_unfenced_brokers_after_its_check_and_wait() -> None:
+    controller = _ClusterController({1: False, 2: True, 3: False})
+    apis = _apis(controller)
+    apis.host.access.super_users = frozenset({"User:admin"})
+    described = asyncio.run(apis.describe_cluster("User:admin"))
+    live = asyncio.run(apis.live_brokers("User:admin"))
+    assert live == {broker.broker_id for broker in described.brokers if not broker.fenced}
+    assert live == {1, 3}
+    assert controller.syncs == 2  # each waited for the pending records to commit
+    with pytest.raises(KafkaError) as raised:
+        asyncio.run(apis.live_brokers("User:mallory"))
+    assert raised.value.code is ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    assert controller.syncs == 2  # refused before the wait, as describe_cluster is
+    follower = _ClusterController({1: False}, active=False)
+    with pytest.raises(NotActiveController):
+        asyncio.run(_apis(follower).live_brokers("User:admin"))

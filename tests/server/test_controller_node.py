@@ -171,3 +171,41 @@ def test_a_single_voter_started_from_its_configuration_serves(tmp_path: Path) ->
             await member.stop()
 
     run_with_deadline(main(), 30)
+
+
+def test_waiters_wake_at_commits_and_leader_changes_not_at_every_raft_input(
+    tmp_path: Path,
+) -> None:
+    """The node reports every input it steps (fetches, votes, answers); the node's waiters
+    (the Kafka listener, the controller registrar, ``serve``) are woken only when the node's
+    role, epoch, leader or life moved, or a commit or snapshot changed the image."""
+
+    async def scenario(cluster: ControllerQuorum) -> None:
+        await cluster.register(1)
+        active = await cluster.wait_for_active()
+        inputs = notified = 0
+        report_input = active.client.state_changed
+        notify = active.changes.notify
+
+        def counted_input() -> None:
+            nonlocal inputs
+            inputs += 1
+            report_input()
+
+        def counted_notify() -> None:
+            nonlocal notified
+            notified += 1
+            notify()
+
+        active.client.state_changed = counted_input  # type: ignore[method-assign]
+        active.changes.notify = counted_notify  # type: ignore[method-assign]
+        for index in range(10):
+            await cluster.create_topic(f"topic-{index}")
+        assert notified >= 10  # at least each create's commit
+        assert notified * 2 <= inputs, (notified, inputs)
+        follower = next(m for m in cluster.members.values() if m is not active)
+        woken = asyncio.ensure_future(follower.changes.wait())
+        await cluster.stop(active.node_id, graceful=False)
+        await asyncio.wait_for(woken, 10)  # the leader's loss wakes the survivors' waiters
+
+    run_scenario(scenario, ControllerQuorum(tmp_path))

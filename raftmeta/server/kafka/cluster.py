@@ -75,6 +75,26 @@ def controller_nodes(context: KafkaContext) -> tuple[list[Fields], int]:
     return [nodes[node_id] for node_id in sorted(nodes)], active
 
 
+def active_controller_id(context: KafkaContext) -> int:
+    """The active controller's id as :func:`controller_nodes` names it, without building the
+    nodes: the listener asks after every write, and at every change of the node's state."""
+    owner = context.owner
+    controller = owner.maybe_controller
+    if controller is None:
+        return -1
+    leader_id = controller.leader_id
+    if leader_id is None:
+        return -1
+    if leader_id == owner.node_id:
+        return leader_id
+    registration = controller.committed_image.controllers.get(leader_id)
+    if registration is not None and any(
+        endpoint.name == KAFKA_LISTENER for endpoint in registration.endpoints
+    ):
+        return leader_id
+    return -1
+
+
 def note_registrations(context: KafkaContext) -> None:
     """Remember when each controller's current registration was first seen here: a refusal
     after that time means that incarnation died; a new one (a restart) revives it."""
@@ -144,7 +164,7 @@ async def read_topics(context: KafkaContext, names: Sequence[str] | None) -> Top
     committed image; ``None`` before this node's controller runs."""
     apis, principal = context.apis, context.principal
     try:
-        cluster = await apis.describe_cluster(principal)
+        live = set(await apis.live_brokers(principal))
     except KafkaError:
         here = apis.describe_topics_here(principal, names)
         controller = context.owner.maybe_controller
@@ -156,7 +176,6 @@ async def read_topics(context: KafkaContext, names: Sequence[str] | None) -> Top
             if not broker.fenced
         }
         return TopicsRead(0, here.topics, live)
-    live = {broker.broker_id for broker in cluster.brokers if not broker.fenced}
     try:
         described = await apis.describe_topics(principal, names)
     except KafkaError as error:

@@ -274,7 +274,7 @@ class KafkaListener:
             else:
                 await changes()
             cluster.note_registrations(self._context)
-            _, named = cluster.controller_nodes(self._context)
+            named = cluster.active_controller_id(self._context)
             now = loop.time()
             for connection in list(self._connections.values()):
                 told = connection.told_controller
@@ -523,10 +523,11 @@ class KafkaListener:
                 fields = await api.handler(connection.context, request, head.api_version)
                 if head.api_key in NAMES_CONTROLLER:
                     connection.told_controller = int(fields["controller_id"])
-                elif head.api_key in CONTROLLER_BOUND:
-                    _, named = cluster.controller_nodes(connection.context)
-                    if named == self.owner.node_id:
-                        connection.told_controller = named
+                elif (
+                    head.api_key in CONTROLLER_BOUND
+                    and cluster.active_controller_id(connection.context) == self.owner.node_id
+                ):
+                    connection.told_controller = self.owner.node_id
             else:
                 fields = self._session_answer(connection, head, request)
         except Exception:
