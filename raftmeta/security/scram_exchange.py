@@ -317,7 +317,5 @@ class ScramClient:
         if not text.startswith("v="):
             raise ScramFailure("the server-final message carries no signature")
         signature = _base64(text[2:], "server signature")
-        if not self._server_signature or not hmac.compare_digest(
-            signature, self._server_signature
-        ):
+        if not self._server_signature or not hmac.compare_digest(signature, self._server_signature):
             raise ScramFailure("the server's signature is wrong: it does not hold the credential")
