@@ -99,6 +99,7 @@ class RaftmetaConfig:
     raftmeta_kafka_partial_request_timeout_ms: int
     queued_max_request_bytes: int
     sasl_server_max_receive_size: int
+    sasl_enabled_mechanisms: tuple[str, ...]
     originals: Mapping[str, str]
     """Every key as given (after overrides), known or not, as text."""
 
@@ -329,6 +330,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         ),
         queued_max_request_bytes=typed.integer("queued.max.request.bytes"),
         sasl_server_max_receive_size=typed.integer("sasl.server.max.receive.size"),
+        sasl_enabled_mechanisms=typed.texts("sasl.enabled.mechanisms"),
         originals=MappingProxyType(dict(originals)),
     )
 

@@ -199,6 +199,16 @@ class ScramServer:
     def done(self) -> bool:
         return self._stage is _Stage.DONE
 
+    def respond(self, data: bytes) -> bytes:
+        """The answer to the client's next message: :meth:`first`, then :meth:`final`; any
+        message after those fails."""
+        if self._stage is _Stage.FIRST:
+            return self.first(data)
+        if self._stage is _Stage.FINAL:
+            return self.final(data)
+        self._stage = _Stage.FAILED
+        raise ScramFailure("a SCRAM message after the login ended")
+
     def first(self, data: bytes) -> bytes:
         """The server-first message for the client-first ``data``."""
         self._expect(_Stage.FIRST)
