@@ -29,7 +29,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from raftmeta.admin.quorum import QuorumInfo, Replica
-from raftmeta.admin.transport import Outcomes, config_entry, config_resource_of, not_offered
+from raftmeta.admin.scram import UserScramCredentialsDescription
+from raftmeta.admin.transport import (
+    Outcomes,
+    config_entry,
+    config_resource_of,
+    not_offered,
+    scram_description,
+    scram_outcome,
+)
 from raftmeta.admin.types import (
     ConfigEntry,
     ConfigResource,
@@ -40,6 +48,7 @@ from raftmeta.admin.types import (
     TopicDescription,
 )
 from raftmeta.common.elections import TopicPartition
+from raftmeta.common.scram import ScramDeletion, ScramUpsertion
 from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
 from raftmeta.records import uuid_to_str
@@ -55,6 +64,8 @@ DESCRIBE_CONFIGS = (32, 4)
 INCREMENTAL_ALTER_CONFIGS = (44, 1)
 ELECT_LEADERS = (43, 2)
 DESCRIBE_QUORUM = (55, 2)
+DESCRIBE_USER_SCRAM_CREDENTIALS = (50, 0)
+ALTER_USER_SCRAM_CREDENTIALS = (51, 0)
 TOPIC_RESOURCE = 2
 TOPIC_CONFIG_SOURCE = 1
 NO_ID = bytes(16)
@@ -450,6 +461,59 @@ class KafkaTransport:
             replicas(partition.current_voters),
             replicas(partition.observers),
         )
+
+    # ------------------------------------------------------------------------ SCRAM
+
+    async def describe_user_scram_credentials(
+        self, users: Sequence[str] | None, timeout_ms: int | None
+    ) -> Outcomes[str, UserScramCredentialsDescription]:
+        """From the active controller, so that a caller reads its own writes."""
+        budget = self._budget(timeout_ms)
+        values = {"users": None if users is None else [{"name": user} for user in users]}
+        answer = await self._to_controller(
+            DESCRIBE_USER_SCRAM_CREDENTIALS,
+            values,
+            budget,
+            lambda a: a.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        if answer.error_code:
+            code = ErrorCode(answer.error_code)
+            raise KafkaException(code, answer.error_message or code.name)
+        return {
+            result.user: scram_outcome(result.error_code, result.error_message)
+            or scram_description(
+                result.user, ((i.mechanism, i.iterations) for i in result.credential_infos)
+            )
+            for result in answer.results
+        }
+
+    async def alter_user_scram_credentials(
+        self,
+        deletions: Sequence[ScramDeletion],
+        upsertions: Sequence[ScramUpsertion],
+        timeout_ms: int | None,
+    ) -> Outcomes[str, None]:
+        budget = self._budget(timeout_ms)
+        values = {
+            "deletions": [{"name": d.name, "mechanism": d.mechanism} for d in deletions],
+            "upsertions": [
+                {
+                    "name": u.name,
+                    "mechanism": u.mechanism,
+                    "iterations": u.iterations,
+                    "salt": u.salt,
+                    "salted_password": u.salted_password,
+                }
+                for u in upsertions
+            ],
+        }
+        answer = await self._to_controller(
+            ALTER_USER_SCRAM_CREDENTIALS, values, budget, _moved("results")
+        )
+        return {
+            result.user: scram_outcome(result.error_code, result.error_message)
+            for result in answer.results
+        }
 
 
 def _metadata_request(topics: Sequence[str] | None) -> dict[str, Any]:

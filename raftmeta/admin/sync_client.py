@@ -14,7 +14,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any, TypedDict, TypeVar, Unpack, overload
+from typing import Any, TypedDict, TypeVar, Unpack, cast, overload
 
 from raftmeta.admin.async_client import (
     AsyncAdminClient,
@@ -22,6 +22,11 @@ from raftmeta.admin.async_client import (
     warn_elect_preferred_leaders_deprecated,
 )
 from raftmeta.admin.quorum import QuorumInfo
+from raftmeta.admin.scram import (
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
+)
 from raftmeta.admin.types import (
     ClusterDescription,
     ConfigEntry,
@@ -212,6 +217,35 @@ class AdminClient:
 
     def describe_quorum(self, **options: Unpack[Timeout]) -> Future[QuorumInfo]:
         return self._one(lambda core: core.describe_quorum(**options))
+
+    def describe_user_scram_credentials(
+        self, users: Sequence[str] | None = None, **options: Unpack[Timeout]
+    ) -> (
+        Future[dict[str, UserScramCredentialsDescription]]
+        | dict[str, Future[UserScramCredentialsDescription]]
+    ):
+        """As confluent-kafka's: one future of every user's description with ``users`` None,
+        else one future per user."""
+        if users is None:
+            return self._one(
+                lambda core: cast(
+                    "asyncio.Future[dict[str, UserScramCredentialsDescription]]",
+                    core.describe_user_scram_credentials(None, **options),
+                )
+            )
+        return self._each(
+            lambda core: cast(
+                "dict[str, asyncio.Future[UserScramCredentialsDescription]]",
+                core.describe_user_scram_credentials(users, **options),
+            )
+        )
+
+    def alter_user_scram_credentials(
+        self,
+        alterations: Sequence[UserScramCredentialUpsertion | UserScramCredentialDeletion],
+        **options: Unpack[Timeout],
+    ) -> dict[str, Future[None]]:
+        return self._each(lambda core: core.alter_user_scram_credentials(alterations, **options))
 
     def close(self, timeout: float = 5.0) -> None:
         """Cancel requests under way (their futures are cancelled), close the connections and

@@ -34,8 +34,6 @@ class ScramUpsertion:
 class AlterScramRequest:
     deletions: tuple[ScramDeletion, ...] = ()
     upsertions: tuple[ScramUpsertion, ...] = ()
-    request_id: bytes | None = None
-    """A retry of a request already carried out is answered with its first outcome."""
     timeout_ms: int = 0
 
 

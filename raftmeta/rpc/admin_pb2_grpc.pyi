@@ -66,6 +66,12 @@ class AdminStub:
     """
     UpdateFeatures: _UnaryUnary[admin_pb2.UpdateFeaturesRequest, admin_pb2.UpdateFeaturesResponse]
     """UpdateFeatures (api key 57): all updates or none; answered once the records commit."""
+    DescribeUserScramCredentials: _UnaryUnary[admin_pb2.DescribeUserScramCredentialsRequest, admin_pb2.DescribeUserScramCredentialsResponse]
+    """SCRAM credentials (api keys 50 and 51), kept as UserScramCredentialRecords: salted and
+    iterated, never the password. Describe needs DESCRIBE on the cluster and shows mechanisms
+    and iterations only; Alter needs ALTER and is answered per user once the records commit.
+    """
+    AlterUserScramCredentials: _UnaryUnary[admin_pb2.AlterUserScramCredentialsRequest, admin_pb2.AlterUserScramCredentialsResponse]
 
 class AdminServicer:
     def CreateTopics(
@@ -196,6 +202,25 @@ class AdminServicer:
         context: Any,
     ) -> admin_pb2.UpdateFeaturesResponse | Awaitable[admin_pb2.UpdateFeaturesResponse]:
         """UpdateFeatures (api key 57): all updates or none; answered once the records commit."""
+        ...
+
+    def DescribeUserScramCredentials(
+        self,
+        request: admin_pb2.DescribeUserScramCredentialsRequest,
+        context: Any,
+    ) -> admin_pb2.DescribeUserScramCredentialsResponse | Awaitable[admin_pb2.DescribeUserScramCredentialsResponse]:
+        """SCRAM credentials (api keys 50 and 51), kept as UserScramCredentialRecords: salted and
+        iterated, never the password. Describe needs DESCRIBE on the cluster and shows mechanisms
+        and iterations only; Alter needs ALTER and is answered per user once the records commit.
+        """
+        ...
+
+    def AlterUserScramCredentials(
+        self,
+        request: admin_pb2.AlterUserScramCredentialsRequest,
+        context: Any,
+    ) -> admin_pb2.AlterUserScramCredentialsResponse | Awaitable[admin_pb2.AlterUserScramCredentialsResponse]:
+        """Not implemented unless overridden."""
         ...
 
 def add_AdminServicer_to_server(
