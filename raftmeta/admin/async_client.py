@@ -59,7 +59,9 @@ _ONE = "result"
 def open_transport(settings: AdminSettings) -> AdminTransport:
     """The transport the settings chose; its connections belong to the running event loop."""
     if settings.over_kafka:
-        return KafkaTransport(settings.bootstrap_servers, settings.request_timeout_ms, settings.tls)
+        return KafkaTransport(
+            settings.bootstrap_servers, settings.request_timeout_ms, settings.tls, settings.sasl
+        )
     return GrpcTransport(
         ControllerChannel(
             settings.bootstrap_servers,

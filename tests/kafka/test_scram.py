@@ -45,8 +45,9 @@ TIMEOUT_S = 15.0
 ALICE_PASSWORD = "alice-Secret-1"
 ALICE_512_PASSWORD = "alice-Secret-512"
 BOB_PASSWORD = "bob-Secret-2"
+ADMIN_SCRAM_PASSWORD = "admin-Scram-3"
 TOKENS = "admin-secret=User:admin\n"
-SECRETS = (ALICE_PASSWORD, ALICE_512_PASSWORD, BOB_PASSWORD)
+SECRETS = (ALICE_PASSWORD, ALICE_512_PASSWORD, BOB_PASSWORD, ADMIN_SCRAM_PASSWORD)
 
 
 class Scrammed:
@@ -108,6 +109,7 @@ def _format_controllers(root: Path) -> None:
                 *("--add-scram", f"SCRAM-SHA-256=[name=alice,password={ALICE_PASSWORD}]"),
                 "--add-scram",
                 f'SCRAM-SHA-512=[name=alice,iterations=8192,password="{ALICE_512_PASSWORD}"]',
+                *("--add-scram", f"SCRAM-SHA-256=[name=admin,password={ADMIN_SCRAM_PASSWORD}]"),
             ]
         )
         assert status == 0
@@ -413,3 +415,150 @@ def test_log_dump_shows_no_key(scrammed: Scrammed, capsys: pytest.CaptureFixture
         assert secret.hex() not in dumped
         assert base64.b64encode(secret).decode() not in dumped
     assert all(password not in dumped for password in SECRETS)
+
+
+def client_properties(scrammed: Scrammed, directory: Path, password: str) -> str:
+    path = directory / "client.properties"
+    path.write_text(
+        "security.protocol=SASL_SSL\n"
+        "sasl.mechanism=SCRAM-SHA-256\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="admin" password="{password}";\n'
+        f"ssl.truststore.location={scrammed.files.truststore}\nssl.truststore.type=PEM\n"
+    )
+    return str(path)
+
+
+def run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_the_tools_log_in_with_scram_over_sasl_ssl(
+    scrammed: Scrammed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quorum = scrammed.quorum
+    settings = client_properties(scrammed, tmp_path, ADMIN_SCRAM_PASSWORD)
+    # A standby first: finding the active controller logs in there too.
+    controllers = f"{quorum.kafka_address(quorum.follower())},{scrammed.address}"
+    door = ["--bootstrap-controller", controllers]
+    created = run(
+        capsys,
+        [
+            *("topics", *door, "--command-config", settings, "--create", "--topic", "scram-t"),
+            *("--partitions", "2", "--replication-factor", "1"),
+        ],
+    )
+    assert created == (0, "Created topic scram-t.\n", "")
+    described = run(
+        capsys, ["topics", *door, "--command-config", settings, "--describe", "--topic", "scram-t"]
+    )
+    assert described[0] == 0 and described[1].count("Partition:") == 2, described
+    elected = run(
+        capsys,
+        [
+            *("leader-election", *door, "--admin.config", settings),
+            *("--election-type", "PREFERRED", "--topic", "scram-t", "--partition", "0"),
+        ],
+    )
+    assert elected == (0, "Valid replica already elected for partitions scram-t-0\n", "")
+    status, out, err = run(
+        capsys, ["quorum", "describe", *door, "--command-config", settings, "--status"]
+    )
+    assert (status, err) == (0, ""), err
+    rows = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in out.splitlines()}
+    assert rows["LeaderId"] == str(quorum.active().node_id)
+
+
+def test_a_wrong_password_fails_each_tool_in_one_line(
+    scrammed: Scrammed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = client_properties(scrammed, tmp_path, "not-the-password")
+    door = ["--bootstrap-controller", scrammed.address]
+    for argv in (
+        ["topics", *door, "--command-config", settings, "--list"],
+        [
+            "leader-election",
+            *door,
+            "--admin.config",
+            settings,
+            "--election-type",
+            "PREFERRED",
+            "--all-topic-partitions",
+        ],
+        ["quorum", "describe", *door, "--command-config", settings, "--status"],
+    ):
+        status, out, err = run(capsys, argv)
+        printed = out + err  # leader-election reports on stdout, as Kafka's tool does
+        assert status == 1, (argv, printed)
+        assert printed.count("\n") == 1, printed
+        assert "invalid credentials with SASL mechanism SCRAM-SHA-256" in printed, printed
+        assert "not-the-password" not in printed
+
+
+def test_sasl_settings_for_the_grpc_door_are_refused_in_one_line(
+    scrammed: Scrammed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = client_properties(scrammed, tmp_path, ADMIN_SCRAM_PASSWORD)
+    door = ["--bootstrap-server", scrammed.quorum.quorum.bootstrap_servers]
+    for argv in (
+        ["topics", *door, "--command-config", settings, "--list"],
+        ["quorum", "describe", *door, "--command-config", settings, "--status"],
+    ):
+        status, out, err = run(capsys, argv)
+        assert (status, out) == (2, ""), (argv, out, err)
+        assert err.count("\n") == 1 and "security.protocol" in err, err
+
+
+def test_the_admin_client_alters_and_describes_over_both_doors(scrammed: Scrammed) -> None:
+    from raftmeta.admin import (
+        AdminClient as RaftmetaAdmin,
+    )
+    from raftmeta.admin import (
+        KafkaException as AdminError,
+    )
+    from raftmeta.admin import (
+        ScramCredentialInfo,
+        UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
+
+    over_kafka = RaftmetaAdmin(
+        {
+            "bootstrap.controllers": scrammed.address,
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "SCRAM-SHA-256",
+            "sasl.username": "admin",
+            "sasl.password": ADMIN_SCRAM_PASSWORD,
+            "ssl.truststore.location": str(scrammed.files.truststore),
+        }
+    )
+    over_grpc = RaftmetaAdmin({"bootstrap.servers": scrammed.quorum.quorum.bootstrap_servers})
+    try:
+        for door, user in ((over_kafka, "dora"), (over_grpc, "greg")):
+            info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192)
+            altered = door.alter_user_scram_credentials(
+                [UserScramCredentialUpsertion(user, info, b"pw-" + user.encode())]
+            )
+            assert altered[user].result(TIMEOUT_S) is None
+            described = door.describe_user_scram_credentials([user, "ghost"])
+            assert described[user].result(TIMEOUT_S).scram_credential_infos == (info,)
+            with pytest.raises(AdminError) as missing:
+                described["ghost"].result(TIMEOUT_S)
+            assert missing.value.code == ErrorCode.RESOURCE_NOT_FOUND
+            every = door.describe_user_scram_credentials().result(TIMEOUT_S)
+            assert user in every and "alice" in every
+            deleted = door.alter_user_scram_credentials(
+                [UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_512)]
+            )
+            assert deleted[user].result(TIMEOUT_S) is None
+            again = door.alter_user_scram_credentials(
+                [UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_512)]
+            )
+            with pytest.raises(AdminError) as gone:
+                again[user].result(TIMEOUT_S)
+            assert gone.value.code == ErrorCode.RESOURCE_NOT_FOUND
+    finally:
+        over_kafka.close()
+        over_grpc.close()
