@@ -371,6 +371,16 @@ class AsyncAdminClient:
         timeout = arguments.timeout_ms(request_timeout)
         return self._submit_one(lambda t: t.describe_quorum(timeout))
 
+    @overload
+    def describe_user_scram_credentials(
+        self, users: None = None, *, request_timeout: float | None = None
+    ) -> asyncio.Future[dict[str, UserScramCredentialsDescription]]: ...
+
+    @overload
+    def describe_user_scram_credentials(
+        self, users: Sequence[str], *, request_timeout: float | None = None
+    ) -> dict[str, asyncio.Future[UserScramCredentialsDescription]]: ...
+
     def describe_user_scram_credentials(
         self, users: Sequence[str] | None = None, *, request_timeout: float | None = None
     ) -> (

@@ -14,7 +14,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any, TypedDict, TypeVar, Unpack, cast, overload
+from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from raftmeta.admin.async_client import (
     AsyncAdminClient,
@@ -218,6 +218,16 @@ class AdminClient:
     def describe_quorum(self, **options: Unpack[Timeout]) -> Future[QuorumInfo]:
         return self._one(lambda core: core.describe_quorum(**options))
 
+    @overload
+    def describe_user_scram_credentials(
+        self, users: None = None, **options: Unpack[Timeout]
+    ) -> Future[dict[str, UserScramCredentialsDescription]]: ...
+
+    @overload
+    def describe_user_scram_credentials(
+        self, users: Sequence[str], **options: Unpack[Timeout]
+    ) -> dict[str, Future[UserScramCredentialsDescription]]: ...
+
     def describe_user_scram_credentials(
         self, users: Sequence[str] | None = None, **options: Unpack[Timeout]
     ) -> (
@@ -227,18 +237,9 @@ class AdminClient:
         """As confluent-kafka's: one future of every user's description with ``users`` None,
         else one future per user."""
         if users is None:
-            return self._one(
-                lambda core: cast(
-                    "asyncio.Future[dict[str, UserScramCredentialsDescription]]",
-                    core.describe_user_scram_credentials(None, **options),
-                )
-            )
-        return self._each(
-            lambda core: cast(
-                "dict[str, asyncio.Future[UserScramCredentialsDescription]]",
-                core.describe_user_scram_credentials(users, **options),
-            )
-        )
+            return self._one(lambda core: core.describe_user_scram_credentials(None, **options))
+        named = users
+        return self._each(lambda core: core.describe_user_scram_credentials(named, **options))
 
     def alter_user_scram_credentials(
         self,
