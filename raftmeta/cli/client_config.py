@@ -126,19 +126,15 @@ def parse_client_config(text: str) -> ClientSettings:
             raise ClientConfigError(
                 "Invalid value for configuration bearer.token: more than one line"
             )
-    tls_properties = tuple(
-        (key, properties[key]) for key in (*CLIENT_TLS_KEYS, *SASL_KEYS) if key in properties
-    )
+    # Without a SASL protocol the sasl.* keys are unused, as by Kafka's clients: a file shared
+    # with other tools may hold them; they are warned about, not refused.
+    sasl = properties.get(SECURITY_PROTOCOL_KEY, "").strip().upper().startswith("SASL_")
+    used_keys = (*CLIENT_TLS_KEYS, *SASL_KEYS) if sasl else CLIENT_TLS_KEYS
+    tls_properties = tuple((key, properties[key]) for key in used_keys if key in properties)
     try:
-        if properties.get(SECURITY_PROTOCOL_KEY, "").strip().upper().startswith("SASL_"):
+        if sasl:
             kafka_client_security(dict(tls_properties))
         else:
-            given = sorted(key for key in SASL_KEYS if key in properties)
-            if given:
-                raise ConfigError(
-                    f"Invalid configuration {given[0]}: set, but {SECURITY_PROTOCOL_KEY} is "
-                    "not SASL_PLAINTEXT or SASL_SSL"
-                )
             client_tls(dict(tls_properties))
     except ConfigError as error:
         raise ClientConfigError(str(error)) from None
@@ -147,7 +143,13 @@ def parse_client_config(text: str) -> ClientSettings:
         tls_properties=tls_properties,
         request_timeout_ms=timeouts.get("request.timeout.ms", REQUEST_TIMEOUT_MS),
         default_api_timeout_ms=timeouts.get("default.api.timeout.ms", DEFAULT_API_TIMEOUT_MS),
-        ignored_keys=tuple(sorted(key for key in properties if key not in KNOWN_KEYS)),
+        ignored_keys=tuple(
+            sorted(
+                key
+                for key in properties
+                if key not in KNOWN_KEYS or (key in SASL_KEYS and not sasl)
+            )
+        ),
     )
 
 
