@@ -4,8 +4,11 @@ server's refusals: every one a ScramFailure, never an exception of another kind.
 from __future__ import annotations
 
 import base64
+import contextlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from raftmeta.security.scram import (
     ScramCredential,
@@ -135,3 +138,27 @@ def test_messages_out_of_order_or_after_the_end_fail() -> None:
 
 def test_a_credential_shows_no_key_in_its_repr() -> None:
     assert repr(PENCIL) == "ScramCredential(iterations=4096)"
+
+
+@settings(deadline=None, max_examples=300)
+@given(first=st.binary(max_size=200), final=st.binary(max_size=300))
+def test_random_messages_fail_only_as_scram_failures(first: bytes, final: bytes) -> None:
+    ours = server()
+    try:
+        ours.respond(first)
+        ours.respond(final)
+    except ScramFailure:
+        return
+    raise AssertionError("random bytes logged in")
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    user=st.text(min_size=1, max_size=20).filter(lambda u: "\x00" not in u),
+    extra=st.text(alphabet="=,abc", max_size=8),
+)
+def test_random_client_firsts_with_a_real_user_shape_never_raise_otherwise(
+    user: str, extra: str
+) -> None:
+    with contextlib.suppress(ScramFailure):  # anything else escapes and fails the test
+        rfc_server().respond(f"n,,n={user},r=abc{extra}".encode())
