@@ -562,3 +562,37 @@ def test_the_admin_client_alters_and_describes_over_both_doors(scrammed: Scramme
     finally:
         over_kafka.close()
         over_grpc.close()
+
+
+def test_an_old_client_logs_in_with_handshake_v0_and_bare_scram_frames(
+    scrammed: Scrammed,
+) -> None:
+    client = ScramClient(ScramMechanism.SCRAM_SHA_512, "alice", ALICE_512_PASSWORD)
+    with scrammed.tls_socket() as sock:
+        sock.sendall(request(SaslHandshakeRequest(version=0, mechanism="SCRAM-SHA-512"), 1))
+        payload = read_response(sock)
+        assert payload is not None
+        assert SaslHandshakeResponse.decode(payload, version=0, header=True).error_code == 0
+
+        def bare(token: bytes) -> bytes | None:
+            sock.sendall(len(token).to_bytes(4, "big") + token)
+            return read_response(sock)
+
+        server_first = bare(client.first())
+        assert server_first is not None
+        server_final = bare(client.final(server_first))
+        assert server_final is not None
+        client.verify(server_final)
+        sock.sendall(request(MetadataRequest(version=12, topics=None), 4))
+        assert read_response(sock) is not None
+    with scrammed.tls_socket() as sock:  # a wrong password: no answer, the connection closed
+        sock.sendall(request(SaslHandshakeRequest(version=0, mechanism="SCRAM-SHA-512"), 1))
+        assert read_response(sock) is not None
+        wrong = ScramClient(ScramMechanism.SCRAM_SHA_512, "alice", "wrong")
+        first = wrong.first()
+        sock.sendall(len(first).to_bytes(4, "big") + first)
+        server_first = read_response(sock)
+        assert server_first is not None
+        final = wrong.final(server_first)
+        sock.sendall(len(final).to_bytes(4, "big") + final)
+        assert read_response(sock) is None
