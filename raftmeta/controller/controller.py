@@ -166,11 +166,12 @@ class QuorumController(EventQueue):
             self._next_unclean_ms = now + (RERUN_CAPPED_MS if capped else interval)
 
     def _bootstrap(self, image: MetadataImage) -> ControllerResult[None]:
-        """What ``format`` chose for a new cluster, in one batch: the feature levels, then
-        the SCRAM credentials (only into a log that finalized nothing and holds none)."""
+        """What ``format`` chose for a new cluster, in one batch: the feature levels (into a
+        log that holds no features, brokers or topics yet), then the SCRAM credentials (into
+        a log that holds none). Runs only when the log was empty as this controller took
+        over, so a broker registering before this runs does not cost the cluster the
+        credentials it needs to be reached."""
         levels = self.features.bootstrap_features(image)
-        if image.features or image.brokers or image.topics:
-            return levels
         credentials = self.scram.bootstrap_credentials(image, self.settings.bootstrap_scram)
         return ControllerResult(levels.records + credentials, None)
 

@@ -14,8 +14,14 @@ from raftmeta.records import (
     UserScramCredentialRecord,
     decode_record,
 )
-from raftmeta.security.scram import ScramCredential, ScramMechanism, salted_password
+from raftmeta.security.scram import (
+    ScramCredential,
+    ScramMechanism,
+    credential_from_salted_password,
+    salted_password,
+)
 from raftmeta.security.scram_exchange import ScramClient, ScramServer
+from tests.controller.harness import Harness, run_async
 
 SALT = b"salt-salt-salt"
 MANAGER = ScramControlManager()
@@ -141,3 +147,27 @@ def test_credentials_survive_a_snapshot_and_still_check_a_login() -> None:
     client = ScramClient(mechanism, "alice", "pw")
     client.verify(server.respond(client.final(server.respond(client.first()))))
     assert server.username == "alice"
+
+
+def _bootstrap_record(name: str) -> UserScramCredentialRecord:
+    mechanism = ScramMechanism.SCRAM_SHA_256
+    c = credential_from_salted_password(
+        mechanism, SALT, salted_password(mechanism, "pw", SALT, 4096), 4096
+    )
+    return UserScramCredentialRecord(name, 1, c.salt, c.stored_key, c.server_key, 4096)
+
+
+@run_async
+async def test_bootstrap_credentials_are_written_after_a_broker_registered_first() -> None:
+    alice = _bootstrap_record("alice")
+    h = Harness(bootstrap_scram=(alice,))
+    await h.start()
+    await h.register(1)  # before the periodic duties run
+    tick = await h.submit(h.controller.tick())
+    h.log.commit()
+    await tick
+    assert h.log.replay_all().scram.credential("alice", 1) == alice
+    # Another leader later finds credentials in the log and writes none again.
+    again = h.controller.scram.bootstrap_credentials(h.log.replay_all(), (alice,))
+    assert again == ()
+    await h.stop()
