@@ -39,8 +39,6 @@ SASL_HANDSHAKE_KEY = 17
 SASL_AUTHENTICATE_KEY = 36
 PLAIN = "PLAIN"
 SUPPORTED_MECHANISMS = (PLAIN, *SCRAM_MECHANISM_NAMES)
-MECHANISMS = [PLAIN]
-"""What a listener offers unless ``sasl.enabled.mechanisms`` says otherwise."""
 UNSUPPORTED_SASL_MECHANISM = int(ErrorCode.UNSUPPORTED_SASL_MECHANISM)
 ILLEGAL_SASL_STATE = int(ErrorCode.ILLEGAL_SASL_STATE)
 BAD_LOGIN = "Authentication failed: Invalid username or password"
@@ -199,11 +197,6 @@ class SaslSession:
         if scram.username is not None:
             self._logged_in(f"User:{scram.username}")
         return Step(reply=reply)
-
-    def login(self, token: bytes) -> Login:
-        """A PLAIN token (kept for callers that check one token alone)."""
-        step = self.step(token)
-        return Login(self.principal if step.error is None else None, step.error)
 
     def _logged_in(self, principal: str) -> None:
         self.stage = SaslStage.DONE
