@@ -37,6 +37,7 @@ from raftmeta.admin.types import (
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.reassignments import PartitionReassignment, ReassignmentTarget
 from raftmeta.common.scram import ScramDeletion, ScramUpsertion
 from raftmeta.errors import ErrorCode
 
@@ -105,6 +106,33 @@ class AdminTransport(Protocol):
     ) -> Outcomes[AclBindingFilter, list[AclBinding]]: ...
 
     async def describe_quorum(self, timeout_ms: int | None) -> QuorumInfo: ...
+
+    async def alter_partition_reassignments(
+        self,
+        targets: Sequence[ReassignmentTarget],
+        allow_replication_factor_change: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[TopicPartition, None]: ...
+
+    async def list_partition_reassignments(
+        self, partitions: Sequence[TopicPartition] | None, timeout_ms: int | None
+    ) -> dict[TopicPartition, PartitionReassignment]: ...
+
+    async def describe_cluster_id(self, timeout_ms: int | None) -> str: ...
+
+    async def unregister_broker(self, broker_id: int, timeout_ms: int | None) -> None: ...
+
+    async def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        endpoints: Sequence[tuple[str, str, int]],
+        timeout_ms: int | None,
+    ) -> None: ...
+
+    async def remove_raft_voter(
+        self, voter_id: int, directory_id: str, timeout_ms: int | None
+    ) -> None: ...
 
     async def describe_user_scram_credentials(
         self, users: Sequence[str] | None, timeout_ms: int | None

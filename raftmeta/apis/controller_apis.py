@@ -16,11 +16,22 @@ from raftmeta.apis.cluster import ClusterApis
 from raftmeta.apis.configs import ConfigApis
 from raftmeta.apis.elections import ElectionApis
 from raftmeta.apis.features import FeatureApis
+from raftmeta.apis.reassignments import ReassignmentApis
 from raftmeta.apis.scram import ScramApis
 from raftmeta.apis.topics import TopicApis
+from raftmeta.apis.voters import VoterApis
 
 
 class ControllerApis(
-    TopicApis, ConfigApis, ElectionApis, FeatureApis, AclApis, BrokerApis, ClusterApis, ScramApis
+    TopicApis,
+    ConfigApis,
+    ElectionApis,
+    FeatureApis,
+    AclApis,
+    BrokerApis,
+    ClusterApis,
+    VoterApis,
+    ReassignmentApis,
+    ScramApis,
 ):
     """Every controller operation, by domain (see each base's module)."""
