@@ -156,11 +156,13 @@ class RecordType(enum.IntEnum):
     CONFIG = 4
     PARTITION_CHANGE = 5
     REMOVE_TOPIC = 9
+    USER_SCRAM_CREDENTIAL = 11
     FEATURE_LEVEL = 12
     BROKER_REGISTRATION_CHANGE = 17
     ACCESS_CONTROL_ENTRY = 18
     REMOVE_ACCESS_CONTROL_ENTRY = 19
     NO_OP = 20
+    REMOVE_USER_SCRAM_CREDENTIAL = 22
     REGISTER_CONTROLLER = 27
     CLEAR_ELR = 28
     # raftmeta's own records, at 200 and above, far from Kafka's keys.
@@ -388,6 +390,38 @@ class RemoveAccessControlEntryRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class UserScramCredentialRecord:
+    """One user's SCRAM credential under one mechanism, as Kafka's record of the same name:
+    salted and iterated, never the password. Replaces the user's credential of that mechanism.
+
+    ``stored_key`` and ``server_key`` let a server check a login and answer it; they are as
+    good as the password against this cluster, so nothing prints them (see ``log dump``).
+    """
+
+    record_type: ClassVar[RecordType] = RecordType.USER_SCRAM_CREDENTIAL
+    version: ClassVar[int] = 0
+
+    name: str
+    mechanism: int
+    """Kafka's SCRAM mechanism id: 1 SCRAM-SHA-256, 2 SCRAM-SHA-512."""
+    salt: bytes = dataclasses.field(repr=False)
+    stored_key: bytes = dataclasses.field(repr=False)
+    server_key: bytes = dataclasses.field(repr=False)
+    iterations: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveUserScramCredentialRecord:
+    """Deletes one user's credential of one mechanism; replay refuses one it does not hold."""
+
+    record_type: ClassVar[RecordType] = RecordType.REMOVE_USER_SCRAM_CREDENTIAL
+    version: ClassVar[int] = 0
+
+    name: str
+    mechanism: int
+
+
+@dataclass(frozen=True, slots=True)
 class RegisterControllerRecord:
     """A controller's registration (KIP-919): its listeners, so clients bootstrapped to any
     controller learn where every controller, the active one included, is reached.
@@ -454,6 +488,8 @@ Record: TypeAlias = (
     | NoOpRecord
     | RequestOutcomeRecord
     | ClearElrRecord
+    | UserScramCredentialRecord
+    | RemoveUserScramCredentialRecord
 )
 
 RECORD_CLASSES: tuple[type[Record], ...] = (
@@ -472,6 +508,8 @@ RECORD_CLASSES: tuple[type[Record], ...] = (
     NoOpRecord,
     RequestOutcomeRecord,
     ClearElrRecord,
+    UserScramCredentialRecord,
+    RemoveUserScramCredentialRecord,
 )
 
 

@@ -1,6 +1,6 @@
 """The admin API: create, describe and delete topics, read and change configs, describe the
-cluster, elect leaders, move partitions' replicas and manage ACLs, against whichever node is
-the active controller.
+cluster, elect leaders, move partitions' replicas, and manage ACLs and SCRAM credentials,
+against whichever node is the active controller.
 
 ``AdminClient`` (threads, ``concurrent.futures``) and ``AsyncAdminClient`` (asyncio) are shaped
 like confluent-kafka's AdminClient: a config dict (``bootstrap.servers``,
@@ -21,6 +21,13 @@ policy or server.
 
 from raftmeta.admin.async_client import AsyncAdminClient, AsyncElectLeadersResult
 from raftmeta.admin.quorum import QuorumInfo, Replica
+from raftmeta.admin.scram import (
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
+)
 from raftmeta.admin.settings import CONFIG_KEYS, AdminSettings, parse_admin_config
 from raftmeta.admin.sync_client import AdminClient, ElectLeadersResult
 from raftmeta.admin.types import (
@@ -78,7 +85,12 @@ __all__ = [
     "QuorumInfo",
     "Replica",
     "ResourceType",
+    "ScramCredentialInfo",
+    "ScramMechanism",
     "TopicDescription",
     "TopicPartition",
+    "UserScramCredentialDeletion",
+    "UserScramCredentialUpsertion",
+    "UserScramCredentialsDescription",
     "parse_admin_config",
 ]

@@ -23,6 +23,12 @@ from raftmeta.admin import arguments
 from raftmeta.admin.grpc_transport import GrpcTransport
 from raftmeta.admin.kafka_transport import KafkaTransport
 from raftmeta.admin.quorum import QuorumInfo
+from raftmeta.admin.scram import (
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
+    salted_upsertion,
+)
 from raftmeta.admin.settings import AdminSettings, parse_admin_config
 from raftmeta.admin.transport import AdminTransport
 from raftmeta.admin.types import (
@@ -40,6 +46,7 @@ from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.features import FeatureUpdate
 from raftmeta.common.reassignments import PartitionReassignment
+from raftmeta.common.scram import ScramDeletion
 from raftmeta.errors import ErrorCode, KafkaError
 
 T = TypeVar("T")
@@ -53,7 +60,9 @@ _ONE = "result"
 def open_transport(settings: AdminSettings) -> AdminTransport:
     """The transport the settings chose; its connections belong to the running event loop."""
     if settings.over_kafka:
-        return KafkaTransport(settings.bootstrap_servers, settings.request_timeout_ms, settings.tls)
+        return KafkaTransport(
+            settings.bootstrap_servers, settings.request_timeout_ms, settings.tls, settings.sasl
+        )
     return GrpcTransport(
         ControllerChannel(
             settings.bootstrap_servers,
@@ -438,6 +447,61 @@ class AsyncAdminClient:
         timeout = arguments.timeout_ms(request_timeout)
         return self._submit_one(lambda t: t.remove_raft_voter(voter_id, directory_id, timeout))
 
+    @overload
+    def describe_user_scram_credentials(
+        self, users: None = None, *, request_timeout: float | None = None
+    ) -> asyncio.Future[dict[str, UserScramCredentialsDescription]]: ...
+
+    @overload
+    def describe_user_scram_credentials(
+        self, users: Sequence[str], *, request_timeout: float | None = None
+    ) -> dict[str, asyncio.Future[UserScramCredentialsDescription]]: ...
+
+    def describe_user_scram_credentials(
+        self, users: Sequence[str] | None = None, *, request_timeout: float | None = None
+    ) -> (
+        asyncio.Future[dict[str, UserScramCredentialsDescription]]
+        | dict[str, asyncio.Future[UserScramCredentialsDescription]]
+    ):
+        """As confluent-kafka's: with ``users`` None, one future of every user's description;
+        else one future per user named (RESOURCE_NOT_FOUND for a user with no credential)."""
+        timeout = arguments.timeout_ms(request_timeout)
+        if users is None:
+            return self._submit_one(lambda t: _all_described(t, timeout))
+        named = arguments.unique(arguments.checked(users, str, "user name"), "user")
+        return self._submit(named, lambda t: t.describe_user_scram_credentials(named, timeout))
+
+    def alter_user_scram_credentials(
+        self,
+        alterations: Sequence[UserScramCredentialUpsertion | UserScramCredentialDeletion],
+        *,
+        request_timeout: float | None = None,
+    ) -> dict[str, asyncio.Future[None]]:
+        """One future per user, resolved with None once the user's changes commit. The
+        passwords are salted and iterated here; only that crosses the wire."""
+        kinds = (UserScramCredentialUpsertion, UserScramCredentialDeletion)
+        if isinstance(alterations, str | bytes) or not all(
+            isinstance(item, kinds) for item in alterations
+        ):
+            raise ValueError(
+                "expected a list of UserScramCredentialUpsertion and UserScramCredentialDeletion"
+            )
+        if not alterations:
+            raise ValueError("expected at least one alteration")
+        deletions = [
+            ScramDeletion(a.user, int(a.mechanism))
+            for a in alterations
+            if isinstance(a, UserScramCredentialDeletion)
+        ]
+        upsertions = [
+            salted_upsertion(a) for a in alterations if isinstance(a, UserScramCredentialUpsertion)
+        ]
+        users = list(dict.fromkeys(a.user for a in alterations))
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(
+            users, lambda t: t.alter_user_scram_credentials(deletions, upsertions, timeout)
+        )
+
     async def close(self) -> None:
         """Cancel requests still under way (their futures are cancelled) and close the
         connections."""
@@ -455,6 +519,19 @@ class AsyncAdminClient:
 
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
+
+
+async def _all_described(
+    transport: AdminTransport, timeout_ms: int | None
+) -> dict[str, UserScramCredentialsDescription]:
+    """Every user's description, as the one result of a describe-all."""
+    outcomes = await transport.describe_user_scram_credentials(None, timeout_ms)
+    described: dict[str, UserScramCredentialsDescription] = {}
+    for user, outcome in outcomes.items():
+        if isinstance(outcome, KafkaException):
+            raise outcome
+        described[user] = outcome
+    return described
 
 
 def _first_error(outcomes: Mapping[TopicPartition, KafkaException | None]) -> KafkaException | None:

@@ -17,7 +17,15 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from raftmeta.admin.transport import Outcomes, config_entry, config_resource_of, not_offered
+from raftmeta.admin.scram import UserScramCredentialsDescription
+from raftmeta.admin.transport import (
+    Outcomes,
+    config_entry,
+    config_resource_of,
+    not_offered,
+    scram_description,
+    scram_outcome,
+)
 from raftmeta.admin.types import (
     BrokerDescription,
     ClusterDescription,
@@ -39,6 +47,7 @@ from raftmeta.common.reassignments import (
     ReassignmentTarget,
     grouped_by_topic,
 )
+from raftmeta.common.scram import ScramDeletion, ScramUpsertion
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import uuid_to_str
 from raftmeta.rpc import admin_pb2 as pb
@@ -434,6 +443,52 @@ class GrpcTransport:
             )
             for topic in response.topics
             for moving in topic.partitions
+        }
+
+    # ------------------------------------------------------------------------ SCRAM
+
+    async def describe_user_scram_credentials(
+        self, users: Sequence[str] | None, timeout_ms: int | None
+    ) -> Outcomes[str, UserScramCredentialsDescription]:
+        request = pb.DescribeUserScramCredentialsRequest(
+            users=list(users or ()), timeout_ms=_timeout_ms(self.channel, timeout_ms)
+        )
+        response = await self._call("Admin/DescribeUserScramCredentials", request, timeout_ms)
+        return {
+            result.user: scram_outcome(result.error_code, result.error_message)
+            or scram_description(
+                result.user, ((i.mechanism, i.iterations) for i in result.credential_infos)
+            )
+            for result in response.results
+        }
+
+    async def alter_user_scram_credentials(
+        self,
+        deletions: Sequence[ScramDeletion],
+        upsertions: Sequence[ScramUpsertion],
+        timeout_ms: int | None,
+    ) -> Outcomes[str, None]:
+        budget = _timeout_ms(self.channel, timeout_ms)
+        request = pb.AlterUserScramCredentialsRequest(
+            deletions=[
+                pb.ScramCredentialDeletion(name=d.name, mechanism=d.mechanism) for d in deletions
+            ],
+            upsertions=[
+                pb.ScramCredentialUpsertion(
+                    name=u.name,
+                    mechanism=u.mechanism,
+                    iterations=u.iterations,
+                    salt=u.salt,
+                    salted_password=u.salted_password,
+                )
+                for u in upsertions
+            ],
+            timeout_ms=budget,
+        )
+        response = await self._call("Admin/AlterUserScramCredentials", request, budget)
+        return {
+            result.user: scram_outcome(result.error_code, result.error_message)
+            for result in response.results
         }
 
 

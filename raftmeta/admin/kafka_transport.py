@@ -10,9 +10,14 @@ message classes the listener serves with, rather than with a Kafka client librar
 no client threads, logs or retries of another library to silence, and a failure reaches the
 caller as one error. Admin requests go to the active controller, found with Metadata (its
 ControllerId and the controllers' KAFKA endpoints), and follow it once when it has moved
-(NOT_CONTROLLER). With ``security.protocol=SSL`` every connection is TLS, checked against
-``ssl.truststore.*`` and presenting ``ssl.keystore.*`` when set, exactly as the gRPC transport
-uses the same keys. SASL is not spoken, so neither are bearer tokens.
+(NOT_CONTROLLER). With ``security.protocol=SSL`` or SASL_SSL every connection is TLS, checked
+against ``ssl.truststore.*`` and presenting ``ssl.keystore.*`` when set, exactly as the gRPC
+transport uses the same keys. With SASL_PLAINTEXT or SASL_SSL every connection logs in before
+its first request: SaslHandshake v1, then SaslAuthenticate v2 with PLAIN's one token or
+SCRAM's two messages (:class:`~raftmeta.security.scram_exchange.ScramClient`, which also checks
+the listener's signature, so a listener that does not hold the credential is not believed). A
+refused login is SASL_AUTHENTICATION_FAILED with the listener's words, never retried on another
+controller with the same password.
 
 ACLs, the unregistration of a broker and the voter changes go over Kafka's own ACL,
 UnregisterBroker and AddRaftVoter/RemoveRaftVoter APIs. Cluster descriptions and features are
@@ -31,7 +36,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from raftmeta.admin.quorum import QuorumInfo, Replica
-from raftmeta.admin.transport import Outcomes, config_entry, config_resource_of, not_offered
+from raftmeta.admin.scram import UserScramCredentialsDescription
+from raftmeta.admin.transport import (
+    Outcomes,
+    config_entry,
+    config_resource_of,
+    not_offered,
+    scram_description,
+    scram_outcome,
+)
 from raftmeta.admin.types import (
     ConfigEntry,
     ConfigResource,
@@ -48,9 +61,13 @@ from raftmeta.common.reassignments import (
     ReassignmentTarget,
     grouped_by_topic,
 )
+from raftmeta.common.scram import ScramDeletion, ScramUpsertion
 from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
 from raftmeta.records import uuid_from_str, uuid_to_str
+from raftmeta.security.sasl_client import SaslLogin
+from raftmeta.security.scram import ScramMechanism
+from raftmeta.security.scram_exchange import ScramClient, ScramFailure
 from raftmeta.security.ssl_contexts import client_ssl_context
 from raftmeta.security.tls import TlsSettings
 
@@ -71,6 +88,19 @@ DELETE_ACLS = (31, 3)
 UNREGISTER_BROKER = (64, 0)
 ADD_RAFT_VOTER = (80, 0)
 REMOVE_RAFT_VOTER = (81, 0)
+
+SASL_HANDSHAKE = (17, 1)
+SASL_AUTHENTICATE = (36, 2)
+LOGIN_REFUSALS = frozenset(
+    (
+        ErrorCode.SASL_AUTHENTICATION_FAILED,
+        ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+        ErrorCode.ILLEGAL_SASL_STATE,
+    )
+)
+"""A login refused: the same credentials would be refused by every controller."""
+DESCRIBE_USER_SCRAM_CREDENTIALS = (50, 0)
+ALTER_USER_SCRAM_CREDENTIALS = (51, 0)
 TOPIC_RESOURCE = 2
 TOPIC_CONFIG_SOURCE = 1
 NO_ID = bytes(16)
@@ -84,9 +114,14 @@ class KafkaTransport:
     all on the event loop that first uses them."""
 
     def __init__(
-        self, controllers: Sequence[str], request_timeout_ms: int, tls: TlsSettings | None
+        self,
+        controllers: Sequence[str],
+        request_timeout_ms: int,
+        tls: TlsSettings | None,
+        sasl: SaslLogin | None = None,
     ) -> None:
         self.bootstrap = list(controllers)
+        self._sasl = sasl
         self.request_timeout_ms = request_timeout_ms
         self._ssl: ssl.SSLContext | None = None if tls is None else client_ssl_context(tls)
         self._connections: dict[str, Connection] = {}
@@ -139,11 +174,14 @@ class KafkaTransport:
         self, address: str, api_key: int, version: int, values: Mapping[str, Any]
     ) -> Any:
         if address not in self._connections:
-            host, _, port = address.rpartition(":")
-            self._connections[address] = await asyncio.open_connection(
-                host.strip("[]"), int(port), ssl=self._ssl
-            )
-        reader, writer = self._connections[address]
+            self._connections[address] = await self._open(address)
+        return await self._round_trip(self._connections[address], (api_key, version), values)
+
+    async def _round_trip(
+        self, connection: Connection, api: tuple[int, int], values: Mapping[str, Any]
+    ) -> Any:
+        reader, writer = connection
+        api_key, version = api
         correlation_id = next(self._correlation)
         writer.write(codec.encode_request(api_key, version, correlation_id, CLIENT_ID, values))
         await writer.drain()
@@ -152,6 +190,52 @@ class KafkaTransport:
         if codec.correlation_id_of(frame) != correlation_id:
             raise codec.CodecError("a response out of order")
         return codec.decode_response(frame, api_key, version)
+
+    async def _open(self, address: str) -> Connection:
+        """A connection to ``address``, logged in when the settings ask for SASL."""
+        host, _, port = address.rpartition(":")
+        connection = await asyncio.open_connection(host.strip("[]"), int(port), ssl=self._ssl)
+        if self._sasl is not None:
+            try:
+                await self._login(connection, self._sasl)
+            except BaseException:
+                connection[1].close()
+                raise
+        return connection
+
+    async def _login(self, connection: Connection, login: SaslLogin) -> None:
+        handshake = await self._round_trip(
+            connection, SASL_HANDSHAKE, {"mechanism": login.mechanism}
+        )
+        if handshake.error_code:
+            offered = ", ".join(handshake.mechanisms) or "none"
+            raise KafkaException(
+                handshake.error_code,
+                f"the listener does not offer SASL mechanism {login.mechanism} "
+                f"(it offers {offered})",
+            )
+        mechanism = ScramMechanism.from_name(login.mechanism)
+        if mechanism is ScramMechanism.UNKNOWN:  # PLAIN: one token
+            await self._authenticate(
+                connection, f"\x00{login.username}\x00{login.password}".encode()
+            )
+            return
+        client = ScramClient(mechanism, login.username, login.password)
+        try:
+            server_first = await self._authenticate(connection, client.first())
+            server_final = await self._authenticate(connection, client.final(server_first))
+            client.verify(server_final)
+        except ScramFailure as failure:
+            raise KafkaException(
+                ErrorCode.SASL_AUTHENTICATION_FAILED, f"{login.mechanism} login: {failure}"
+            ) from None
+
+    async def _authenticate(self, connection: Connection, token: bytes) -> bytes:
+        answer = await self._round_trip(connection, SASL_AUTHENTICATE, {"auth_bytes": token})
+        if answer.error_code:
+            code = ErrorCode(answer.error_code)
+            raise KafkaException(code, answer.error_message or code.name)
+        return bytes(answer.auth_bytes or b"")
 
     def _forget(self, address: str) -> None:
         connection = self._connections.pop(address, None)
@@ -169,6 +253,8 @@ class KafkaTransport:
             try:
                 return await self.call(address, METADATA, _metadata_request(topics), timeout_ms)
             except KafkaException as error:
+                if error.code in LOGIN_REFUSALS:
+                    raise
                 problems.append(error.message)
         raise KafkaException(ErrorCode.BROKER_NOT_AVAILABLE, "; ".join(problems))
 
@@ -661,6 +747,59 @@ class KafkaTransport:
         failure = _item_error(answer)
         if failure is not None:
             raise failure
+
+    # ------------------------------------------------------------------------ SCRAM
+
+    async def describe_user_scram_credentials(
+        self, users: Sequence[str] | None, timeout_ms: int | None
+    ) -> Outcomes[str, UserScramCredentialsDescription]:
+        """From the active controller, so that a caller reads its own writes."""
+        budget = self._budget(timeout_ms)
+        values = {"users": None if users is None else [{"name": user} for user in users]}
+        answer = await self._to_controller(
+            DESCRIBE_USER_SCRAM_CREDENTIALS,
+            values,
+            budget,
+            lambda a: a.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        if answer.error_code:
+            code = ErrorCode(answer.error_code)
+            raise KafkaException(code, answer.error_message or code.name)
+        return {
+            result.user: scram_outcome(result.error_code, result.error_message)
+            or scram_description(
+                result.user, ((i.mechanism, i.iterations) for i in result.credential_infos)
+            )
+            for result in answer.results
+        }
+
+    async def alter_user_scram_credentials(
+        self,
+        deletions: Sequence[ScramDeletion],
+        upsertions: Sequence[ScramUpsertion],
+        timeout_ms: int | None,
+    ) -> Outcomes[str, None]:
+        budget = self._budget(timeout_ms)
+        values = {
+            "deletions": [{"name": d.name, "mechanism": d.mechanism} for d in deletions],
+            "upsertions": [
+                {
+                    "name": u.name,
+                    "mechanism": u.mechanism,
+                    "iterations": u.iterations,
+                    "salt": u.salt,
+                    "salted_password": u.salted_password,
+                }
+                for u in upsertions
+            ],
+        }
+        answer = await self._to_controller(
+            ALTER_USER_SCRAM_CREDENTIALS, values, budget, _moved("results")
+        )
+        return {
+            result.user: scram_outcome(result.error_code, result.error_message)
+            for result in answer.results
+        }
 
 
 def _directory(directory_id: str) -> uuid.UUID:

@@ -5,7 +5,10 @@ they choose.
 service to them; ``bootstrap.controllers`` (Kafka's admin client key of KIP-919) names the
 controllers' KAFKA listeners and the client speaks Kafka's own protocol to them. Exactly one of
 the two is given. ``security.protocol=SSL`` and the ``ssl.*`` keys secure either transport
-with the same certificates.
+with the same certificates. SASL_PLAINTEXT and SASL_SSL, with ``sasl.mechanism`` (PLAIN,
+SCRAM-SHA-256, SCRAM-SHA-512) and ``sasl.jaas.config`` (or ``sasl.username`` and
+``sasl.password``), log in on the KAFKA listeners only: the gRPC door names its callers with
+``bearer.token``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from dataclasses import dataclass
 
 from raftmeta.channel import DEFAULT_REQUEST_TIMEOUT_MS, parse_bootstrap_servers
 from raftmeta.config.errors import ConfigError
-from raftmeta.security.listener import CLIENT_TLS_KEYS, client_tls
+from raftmeta.security.listener import CLIENT_TLS_KEYS, SECURITY_PROTOCOL_KEY, client_tls
+from raftmeta.security.sasl_client import SASL_KEYS, SaslLogin, kafka_client_security
 from raftmeta.security.tls import TlsSettings
 
 SERVERS_KEY = "bootstrap.servers"
@@ -36,6 +40,7 @@ CONFIG_KEYS = (
     TOKEN_KEY,
     UNREACHABLE_TIMEOUT_KEY,
     *CLIENT_TLS_KEYS,
+    *SASL_KEYS,
 )
 """The keys an admin client's config dict may hold."""
 
@@ -52,6 +57,8 @@ class AdminSettings:
     """``bootstrap.unreachable.timeout.ms``; None retries unreachable servers to the deadline."""
     over_kafka: bool = False
     """True when the config named ``bootstrap.controllers``: Kafka's protocol, not gRPC."""
+    sasl: SaslLogin | None = None
+    """The SASL login on the KAFKA listeners (SASL_PLAINTEXT, SASL_SSL); None: no login."""
 
 
 def parse_admin_config(config: Mapping[str, object]) -> AdminSettings:
@@ -92,8 +99,25 @@ def parse_admin_config(config: Mapping[str, object]) -> AdminSettings:
             f"{TOKEN_KEY} is carried by gRPC only: give {SERVERS_KEY}, or leave the token out "
             f"with {CONTROLLERS_KEY}"
         )
+    security = {key: str(config[key]) for key in (*CLIENT_TLS_KEYS, *SASL_KEYS) if key in config}
+    sasl: SaslLogin | None = None
     try:
-        tls = client_tls({key: str(config[key]) for key in CLIENT_TLS_KEYS if key in config})
+        if _speaks_sasl(security):
+            if not over_kafka:
+                raise ConfigError(
+                    f"Invalid configuration {SECURITY_PROTOCOL_KEY}: SASL is spoken on the "
+                    f"KAFKA listeners only; give {CONTROLLERS_KEY}, or {TOKEN_KEY} over gRPC"
+                )
+            login = kafka_client_security(security)
+            tls, sasl = login.tls, login.sasl
+        else:
+            given = sorted(key for key in SASL_KEYS if key in security)
+            if given:
+                raise ConfigError(
+                    f"Invalid configuration {given[0]}: set, but {SECURITY_PROTOCOL_KEY} is "
+                    "not SASL_PLAINTEXT or SASL_SSL"
+                )
+            tls = client_tls({k: v for k, v in security.items() if k in CLIENT_TLS_KEYS})
     except ConfigError as error:
         raise ValueError(str(error)) from None
     unreachable = config.get(UNREACHABLE_TIMEOUT_KEY)
@@ -105,5 +129,9 @@ def parse_admin_config(config: Mapping[str, object]) -> AdminSettings:
             f"got {unreachable!r}"
         )
     return AdminSettings(
-        parse_bootstrap_servers(servers), timeout, token, tls, unreachable, over_kafka
+        parse_bootstrap_servers(servers), timeout, token, tls, unreachable, over_kafka, sasl
     )
+
+
+def _speaks_sasl(security: Mapping[str, str]) -> bool:
+    return security.get(SECURITY_PROTOCOL_KEY, "").strip().upper().startswith("SASL_")

@@ -22,6 +22,11 @@ from raftmeta.admin.async_client import (
     warn_elect_preferred_leaders_deprecated,
 )
 from raftmeta.admin.quorum import QuorumInfo
+from raftmeta.admin.scram import (
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
+)
 from raftmeta.admin.types import (
     ClusterDescription,
     ConfigEntry,
@@ -261,6 +266,36 @@ class AdminClient:
         self, voter_id: int, directory_id: str, **options: Unpack[Timeout]
     ) -> Future[None]:
         return self._one(lambda core: core.remove_raft_voter(voter_id, directory_id, **options))
+
+    @overload
+    def describe_user_scram_credentials(
+        self, users: None = None, **options: Unpack[Timeout]
+    ) -> Future[dict[str, UserScramCredentialsDescription]]: ...
+
+    @overload
+    def describe_user_scram_credentials(
+        self, users: Sequence[str], **options: Unpack[Timeout]
+    ) -> dict[str, Future[UserScramCredentialsDescription]]: ...
+
+    def describe_user_scram_credentials(
+        self, users: Sequence[str] | None = None, **options: Unpack[Timeout]
+    ) -> (
+        Future[dict[str, UserScramCredentialsDescription]]
+        | dict[str, Future[UserScramCredentialsDescription]]
+    ):
+        """As confluent-kafka's: one future of every user's description with ``users`` None,
+        else one future per user."""
+        if users is None:
+            return self._one(lambda core: core.describe_user_scram_credentials(None, **options))
+        named = users
+        return self._each(lambda core: core.describe_user_scram_credentials(named, **options))
+
+    def alter_user_scram_credentials(
+        self,
+        alterations: Sequence[UserScramCredentialUpsertion | UserScramCredentialDeletion],
+        **options: Unpack[Timeout],
+    ) -> dict[str, Future[None]]:
+        return self._each(lambda core: core.alter_user_scram_credentials(alterations, **options))
 
     def close(self, timeout: float = 5.0) -> None:
         """Cancel requests under way (their futures are cancelled), close the connections and

@@ -18,6 +18,11 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from raftmeta.admin.quorum import QuorumInfo
+from raftmeta.admin.scram import (
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialsDescription,
+)
 from raftmeta.admin.types import (
     ClusterDescription,
     ConfigEntry,
@@ -33,6 +38,7 @@ from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
 from raftmeta.common.reassignments import PartitionReassignment, ReassignmentTarget
+from raftmeta.common.scram import ScramDeletion, ScramUpsertion
 from raftmeta.errors import ErrorCode
 
 K = TypeVar("K")
@@ -128,6 +134,17 @@ class AdminTransport(Protocol):
         self, voter_id: int, directory_id: str, timeout_ms: int | None
     ) -> None: ...
 
+    async def describe_user_scram_credentials(
+        self, users: Sequence[str] | None, timeout_ms: int | None
+    ) -> Outcomes[str, UserScramCredentialsDescription]: ...
+
+    async def alter_user_scram_credentials(
+        self,
+        deletions: Sequence[ScramDeletion],
+        upsertions: Sequence[ScramUpsertion],
+        timeout_ms: int | None,
+    ) -> Outcomes[str, None]: ...
+
     async def close(self) -> None: ...
 
 
@@ -191,3 +208,23 @@ def not_offered(operation: str, instead: str) -> Callable[..., Coroutine[Any, An
         )
 
     return refuse
+
+
+def scram_description(
+    user: str, infos: Iterable[tuple[int, int]]
+) -> UserScramCredentialsDescription:
+    """A described user from its (mechanism id, iterations) pairs."""
+    return UserScramCredentialsDescription(
+        user,
+        tuple(
+            ScramCredentialInfo(ScramMechanism.of(mechanism), iterations)
+            for mechanism, iterations in infos
+        ),
+    )
+
+
+def scram_outcome(code: int, message: str | None) -> KafkaException | None:
+    """One user's answer: None, or its error."""
+    if not code:
+        return None
+    return KafkaException(code, message or ErrorCode(code).name)

@@ -17,6 +17,7 @@ from raftmeta.apis.configs import ConfigApis
 from raftmeta.apis.elections import ElectionApis
 from raftmeta.apis.features import FeatureApis
 from raftmeta.apis.reassignments import ReassignmentApis
+from raftmeta.apis.scram import ScramApis
 from raftmeta.apis.topics import TopicApis
 from raftmeta.apis.voters import VoterApis
 
@@ -31,5 +32,6 @@ class ControllerApis(
     ClusterApis,
     VoterApis,
     ReassignmentApis,
+    ScramApis,
 ):
     """Every controller operation, by domain (see each base's module)."""

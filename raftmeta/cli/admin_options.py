@@ -71,6 +71,7 @@ class AdminConnection:
 
 def admin_connection(args: argparse.Namespace) -> AdminConnection:
     """The connection the options describe; a bad file or address exits 2."""
+    from raftmeta.admin.settings import parse_admin_config
     from raftmeta.channel import parse_bootstrap_servers
 
     flag, bootstrap = "--bootstrap-server", args.bootstrap_server
@@ -87,10 +88,12 @@ def admin_connection(args: argparse.Namespace) -> AdminConnection:
         except ClientConfigError as error:
             raise CommandLineError(f"--command-config {error}", USAGE_ERROR) from None
         settings.warn_about_ignored_keys()
-    return AdminConnection(
-        settings.admin_config(bootstrap, controllers=flag == "--bootstrap-controller"),
-        settings.default_api_timeout_ms,
-    )
+    config = settings.admin_config(bootstrap, controllers=flag == "--bootstrap-controller")
+    try:
+        parse_admin_config(config)
+    except ValueError as error:  # SASL named for the gRPC door, say
+        raise CommandLineError(f"--command-config {error}", USAGE_ERROR) from None
+    return AdminConnection(config, settings.default_api_timeout_ms)
 
 
 def run_admin(

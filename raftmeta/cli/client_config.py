@@ -6,12 +6,15 @@ the same keys: ``bearer.token`` (who the caller is), ``request.timeout.ms`` (the
 request carries to the controller) and ``default.api.timeout.ms`` (how long the command waits
 for its whole answer), and for a controller listener that speaks TLS, ``security.protocol=SSL``
 with Kafka's ``ssl.*`` keys (``ssl.truststore.location`` to check the controllers,
-``ssl.keystore.location`` for the client's own certificate under mutual TLS). The messages are
-those of Kafka's ``ConfigDef``.
+``ssl.keystore.location`` for the client's own certificate under mutual TLS). With
+``--bootstrap-controller``, ``security.protocol=SASL_PLAINTEXT`` or ``SASL_SSL`` with
+``sasl.mechanism`` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and ``sasl.jaas.config``
+(``ScramLoginModule`` or ``PlainLoginModule`` with ``username`` and ``password``) log in on the
+KAFKA listener, as Kafka's tools take them. The messages are those of Kafka's ``ConfigDef``.
 
 A key raftmeta does not read is warned about and ignored, as Kafka's clients do ("The
 configuration 'x' was supplied but isn't a known config."): the same file often serves Kafka's
-own tools too and holds ``sasl.*`` settings that have no meaning here, and refusing it would
+own tools too and holds settings that have no meaning here, and refusing it would
 make a user keep two
 copies. A typo in a known key is then a warning rather than an error, which is Kafka's trade too.
 """
@@ -26,7 +29,8 @@ from pathlib import Path
 from raftmeta.cli.text_files import UnreadableFile, read_text_file
 from raftmeta.config.errors import ConfigError
 from raftmeta.config.properties import parse_properties
-from raftmeta.security.listener import CLIENT_TLS_KEYS, client_tls
+from raftmeta.security.listener import CLIENT_TLS_KEYS, SECURITY_PROTOCOL_KEY, client_tls
+from raftmeta.security.sasl_client import SASL_KEYS, kafka_client_security
 
 REQUEST_TIMEOUT_MS = 15_000
 """The deadline a request carries to the controller unless ``request.timeout.ms`` says: long
@@ -44,7 +48,7 @@ INT_MAX = 2**31 - 1
 """The largest value of a Kafka INT setting (Java's Integer.MAX_VALUE)."""
 
 _TIMEOUT_KEYS = ("request.timeout.ms", "default.api.timeout.ms")
-KNOWN_KEYS = ("bearer.token", *_TIMEOUT_KEYS, *CLIENT_TLS_KEYS)
+KNOWN_KEYS = ("bearer.token", *_TIMEOUT_KEYS, *CLIENT_TLS_KEYS, *SASL_KEYS)
 
 
 class ClientConfigError(Exception):
@@ -61,7 +65,8 @@ class ClientSettings:
     ignored_keys: tuple[str, ...] = ()
     """Keys of the file raftmeta has no use for; the command warns about them, as Kafka does."""
     tls_properties: tuple[tuple[str, str], ...] = ()
-    """``security.protocol`` and the ``ssl.*`` keys as given, checked, for the admin client."""
+    """``security.protocol``, the ``ssl.*`` and the ``sasl.*`` keys as given, checked, for the
+    admin client (which refuses SASL on the gRPC door)."""
 
     def admin_config(
         self, bootstrap_servers: str, *, controllers: bool = False
@@ -121,9 +126,16 @@ def parse_client_config(text: str) -> ClientSettings:
             raise ClientConfigError(
                 "Invalid value for configuration bearer.token: more than one line"
             )
-    tls_properties = tuple((key, properties[key]) for key in CLIENT_TLS_KEYS if key in properties)
+    # Without a SASL protocol the sasl.* keys are unused, as by Kafka's clients: a file shared
+    # with other tools may hold them; they are warned about, not refused.
+    sasl = properties.get(SECURITY_PROTOCOL_KEY, "").strip().upper().startswith("SASL_")
+    used_keys = (*CLIENT_TLS_KEYS, *SASL_KEYS) if sasl else CLIENT_TLS_KEYS
+    tls_properties = tuple((key, properties[key]) for key in used_keys if key in properties)
     try:
-        client_tls(dict(tls_properties))
+        if sasl:
+            kafka_client_security(dict(tls_properties))
+        else:
+            client_tls(dict(tls_properties))
     except ConfigError as error:
         raise ClientConfigError(str(error)) from None
     return ClientSettings(
@@ -131,7 +143,13 @@ def parse_client_config(text: str) -> ClientSettings:
         tls_properties=tls_properties,
         request_timeout_ms=timeouts.get("request.timeout.ms", REQUEST_TIMEOUT_MS),
         default_api_timeout_ms=timeouts.get("default.api.timeout.ms", DEFAULT_API_TIMEOUT_MS),
-        ignored_keys=tuple(sorted(key for key in properties if key not in KNOWN_KEYS)),
+        ignored_keys=tuple(
+            sorted(
+                key
+                for key in properties
+                if key not in KNOWN_KEYS or (key in SASL_KEYS and not sasl)
+            )
+        ),
     )
 
 

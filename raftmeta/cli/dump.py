@@ -26,7 +26,7 @@ from raftmeta.cli.errors import CommandLineError
 from raftmeta.cli.parser import add_actions
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.control import decode_control_record
-from raftmeta.records import RecordDecodeError, decode_record
+from raftmeta.records import RecordDecodeError, UserScramCredentialRecord, decode_record
 from raftmeta.storage.codec import scan_batches
 from raftmeta.storage.log import LOG_START_CHECKPOINT, segment_base_offset
 from raftmeta.storage.snapshots import SnapshotReader
@@ -79,6 +79,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+REDACTED = "(redacted)"
+REDACTED_SCRAM_FIELDS = ("salt", "stored_key", "server_key")
+"""A SCRAM credential's keys let whoever holds them log in to this cluster's listeners, as
+Kafka's dump tools know: a dump shows the user, mechanism and iterations only."""
+
+
 def _plain(value: Any) -> Any:
     """Make a record's fields JSON-friendly: dataclasses to dicts, ids to text."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -105,7 +111,10 @@ def describe_record(record: bytes, *, control: bool) -> dict[str, Any]:
         decoded = decode_record(record)
     except (RecordDecodeError, ValueError) as error:
         return {"type": "Unknown", "error": str(error), "bytes": record.hex()}
-    return {"type": type(decoded).__name__, **_plain(decoded)}
+    fields = _plain(decoded)
+    if isinstance(decoded, UserScramCredentialRecord):
+        fields.update(dict.fromkeys(REDACTED_SCRAM_FIELDS, REDACTED))
+    return {"type": type(decoded).__name__, **fields}
 
 
 def describe_batch(batch: Batch) -> dict[str, Any]:

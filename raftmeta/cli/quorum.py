@@ -128,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
     from raftmeta.admin.quorum import DescribeError, describe_quorum
     from raftmeta.cli import quorum_describe as qd
 
-    tls, timeout_s, tls_properties = _connection(args.command_config)
+    over_kafka = args.bootstrap_controller is not None
+    tls, timeout_s, tls_properties = _connection(args.command_config, over_kafka)
     try:
         if args.bootstrap_controller is not None:
             info = _describe_over_kafka(args.bootstrap_controller, timeout_s, tls_properties)
@@ -144,33 +145,46 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _connection(path: Path | None) -> tuple[TlsSettings | None, float, dict[str, str]]:
-    """The TLS settings (None: plaintext), the per-server deadline and the TLS keys as given,
-    from ``--command-config``; a file that cannot be used exits 2 with one line naming it."""
+def _connection(
+    path: Path | None, over_kafka: bool = False
+) -> tuple[TlsSettings | None, float, dict[str, str]]:
+    """The TLS settings (None: plaintext), the per-server deadline and the security keys as
+    given, from ``--command-config``; a file that cannot be used exits 2 with one line naming
+    it. SASL is for ``over_kafka`` (the KAFKA listener) only."""
     from raftmeta.admin.quorum import DEFAULT_TIMEOUT_S
     from raftmeta.config.properties import parse_properties
 
     if path is None:
         return None, DEFAULT_TIMEOUT_S, {}
-    settings, tls = _client_settings(path)
+    settings, tls = _client_settings(path, over_kafka)
     # The file was just read and parsed: only whether it set the key is asked again here.
     given = "request.timeout.ms" in parse_properties(path.read_text(encoding="utf-8"))
     timeout_s = max(0.001, settings.request_timeout_ms / 1000) if given else DEFAULT_TIMEOUT_S
     return tls, timeout_s, dict(settings.tls_properties)
 
 
-def _client_settings(path: Path) -> tuple[ClientSettings, TlsSettings | None]:
+def _client_settings(
+    path: Path, over_kafka: bool = False
+) -> tuple[ClientSettings, TlsSettings | None]:
     """The client settings in ``path`` and their TLS settings (None: plaintext); a file that
-    cannot be used, or names key or certificate files that cannot be read, exits 2 with one
-    line naming it, before anything is dialled."""
+    cannot be used, or names key or certificate files that cannot be read, or SASL for the
+    gRPC door (not ``over_kafka``), exits 2 with one line naming it, before anything is
+    dialled."""
     from raftmeta.cli.client_config import ClientConfigError, read_client_config
     from raftmeta.config.errors import ConfigError
     from raftmeta.security.credentials import channel_credentials
     from raftmeta.security.listener import client_tls
+    from raftmeta.security.sasl_client import kafka_client_security
 
     try:
         settings = read_client_config(path)
-        tls = client_tls(dict(settings.tls_properties))
+        security = dict(settings.tls_properties)
+        sasl = security.get("security.protocol", "").strip().upper().startswith("SASL_")
+        tls = (
+            kafka_client_security(security).tls
+            if sasl and over_kafka
+            else client_tls({k: v for k, v in security.items() if not k.startswith("sasl.")})
+        )
         if tls is not None:
             channel_credentials(tls)
     except (ClientConfigError, ConfigError) as error:

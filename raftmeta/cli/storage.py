@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from raftmeta.cli.errors import USAGE_ERROR, CommandLineError
 from raftmeta.cli.serve import load_node_config
+from raftmeta.security.scram import ScramMechanism
 
 if TYPE_CHECKING:
     from raftmeta.raft.membership import Membership
+    from raftmeta.storage.bootstrap_scram import BootstrapCredential
 
 
 def register(commands: Any) -> None:
@@ -34,6 +36,15 @@ def register(commands: Any) -> None:
         help="finalize this release's default feature levels (metadata.version, "
         "eligible.leader.replicas.version: on from 4.1) when the cluster first starts; "
         "default: the latest release this build supports, as kafka-storage format does",
+    )
+    format_.add_argument(
+        "--add-scram",
+        action="append",
+        default=[],
+        metavar="'SCRAM-SHA-256=[name=alice,password=...]'",
+        help="a SCRAM credential the cluster starts with, as kafka-storage format takes it "
+        "(name=, then password= or salt= and saltedpassword= in base64, and iterations=, "
+        "4096 to 16384); repeat for more. Only the salted, iterated keys are written",
     )
     first_voters = format_.add_mutually_exclusive_group()
     first_voters.add_argument(
@@ -71,10 +82,12 @@ def run_format(args: argparse.Namespace) -> int:
         MetaPropertiesTooLargeError,
         StorageError,
     )
+    from raftmeta.storage.bootstrap_scram import write_bootstrap_scram
     from raftmeta.storage.markers import write_bootstrap_features
     from raftmeta.storage.meta_properties import META_PROPERTIES_FILE
 
     config = load_node_config(args.config)
+    credentials = _scram_credentials(args.add_scram)
     directory_id, first_voters = _first_voters(args, config)
     # Like kafka-storage format, a new cluster gets the latest release's levels unless told
     # otherwise: without them it would run with no metadata.version and without KIP-966.
@@ -99,6 +112,8 @@ def run_format(args: argparse.Namespace) -> int:
             _write_first_voters(config.metadata_log_dir, first_voters)
         if levels:
             write_bootstrap_features(config.metadata_log_dir, levels)
+        if credentials:
+            write_bootstrap_scram(config.metadata_log_dir, credentials)
     except AlreadyFormattedError as error:
         raise CommandLineError(
             str(error).replace("pass ignore_formatted", "pass --ignore-formatted")
@@ -123,7 +138,44 @@ def run_format(args: argparse.Namespace) -> int:
     if levels:
         finalized = ", ".join(f"{name}={level}" for name, level in sorted(levels.items()))
         print(f"Bootstrap feature levels: {finalized}")
+    if credentials:
+        users = ", ".join(
+            f"{c.name} ({ScramMechanism(c.mechanism).mechanism_name}, {c.iterations} iterations)"
+            for c in credentials
+        )
+        print(f"Bootstrap SCRAM credentials: {users}")
     return 0
+
+
+def _scram_credentials(values: list[str]) -> list[BootstrapCredential]:
+    """Each ``--add-scram`` as the credential to write; a usage error names the bad one by
+    its position, never by its text (which may hold a password)."""
+    from raftmeta.cli.scram_arguments import ScramArgumentError, parse_add_scram
+    from raftmeta.storage.bootstrap_scram import BootstrapCredential
+
+    credentials: dict[tuple[str, int], BootstrapCredential] = {}
+    for position, value in enumerate(values, 1):
+        try:
+            name, mechanism, credential = parse_add_scram(value)
+        except ScramArgumentError as error:
+            raise CommandLineError(
+                f"format: --add-scram #{position}: {error}", USAGE_ERROR
+            ) from None
+        if (name, int(mechanism)) in credentials:
+            raise CommandLineError(
+                f"format: --add-scram #{position}: {mechanism.mechanism_name} for {name} is "
+                "given twice",
+                USAGE_ERROR,
+            )
+        credentials[(name, int(mechanism))] = BootstrapCredential(
+            name,
+            int(mechanism),
+            credential.iterations,
+            credential.salt,
+            credential.stored_key,
+            credential.server_key,
+        )
+    return list(credentials.values())
 
 
 def _first_voters(args: argparse.Namespace, config: Any) -> tuple[str | None, Membership | None]:

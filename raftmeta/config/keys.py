@@ -592,6 +592,15 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         AtLeast(-1),
     ),
     ConfigKey(
+        "sasl.enabled.mechanisms",
+        ConfigType.LIST,
+        "PLAIN",
+        "SASL mechanisms a SASL_PLAINTEXT or SASL_SSL KAFKA listener offers: PLAIN (checked "
+        "against raftmeta.auth.tokens.file), SCRAM-SHA-256, SCRAM-SHA-512 (checked against the "
+        "credentials in the metadata log).",
+        SubsetOf(("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")),
+    ),
+    ConfigKey(
         "sasl.server.max.receive.size",
         ConfigType.INT,
         "524288",

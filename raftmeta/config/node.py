@@ -101,6 +101,7 @@ class RaftmetaConfig:
     queued_max_request_bytes: int
     sasl_server_max_receive_size: int
     raftmeta_broker_observer_port: int
+    sasl_enabled_mechanisms: tuple[str, ...]
     originals: Mapping[str, str]
     """Every key as given (after overrides), known or not, as text."""
 
@@ -333,6 +334,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         queued_max_request_bytes=typed.integer("queued.max.request.bytes"),
         sasl_server_max_receive_size=typed.integer("sasl.server.max.receive.size"),
         raftmeta_broker_observer_port=typed.integer("raftmeta.broker.observer.port"),
+        sasl_enabled_mechanisms=typed.texts("sasl.enabled.mechanisms"),
         originals=MappingProxyType(dict(originals)),
     )
 

@@ -16,7 +16,7 @@ Where things are:
   the queue hands it: ``replication.py`` (topics, partitions, ISR changes, elections; record
   builders in ``topics.py`` and ``alter_partition.py``), ``cluster.py`` (brokers, sessions,
   fencing, controller registrations; built on ``brokers.py`` and ``registration.py``),
-  ``configs.py``, ``acls.py``, ``features.py``; request ids and kept outcomes in
+  ``configs.py``, ``acls.py``, ``scram.py``, ``features.py``; request ids and kept outcomes in
   ``requests_seen.py``.
 
 Holds the controller's logic only; the values its requests and replies carry are in
@@ -36,6 +36,7 @@ from raftmeta.controller.registration import ControllerRegistrationRequest
 from raftmeta.controller.replication import ReplicationControlManager
 from raftmeta.controller.requests_seen import AnsweredBefore, RequestTag, check_request_id
 from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
+from raftmeta.controller.scram import ScramControlManager
 from raftmeta.controller.settings import ControllerSettings
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "RaftClientLog",
     "ReplicationControlManager",
     "RequestTag",
+    "ScramControlManager",
     "check_request_id",
     "not_controller",
 ]

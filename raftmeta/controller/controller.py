@@ -12,6 +12,7 @@ into appended records and a reply at commit. The managers, as Kafka divides them
 ``cluster.py``                   brokers, sessions and fencing, controller registrations
 ``configs.py``                   IncrementalAlterConfigs, DescribeConfigs
 ``acls.py``                      CreateAcls, DeleteAcls, DescribeAcls
+``scram.py``                     AlterUserScramCredentials, DescribeUserScramCredentials
 ``features.py``                  UpdateFeatures, DescribeFeatures, bootstrap levels
 ``requests_seen.py``             request ids and the outcomes kept for retries (run by the queue)
 ===============================  =================================================================
@@ -49,6 +50,7 @@ from raftmeta.common.reassignments import (
     ReassignmentResult,
     ReassignmentTarget,
 )
+from raftmeta.common.scram import AlterScramRequest, ScramUserDescription, ScramUserResult
 from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
 from raftmeta.controller.acls import AclControlManager
 from raftmeta.controller.brokers import BrokerSession
@@ -68,6 +70,7 @@ from raftmeta.controller.registration import ControllerRegistrationRequest
 from raftmeta.controller.replication import ReplicationControlManager
 from raftmeta.controller.requests_seen import RequestTag, wall_clock_ms
 from raftmeta.controller.result import ControllerResult
+from raftmeta.controller.scram import ScramControlManager
 from raftmeta.controller.settings import ControllerSettings
 from raftmeta.image import MetadataImage
 
@@ -110,6 +113,7 @@ class QuorumController(EventQueue):
         self.cluster = ClusterControlManager(settings)
         self.configs = ConfigurationControlManager(settings)
         self.acls = AclControlManager()
+        self.scram = ScramControlManager()
         self.features = FeatureControlManager(settings)
         self._bootstrap_due = False
         self._next_rebalance_ms = 0
@@ -125,7 +129,8 @@ class QuorumController(EventQueue):
     # --- leadership and periodic duties -----------------------------------------------
 
     def _on_activate(self, committed: MetadataImage, now_ms: int) -> None:
-        self._bootstrap_due = bool(self.settings.bootstrap_features) and not (
+        bootstrapping = self.settings.bootstrap_features or self.settings.bootstrap_scram
+        self._bootstrap_due = bool(bootstrapping) and not (
             committed.features or committed.brokers or committed.topics
         )
         self._next_rebalance_ms = (
@@ -144,7 +149,7 @@ class QuorumController(EventQueue):
             self._bootstrap_due = False
             await self._submit_periodic(
                 "bootstrapFeatures",
-                lambda: self.features.bootstrap_features(self.latest_image),
+                lambda: self._bootstrap(self.latest_image),
             )
         while await self._submit_periodic(
             "fenceStaleBroker",
@@ -168,6 +173,16 @@ class QuorumController(EventQueue):
             )
             interval = self.settings.unclean_leader_election_interval_ms
             self._next_unclean_ms = now + (RERUN_CAPPED_MS if capped else interval)
+
+    def _bootstrap(self, image: MetadataImage) -> ControllerResult[None]:
+        """What ``format`` chose for a new cluster, in one batch: the feature levels (into a
+        log that holds no features, brokers or topics yet), then the SCRAM credentials (into
+        a log that holds none). Runs only when the log was empty as this controller took
+        over, so a broker registering before this runs does not cost the cluster the
+        credentials it needs to be reached."""
+        levels = self.features.bootstrap_features(image)
+        credentials = self.scram.bootstrap_credentials(image, self.settings.bootstrap_scram)
+        return ControllerResult(levels.records + credentials, None)
 
     # --- requests: each submits its manager's handler to the queue --------------------
     #
@@ -372,6 +387,31 @@ class QuorumController(EventQueue):
         return await self._submit(
             "describeAcls",
             lambda: ControllerResult((), self.acls.describe_acls(self.committed_image, acl_filter)),
+            timeout_ms=timeout_ms,
+            needs_leadership=False,
+            wait_for_commit=False,
+        )
+
+    async def alter_user_scram_credentials(
+        self, request: AlterScramRequest, *, timeout_ms: int | None = None
+    ) -> list[ScramUserResult]:
+        """AlterUserScramCredentials: one result per user, once the changes commit."""
+        return await self._submit(
+            "alterUserScramCredentials",
+            lambda: self.scram.alter_credentials(self.latest_image, request),
+            timeout_ms=timeout_ms,
+        )
+
+    async def describe_user_scram_credentials(
+        self, users: Sequence[str] | None, *, timeout_ms: int | None = None
+    ) -> list[ScramUserDescription]:
+        """DescribeUserScramCredentials from the committed image (any controller answers)."""
+        named = None if users is None else list(users)
+        return await self._submit(
+            "describeUserScramCredentials",
+            lambda: ControllerResult(
+                (), self.scram.describe_credentials(self.committed_image, named)
+            ),
             timeout_ms=timeout_ms,
             needs_leadership=False,
             wait_for_commit=False,

@@ -6,11 +6,13 @@ take them without importing one another.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from raftmeta.common.config_defs import static_broker_configs
 from raftmeta.config.node import RaftmetaConfig
+from raftmeta.records import UserScramCredentialRecord
+from raftmeta.storage.bootstrap_scram import BootstrapCredential
 
 APPENDS_IN_FLIGHT = 1
 """The default of ``controller.append.max.in.flight``: appends awaiting their commit at once."""
@@ -56,6 +58,9 @@ class ControllerSettings:
     bootstrap_features: tuple[tuple[str, int], ...] = ()
     """The feature levels ``format --release-version`` chose, written by the first controller
     to lead an empty log (none: the cluster runs with no finalized features, as before)."""
+    bootstrap_scram: tuple[UserScramCredentialRecord, ...] = ()
+    """The SCRAM credentials ``format --add-scram`` chose, written with the feature levels by
+    the first controller to lead an empty log."""
 
     @classmethod
     def from_config(
@@ -63,10 +68,17 @@ class ControllerSettings:
         config: RaftmetaConfig,
         cluster_id: str,
         bootstrap_features: Mapping[str, int] | None = None,
+        bootstrap_scram: Sequence[BootstrapCredential] = (),
     ) -> ControllerSettings:
         """The node's settings; ``cluster_id`` is the one in ``meta.properties``."""
         return cls(
             bootstrap_features=tuple(sorted((bootstrap_features or {}).items())),
+            bootstrap_scram=tuple(
+                UserScramCredentialRecord(
+                    c.name, c.mechanism, c.salt, c.stored_key, c.server_key, c.iterations
+                )
+                for c in bootstrap_scram
+            ),
             node_id=config.node_id,
             cluster_id=cluster_id,
             voter_ids=frozenset(config.controller_quorum_voters),

@@ -14,6 +14,7 @@ owns it, as Kafka's image does:
 * :class:`ConfigurationsImage`: dynamic configuration by resource;
 * :class:`AclIndex`: the ACLs, indexed for the authorizer;
 * :class:`FeaturesImage`: finalized feature levels;
+* :class:`ScramImage`: SCRAM credentials by user and mechanism;
 * :class:`RequestsSeen`: outcomes of recent admin requests by request id.
 
 Every name is importable from this package; the modules are where each part lives.
@@ -44,6 +45,7 @@ from raftmeta.image.requests_seen import (
     REQUEST_OUTCOME_BYTES_KEPT,
     RequestsSeen,
 )
+from raftmeta.image.scram import ScramImage, ScramKey
 from raftmeta.image.topics import TopicsImage
 
 __all__ = [
@@ -64,6 +66,8 @@ __all__ = [
     "PartitionRegistration",
     "ReplayError",
     "RequestsSeen",
+    "ScramImage",
+    "ScramKey",
     "TopicImage",
     "TopicsImage",
     "acl_binding_key",

@@ -14,6 +14,7 @@ from raftmeta.image.errors import ReplayError
 from raftmeta.image.features import FeaturesImage
 from raftmeta.image.partitions import PartitionKey, PartitionRegistration, TopicImage
 from raftmeta.image.requests_seen import RequestsSeen
+from raftmeta.image.scram import ScramImage
 from raftmeta.image.snapshot_content import SnapshotContent, collector_paused
 from raftmeta.image.topics import TopicsImage
 from raftmeta.records import (
@@ -31,10 +32,12 @@ from raftmeta.records import (
     RegisterControllerRecord,
     RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     RequestOutcomeRecord,
     TopicId,
     TopicRecord,
     UnregisterBrokerRecord,
+    UserScramCredentialRecord,
     encode_each,
     encode_record,
 )
@@ -54,6 +57,7 @@ class MetadataImage:
         self._configs = ConfigurationsImage()
         self._acls = AclIndex()
         self._requests_seen = RequestsSeen()
+        self._scram = ScramImage()
         self._replay_by_type = self._replay_table()
 
     def _replay_table(self) -> dict[type[Any], Replay]:
@@ -86,6 +90,8 @@ class MetadataImage:
             RegisterControllerRecord: cluster.replay_register_controller,
             NoOpRecord: _ignore,
             RequestOutcomeRecord: self._requests_seen.add,
+            UserScramCredentialRecord: self._scram.replay_credential,
+            RemoveUserScramCredentialRecord: self._scram.replay_remove,
         }
 
     def copy(self) -> MetadataImage:
@@ -108,6 +114,7 @@ class MetadataImage:
         other._configs = self._configs.copy()
         other._acls = self._acls.copy()
         other._requests_seen = self._requests_seen.copy()
+        other._scram = self._scram.copy()
         other._replay_by_type = other._replay_table()
         return other
 
@@ -248,6 +255,11 @@ class MetadataImage:
         return self._requests_seen
 
     @property
+    def scram(self) -> ScramImage:
+        """The SCRAM credentials, by user and mechanism. Read it; only replay changes it."""
+        return self._scram
+
+    @property
     def acls(self) -> AclIndex:
         """The ACLs, indexed for the authorizer. Read it; only replay changes it."""
         return self._acls
@@ -312,6 +324,7 @@ class MetadataImage:
             dict(self._acls._by_id),
             dict(self._cluster._controllers),
             self._requests_seen.records(),
+            tuple(self._scram.records()),
         )
         return lambda: encode_each(frozen.records())
 
@@ -319,7 +332,8 @@ class MetadataImage:
         """The image as records, in a canonical order so equal images write equal snapshots.
 
         Order: feature levels, brokers, controllers, then per topic (by name) its TopicRecord,
-        its configs and its partitions (by id), then every other config, then the ACLs by id.
+        its configs and its partitions (by id), then every other config, then the ACLs by id, then
+        the SCRAM credentials by user and mechanism.
         """
         topics = self._topics
         return SnapshotContent(
@@ -331,6 +345,7 @@ class MetadataImage:
             self._acls._by_id,
             self._cluster._controllers,
             self._requests_seen.records(),
+            tuple(self._scram.records()),
         ).records()
 
     def digest(self) -> str:
@@ -355,6 +370,7 @@ class MetadataImage:
             and self._cluster == other._cluster
             and self._configs == other._configs
             and self._acls == other._acls
+            and self._scram == other._scram
             and self._topics == other._topics
             and self._requests_seen == other._requests_seen
         )

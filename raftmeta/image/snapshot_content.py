@@ -19,6 +19,7 @@ from raftmeta.records import (
     RequestOutcomeRecord,
     TopicId,
     TopicRecord,
+    UserScramCredentialRecord,
     Uuid,
 )
 
@@ -53,6 +54,8 @@ class SnapshotContent:
     acls: Mapping[Uuid, AccessControlEntryRecord]
     controllers: Mapping[int, RegisterControllerRecord]
     requests_seen: tuple[RequestOutcomeRecord, ...] = ()
+    scram: tuple[UserScramCredentialRecord, ...] = ()
+    """In the canonical order (by user, then mechanism)."""
 
     def records(self) -> Iterator[Record]:
         features, brokers, configs = self.features, self.brokers, self.configs
@@ -82,5 +85,6 @@ class SnapshotContent:
         acls = self.acls
         for acl_id in sorted(acls):
             yield acls[acl_id]
+        yield from self.scram
         # Last, and in the order they were applied, which replaying them keeps.
         yield from self.requests_seen

@@ -120,6 +120,16 @@ class AdminStub:
                 request_serializer=raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsRequest.SerializeToString,
                 response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsResponse.FromString,
                 _registered_method=True)
+        self.DescribeUserScramCredentials = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/DescribeUserScramCredentials',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeUserScramCredentialsRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeUserScramCredentialsResponse.FromString,
+                _registered_method=True)
+        self.AlterUserScramCredentials = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/AlterUserScramCredentials',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -249,6 +259,21 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeUserScramCredentials(self, request, context):
+        """SCRAM credentials (api keys 50 and 51), kept as UserScramCredentialRecords: salted and
+        iterated, never the password. Describe needs DESCRIBE on the cluster and shows mechanisms
+        and iterations only; Alter needs ALTER and is answered per user once the records commit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterUserScramCredentials(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -336,6 +361,16 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.ListPartitionReassignments,
                     request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsRequest.FromString,
                     response_serializer=raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsResponse.SerializeToString,
+            ),
+            'DescribeUserScramCredentials': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeUserScramCredentials,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeUserScramCredentialsRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeUserScramCredentialsResponse.SerializeToString,
+            ),
+            'AlterUserScramCredentials': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterUserScramCredentials,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -797,6 +832,60 @@ class Admin:
             '/raftmeta.admin.v1.Admin/ListPartitionReassignments',
             raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsRequest.SerializeToString,
             raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeUserScramCredentials(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/DescribeUserScramCredentials',
+            raftmeta_dot_rpc_dot_admin__pb2.DescribeUserScramCredentialsRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.DescribeUserScramCredentialsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterUserScramCredentials(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/AlterUserScramCredentials',
+            raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -75,6 +75,12 @@ class AdminStub:
     """ListPartitionReassignments (api key 46): the moves under way. Needs DESCRIBE on the
     cluster.
     """
+    DescribeUserScramCredentials: _UnaryUnary[admin_pb2.DescribeUserScramCredentialsRequest, admin_pb2.DescribeUserScramCredentialsResponse]
+    """SCRAM credentials (api keys 50 and 51), kept as UserScramCredentialRecords: salted and
+    iterated, never the password. Describe needs DESCRIBE on the cluster and shows mechanisms
+    and iterations only; Alter needs ALTER and is answered per user once the records commit.
+    """
+    AlterUserScramCredentials: _UnaryUnary[admin_pb2.AlterUserScramCredentialsRequest, admin_pb2.AlterUserScramCredentialsResponse]
 
 class AdminServicer:
     def CreateTopics(
@@ -226,6 +232,25 @@ class AdminServicer:
         """ListPartitionReassignments (api key 46): the moves under way. Needs DESCRIBE on the
         cluster.
         """
+        ...
+
+    def DescribeUserScramCredentials(
+        self,
+        request: admin_pb2.DescribeUserScramCredentialsRequest,
+        context: Any,
+    ) -> admin_pb2.DescribeUserScramCredentialsResponse | Awaitable[admin_pb2.DescribeUserScramCredentialsResponse]:
+        """SCRAM credentials (api keys 50 and 51), kept as UserScramCredentialRecords: salted and
+        iterated, never the password. Describe needs DESCRIBE on the cluster and shows mechanisms
+        and iterations only; Alter needs ALTER and is answered per user once the records commit.
+        """
+        ...
+
+    def AlterUserScramCredentials(
+        self,
+        request: admin_pb2.AlterUserScramCredentialsRequest,
+        context: Any,
+    ) -> admin_pb2.AlterUserScramCredentialsResponse | Awaitable[admin_pb2.AlterUserScramCredentialsResponse]:
+        """Not implemented unless overridden."""
         ...
 
 def add_AdminServicer_to_server(

@@ -36,6 +36,7 @@ from raftmeta.security.credentials import channel_credentials, server_credential
 from raftmeta.security.listener import controller_listener_tls
 from raftmeta.security.tls import TlsSettings
 from raftmeta.server.kafka import KAFKA_LISTENER
+from raftmeta.storage.bootstrap_scram import read_bootstrap_scram
 from raftmeta.storage.markers import read_bootstrap_features
 from raftmeta.storage.snapshots import SnapshotReader
 
@@ -267,6 +268,7 @@ class ControllerNode:
                 self.config,
                 node.cluster_id,
                 read_bootstrap_features(self.config.metadata_log_dir),
+                read_bootstrap_scram(self.config.metadata_log_dir),
             ),
             RaftClientLog(self.client),
             clock=monotonic_ms,

@@ -31,14 +31,16 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[written:]
 
 
-def write_file_atomically(path: Path, data: bytes) -> None:
+def write_file_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Replace ``path`` so that after a crash it holds either the old or the new bytes.
 
     Temp file, fsync, rename over the target, fsync the directory: without the first fsync a
     crash can leave the renamed file empty; without the last the rename itself can be lost.
+    ``mode`` is the new file's permissions (before the umask) from its first byte on.
     """
     temp = path.with_name(path.name + TEMP_SUFFIX)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    _unlink_quietly(temp)  # so O_CREAT applies ``mode`` rather than a leftover file's
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         write_all(fd, data)
         os.fsync(fd)

@@ -153,12 +153,14 @@ def test_requests_before_login_close_the_connection_and_handshake_v0_logs_in(
                 while chunk := sock.recv(4096):
                     received += chunk
             assert received == b"", "no answer before the login"
-        with connect(running.address) as sock:  # an old client: handshake v0, a bare token
+        with connect(running.address) as sock:  # a mechanism not offered: answered, closed
             sock.sendall(request(SaslHandshakeRequest(version=0, mechanism="SCRAM-SHA-256"), 2))
             refused = read_response(sock)
             assert refused is not None
             answer = SaslHandshakeResponse.decode(refused, version=0, header=True)
             assert (answer.error_code, answer.mechanisms) == (UNSUPPORTED_SASL_MECHANISM, ["PLAIN"])
+            assert read_response(sock) is None, "Kafka closes the connection"
+        with connect(running.address) as sock:  # an old client: handshake v0, a bare token
             sock.sendall(request(SaslHandshakeRequest(version=0, mechanism="PLAIN"), 3))
             assert read_response(sock) is not None
             token = b"\x00admin\x00admin-secret"

@@ -37,10 +37,12 @@ from raftmeta.records import (
     RegisterControllerRecord,
     RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     RequestOutcomeRecord,
     TopicId,
     TopicRecord,
     UnregisterBrokerRecord,
+    UserScramCredentialRecord,
 )
 
 int8s = st.integers(-(2**7), 2**7 - 1)
@@ -119,6 +121,16 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
         RequestOutcomeRecord, uuids, names, int64s, st.binary(max_size=64)
     ),
     ClearElrRecord: st.builds(ClearElrRecord, names),
+    UserScramCredentialRecord: st.builds(
+        UserScramCredentialRecord,
+        names,
+        int8s,
+        st.binary(max_size=64),
+        st.binary(max_size=64),
+        st.binary(max_size=64),
+        int32s,
+    ),
+    RemoveUserScramCredentialRecord: st.builds(RemoveUserScramCredentialRecord, names, int8s),
 }
 
 

@@ -84,7 +84,7 @@ class BrokerQuorum:
     async def start(self) -> None:
         for node_id in CONTROLLER_IDS:
             data_dir = self.root / f"node-{node_id}"
-            MetadataDir.format(data_dir, node_id, CLUSTER_ID)
+            MetadataDir.format(data_dir, node_id, CLUSTER_ID, ignore_formatted=True)
             settings = NodeSettings(
                 node_id=node_id,
                 voters={},

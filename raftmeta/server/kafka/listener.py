@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import secrets
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ from raftmeta.server.kafka import (
     quorum,
     reassignments,
     sasl,
+    scram,
     topics,
     voters,
 )
@@ -100,7 +102,7 @@ RETIRE_AFTER_S = 1.0
 """How long a connection told of a controller this node no longer names must stay so, with no
 request, before it is closed. A client that learned of the new controller elsewhere sends its
 next call at once, which keeps the connection; a call sent just as it closes would be lost."""
-CONTROLLER_BOUND = frozenset({19, 20, 30, 31, 33, 37, 43, 44, 45, 57, 64, 80, 81})
+CONTROLLER_BOUND = frozenset({19, 20, 30, 31, 33, 37, 43, 44, 45, 51, 57, 64, 80, 81})
 """Writes, sent to the controller a client was told of: one answered here while this node is
 the active controller shows the client knows it."""
 """How long a stopping listener lets requests in progress finish before cancelling them."""
@@ -141,6 +143,13 @@ def _served() -> dict[int, Api]:
         64: Api(0, 0, brokers.unregister_broker),
         80: Api(0, 1, voters.add_raft_voter),
         81: Api(0, 0, voters.remove_raft_voter),
+        50: Api(0, 0, scram.describe_user_scram_credentials),
+        51: Api(
+            0,
+            0,
+            scram.alter_user_scram_credentials,
+            scram.alter_user_scram_credentials_failed,
+        ),
     }
     ranges = {key: (api.low, api.high) for key, api in table.items()}
     ranges.update(SESSION_APIS)
@@ -205,6 +214,7 @@ class KafkaListener:
         changes: WaitForChange | None = None,
         principal_mapper: PrincipalMapper | None = None,
         listener_limits: limits.ListenerLimits | None = None,
+        sasl_mechanisms: tuple[str, ...] = (sasl.PLAIN,),
     ) -> None:
         if protocol.uses_tls != (ssl_context is not None):
             raise ValueError(f"a {protocol} listener takes a TLS context exactly when it uses TLS")
@@ -220,6 +230,12 @@ class KafkaListener:
         """The listener's ``ssl.principal.mapping.rules`` when it requires client
         certificates: a connection is then its certificate's principal until a SASL login."""
         self.limits = listener_limits or limits.ListenerLimits()
+        self.sasl_mechanisms = sasl_mechanisms
+        """``sasl.enabled.mechanisms``: what a SASL connection may log in with."""
+        self._credentials = sasl.image_credentials(owner)
+        self._decoy_secret = secrets.token_bytes(32)
+        """Derives the salt a SCRAM login for an unknown user is shown (same user, same
+        salt, on this node), so a client cannot tell an unknown user from a wrong password."""
         self._admission = limits.Admission(self.limits, owner.node_id)
         self._request_bytes: limits.RequestBytes | None = None
         self._server: asyncio.Server | None = None
@@ -372,7 +388,13 @@ class KafkaListener:
         frames: asyncio.Queue[bytes | None] = asyncio.Queue(PIPELINE_DEPTH)
         connection = Connection(
             peer,
-            sasl.SaslSession(self.owner.access, self.protocol.uses_sasl),
+            sasl.SaslSession(
+                self.owner.access,
+                self.protocol.uses_sasl,
+                self.sasl_mechanisms,
+                self._credentials,
+                self._decoy_secret,
+            ),
             caller_context,
             writer,
             frames,
@@ -495,12 +517,12 @@ class KafkaListener:
         """The framed response to one request, or ``None`` to close the connection."""
         peer = connection.peer
         if connection.sasl.stage is sasl.SaslStage.RAW_TOKEN:
-            login = connection.sasl.login(frame)  # handshake v0: a bare token, a bare answer
-            if login.error is not None:
-                self._refuse(peer, login.error)
+            step = connection.sasl.step(frame)  # handshake v0: bare tokens, bare answers
+            if step.error is not None:
+                self._refuse(peer, step.reason or step.error)
                 return None
             connection.note_login()
-            return SIZE.pack(0)
+            return SIZE.pack(len(step.reply)) + step.reply
         try:
             head = codec.peek(frame)
         except codec.CodecError as error:
@@ -555,10 +577,8 @@ class KafkaListener:
             connection.note_login()
         if not keep_open:
             connection.close_after = True
-            self._refuse(
-                connection.peer,
-                f"{codec.api_name(head.api_key)}: {fields.get('error_message') or 'refused'}",
-            )
+            reason = connection.sasl.failure or fields.get("error_message") or "refused"
+            self._refuse(connection.peer, f"{codec.api_name(head.api_key)}: {reason}")
         return fields
 
     def _unsupported(self, head: codec.RequestHead, peer: object) -> bytes | None:
@@ -620,12 +640,14 @@ async def start_kafka_listener(
     Its protocol is ``listener.security.protocol.map``'s entry for ``KAFKA``: SSL and SASL_SSL
     use the node's ``ssl.*`` settings (``listener.name.kafka.ssl.*`` win, as in Kafka), the
     same certificates as the gRPC listener by default; SASL_PLAINTEXT and SASL_SSL log users
-    in against ``raftmeta.auth.tokens.file``, which they therefore need."""
+    in with ``sasl.enabled.mechanisms``: SCRAM against the credentials in the metadata log,
+    PLAIN against ``raftmeta.auth.tokens.file``, which PLAIN therefore needs."""
     for listener in config.listeners:
         if listener.name == KAFKA_LISTENER:
             protocols = parse_security_protocol_map(config.listener_security_protocol_map)
             protocol = protocol_of(listener.name, protocols)
-            if protocol.uses_sasl and owner.access.tokens is None:
+            mechanisms = config.sasl_enabled_mechanisms
+            if protocol.uses_sasl and sasl.PLAIN in mechanisms and owner.access.tokens is None:
                 raise ConfigError(
                     f"Invalid configuration {SECURITY_PROTOCOL_MAP_KEY}: the {KAFKA_LISTENER} "
                     f"listener is {protocol}, whose PLAIN logins are checked against "
@@ -661,6 +683,7 @@ async def start_kafka_listener(
                     queued_max_request_bytes=config.queued_max_request_bytes,
                     sasl_max_receive_bytes=config.sasl_server_max_receive_size,
                 ),
+                sasl_mechanisms=mechanisms,
             )
             await served.start()
             return served
