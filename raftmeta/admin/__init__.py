@@ -1,5 +1,6 @@
 """The admin API: create, describe and delete topics, read and change configs, describe the
-cluster, elect leaders and manage ACLs, against whichever node is the active controller.
+cluster, elect leaders, move partitions' replicas and manage ACLs, against whichever node is
+the active controller.
 
 ``AdminClient`` (threads, ``concurrent.futures``) and ``AsyncAdminClient`` (asyncio) are shaped
 like confluent-kafka's AdminClient: a config dict (``bootstrap.servers``,
@@ -41,6 +42,7 @@ from raftmeta.admin.types import (
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.reassignments import PartitionReassignment
 from raftmeta.errors import ErrorCode
 from raftmeta.records import AclOperation, AclPatternType, AclPermissionType, AclResourceType
 
@@ -72,6 +74,7 @@ __all__ = [
     "NewPartitions",
     "NewTopic",
     "PartitionDescription",
+    "PartitionReassignment",
     "QuorumInfo",
     "Replica",
     "ResourceType",

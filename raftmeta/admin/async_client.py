@@ -39,6 +39,7 @@ from raftmeta.channel import ControllerChannel
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.reassignments import PartitionReassignment
 from raftmeta.errors import ErrorCode, KafkaError
 
 T = TypeVar("T")
@@ -361,6 +362,44 @@ class AsyncAdminClient:
         ``bootstrap.controllers`` only."""
         timeout = arguments.timeout_ms(request_timeout)
         return self._submit_one(lambda t: t.describe_quorum(timeout))
+
+    def alter_partition_reassignments(
+        self,
+        reassignments: Mapping[TopicPartition, Sequence[int] | None],
+        *,
+        allow_replication_factor_change: bool = True,
+        request_timeout: float | None = None,
+    ) -> dict[TopicPartition, asyncio.Future[None]]:
+        """Move partitions' replicas (KIP-455): ``{TopicPartition: [broker ids]}`` starts (or
+        redirects) a move to that replica list, ``{TopicPartition: None}`` cancels the move in
+        progress. One future per partition, resolved with None once the controller has
+        committed the change (the move itself completes later, as the new replicas join the
+        ISR; :meth:`list_partition_reassignments` shows what is still moving), or failed with
+        the partition's KafkaException (kafka-python's method gives the same code per
+        partition as an error class). ``allow_replication_factor_change=False`` refuses a
+        target whose length differs from the partition's replica count (KIP-860)."""
+        targets = arguments.reassignment_targets(reassignments)
+        keys = [target.partition for target in targets]
+        allow = bool(allow_replication_factor_change)
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(
+            keys, lambda t: t.alter_partition_reassignments(targets, allow, timeout)
+        )
+
+    def list_partition_reassignments(
+        self,
+        topic_partitions: Sequence[TopicPartition] | Mapping[str, Sequence[int]] | None = None,
+        *,
+        request_timeout: float | None = None,
+    ) -> asyncio.Future[dict[TopicPartition, PartitionReassignment]]:
+        """The partitions being moved, each with its replicas, adding and removing replicas
+        (kafka-python's keys; :meth:`PartitionReassignment.as_dict` gives its dict).
+        ``topic_partitions`` (a list of TopicPartition, or kafka-python's ``{topic:
+        [partitions]}``) narrows the answer; a named partition that is unknown or not moving
+        is left out. ``None`` lists every move in progress."""
+        named = arguments.named_partitions(topic_partitions)
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.list_partition_reassignments(named, timeout))
 
     async def close(self) -> None:
         """Cancel requests still under way (their futures are cancelled) and close the

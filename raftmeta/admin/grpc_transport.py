@@ -115,6 +115,8 @@ class GrpcTransport:
     describe_quorum = not_offered(
         "DescribeQuorum", "bootstrap.controllers (or raftmeta quorum describe)"
     )
+    alter_partition_reassignments = not_offered("AlterPartitionReassignments", "a later version")
+    list_partition_reassignments = not_offered("ListPartitionReassignments", "a later version")
 
     async def close(self) -> None:
         await self.channel.close()

@@ -91,6 +91,8 @@ class KafkaTransport:
     create_acls = not_offered("CreateAcls", INSTEAD)
     describe_acls = not_offered("DescribeAcls", INSTEAD)
     delete_acls = not_offered("DeleteAcls", INSTEAD)
+    alter_partition_reassignments = not_offered("AlterPartitionReassignments", "a later version")
+    list_partition_reassignments = not_offered("ListPartitionReassignments", "a later version")
 
     # ------------------------------------------------------------------------ the wire
 

@@ -32,6 +32,7 @@ from raftmeta.admin.types import (
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.reassignments import PartitionReassignment, ReassignmentTarget
 from raftmeta.errors import ErrorCode
 
 K = TypeVar("K")
@@ -99,6 +100,17 @@ class AdminTransport(Protocol):
     ) -> Outcomes[AclBindingFilter, list[AclBinding]]: ...
 
     async def describe_quorum(self, timeout_ms: int | None) -> QuorumInfo: ...
+
+    async def alter_partition_reassignments(
+        self,
+        targets: Sequence[ReassignmentTarget],
+        allow_replication_factor_change: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[TopicPartition, None]: ...
+
+    async def list_partition_reassignments(
+        self, partitions: Sequence[TopicPartition] | None, timeout_ms: int | None
+    ) -> dict[TopicPartition, PartitionReassignment]: ...
 
     async def close(self) -> None: ...
 
