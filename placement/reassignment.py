@@ -264,8 +264,9 @@ def balance_plan(
     fewer than the lower bound, a replica moves to the least loaded from the most loaded broker
     that stays within the bound. Each move takes one replica off the excess or the shortfall, so
     the plan has max(excess, shortfall) moves, the least any plan can have, unless rack spread
-    forbids a move. A replica the plan has placed is not moved again. Ties go to the lower
-    broker id and the first (topic, partition), so the plan is a function of its inputs alone.
+    forbids a move to a broker short of replicas (then at most excess + shortfall). A replica
+    the plan has placed is not moved again. Ties go to the lower broker id and the first
+    (topic, partition), so the plan is a function of its inputs alone.
     """
     known = list(brokers)
     racks = racks_of(known)
@@ -300,16 +301,15 @@ def balance_plan(
 
     def find(sources: list[int], targets: list[int]) -> tuple[int, int, int] | None:
         for source in sources:
-            for index in holding.get(source, ()):
-                replicas = current[index]
-                if source not in replicas or source in placed[index]:
+            for target in targets:
+                if target == source:
                     continue
-                spread = rack_spread(replicas, racks)
-                others = [b for b in replicas if b != source]
-                for target in targets:
-                    if target == source or target in replicas:
+                for index in holding.get(source, ()):
+                    replicas = current[index]
+                    if source not in replicas or source in placed[index] or target in replicas:
                         continue
-                    if rack_spread([*others, target], racks) >= spread:
+                    others = [b for b in replicas if b != source]
+                    if rack_spread([*others, target], racks) >= rack_spread(replicas, racks):
                         return source, index, target
         return None
 
@@ -326,12 +326,17 @@ def balance_plan(
             targets = sorted(
                 (b for b in active if count[b] + 1 <= upper), key=lambda b: (count[b], b)
             )
+            # A broker short of the lower bound first, from any source: that move takes one
+            # replica off the excess and one off the shortfall.
+            found = find(sources, [b for b in targets if count[b] < lower]) or find(
+                sources, [b for b in targets if count[b] >= lower]
+            )
         else:
             targets = sorted(under, key=lambda b: (count[b], b))
             sources = sorted(
                 (b for b in active if count[b] - 1 >= lower), key=lambda b: (-count[b], b)
             )
-        found = find(sources, targets)
+            found = find(sources, targets)
         if found is None:
             stopped = "rack_spread"
             break
