@@ -40,6 +40,11 @@ from raftmeta.admin.types import (
     TopicDescription,
 )
 from raftmeta.common.elections import TopicPartition
+from raftmeta.common.reassignments import (
+    PartitionReassignment,
+    ReassignmentTarget,
+    grouped_by_topic,
+)
 from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
 from raftmeta.records import uuid_to_str
@@ -55,6 +60,8 @@ DESCRIBE_CONFIGS = (32, 4)
 INCREMENTAL_ALTER_CONFIGS = (44, 1)
 ELECT_LEADERS = (43, 2)
 DESCRIBE_QUORUM = (55, 2)
+ALTER_PARTITION_REASSIGNMENTS = (45, 1)
+LIST_PARTITION_REASSIGNMENTS = (46, 0)
 TOPIC_RESOURCE = 2
 TOPIC_CONFIG_SOURCE = 1
 NO_ID = bytes(16)
@@ -91,8 +98,6 @@ class KafkaTransport:
     create_acls = not_offered("CreateAcls", INSTEAD)
     describe_acls = not_offered("DescribeAcls", INSTEAD)
     delete_acls = not_offered("DeleteAcls", INSTEAD)
-    alter_partition_reassignments = not_offered("AlterPartitionReassignments", "a later version")
-    list_partition_reassignments = not_offered("ListPartitionReassignments", "a later version")
 
     # ------------------------------------------------------------------------ the wire
 
@@ -404,6 +409,86 @@ class KafkaTransport:
             else KafkaException(p.error_code, p.error_message or ErrorCode(p.error_code).name)
             for result in answer.replica_election_results
             for p in result.partition_result
+        }
+
+    # ------------------------------------------------------------------------ reassignments
+
+    async def alter_partition_reassignments(
+        self,
+        targets: Sequence[ReassignmentTarget],
+        allow_replication_factor_change: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[TopicPartition, None]:
+        budget = self._budget(timeout_ms)
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for target in targets:
+            by_topic.setdefault(target.partition.topic, []).append(
+                {
+                    "partition_index": target.partition.partition,
+                    "replicas": None if target.replicas is None else list(target.replicas),
+                }
+            )
+        values = {
+            "timeout_ms": budget,
+            "allow_replication_factor_change": allow_replication_factor_change,
+            "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()],
+        }
+        answer = await self._to_controller(
+            ALTER_PARTITION_REASSIGNMENTS,
+            values,
+            budget,
+            lambda a: a.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        if answer.error_code:
+            raise KafkaException(
+                answer.error_code, answer.error_message or ErrorCode(answer.error_code).name
+            )
+        outcomes: Outcomes[TopicPartition, None] = {
+            TopicPartition(topic.name, p.partition_index): None
+            if p.error_code == 0
+            else KafkaException(p.error_code, p.error_message or ErrorCode(p.error_code).name)
+            for topic in answer.responses
+            for p in topic.partitions
+        }
+        for target in targets:
+            outcomes.setdefault(
+                target.partition,
+                KafkaException(
+                    ErrorCode.UNKNOWN_SERVER_ERROR,
+                    f"the controller sent no result for partition {target.partition}",
+                ),
+            )
+        return outcomes
+
+    async def list_partition_reassignments(
+        self, partitions: Sequence[TopicPartition] | None, timeout_ms: int | None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        budget = self._budget(timeout_ms)
+        values = {
+            "timeout_ms": budget,
+            "topics": None
+            if partitions is None
+            else [
+                {"name": topic, "partition_indexes": numbers}
+                for topic, numbers in grouped_by_topic(tuple(partitions)).items()
+            ],
+        }
+        answer = await self._to_controller(
+            LIST_PARTITION_REASSIGNMENTS,
+            values,
+            budget,
+            lambda a: a.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        if answer.error_code:
+            raise KafkaException(
+                answer.error_code, answer.error_message or ErrorCode(answer.error_code).name
+            )
+        return {
+            TopicPartition(topic.name, p.partition_index): PartitionReassignment(
+                tuple(p.replicas), tuple(p.adding_replicas), tuple(p.removing_replicas)
+            )
+            for topic in answer.topics
+            for p in topic.partitions
         }
 
     # ------------------------------------------------------------------------ the quorum

@@ -76,6 +76,11 @@ class BrokerSettings:
     static_configs: tuple[tuple[str, str], ...] = ()
     """The broker configs its file sets (Kafka names, such as ``log.retention.hours``): the
     STATIC_BROKER_CONFIG level of its effective config, under the dynamic ones in the log."""
+    replica_catch_up_delay_ms: int | None = None
+    """How long a replica a reassignment adds must be seen live before this broker, leading
+    the partition, counts it caught up and asks for it in the ISR (``replica.catch.up.delay.ms``
+    for a broker run from a config file). None: only when the embedding process says so
+    (:meth:`raftmeta.broker.Broker.mark_replica_caught_up`), since only it knows."""
     combined: bool = False
     """The broker runs inside a controller's process under the controller's id
     (``process.roles=broker,controller``): it reads the metadata log from that controller's
@@ -158,6 +163,7 @@ class BrokerSettings:
             unconfirmed_voters=unconfirmed_voters,
             tls=client_tls(config.originals),
             static_configs=static_broker_configs(config.originals),
+            replica_catch_up_delay_ms=config.replica_catch_up_delay_ms,
             combined=combined,
         )
 

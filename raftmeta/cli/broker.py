@@ -7,7 +7,9 @@ the quorum's cluster on first use, registers, follows the log and heartbeats. On
 SIGINT it shuts down under control (the controller moves its leaderships away first) and exits
 0. It logs one line per state change (registered, unfenced, fenced, leaderships gained and
 lost) and keeps ``broker.status`` in its data directory: ``<metadata offset> <image digest>``,
-to compare with the controller's.
+to compare with the controller's. It holds no data: a replica a partition reassignment adds to a
+partition it leads counts as caught up once live for ``replica.catch.up.delay.ms`` (default 0),
+and it then asks for that replica in the ISR, as a Kafka leader does once the follower fetched.
 """
 
 from __future__ import annotations

@@ -301,6 +301,15 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         AtLeast(1),
     ),
     ConfigKey(
+        "replica.catch.up.delay.ms",
+        ConfigType.INT,
+        "0",
+        "A broker run from this file holds no data: a replica a partition reassignment adds "
+        "counts as caught up once it has been live this long, and the partition leader's "
+        "broker then adds it to the ISR, completing the move with the last one.",
+        AtLeast(0),
+    ),
+    ConfigKey(
         "broker.rack",
         ConfigType.STRING,
         None,

@@ -64,6 +64,7 @@ class RaftmetaConfig:
     broker_heartbeat_interval_ms: int
     broker_session_timeout_ms: int
     broker_rack: str | None
+    replica_catch_up_delay_ms: int
     log_dirs: tuple[str, ...]
     auto_leader_rebalance_enable: bool
     leader_imbalance_per_broker_percentage: int
@@ -286,6 +287,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         broker_heartbeat_interval_ms=typed.integer("broker.heartbeat.interval.ms"),
         broker_session_timeout_ms=typed.integer("broker.session.timeout.ms"),
         broker_rack=typed.optional_text("broker.rack"),
+        replica_catch_up_delay_ms=typed.integer("replica.catch.up.delay.ms"),
         log_dirs=typed.texts("log.dirs"),
         auto_leader_rebalance_enable=typed.boolean("auto.leader.rebalance.enable"),
         leader_imbalance_per_broker_percentage=typed.integer(
