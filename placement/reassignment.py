@@ -260,13 +260,14 @@ def balance_plan(
     threshold without lowering any partition's rack spread (see the module's description).
 
     While some broker holds more than the upper bound, a replica moves from the most loaded such
-    broker to the least loaded active broker that can take it; then, while some broker holds
-    fewer than the lower bound, a replica moves to the least loaded from the most loaded broker
-    that stays within the bound. Each move takes one replica off the excess or the shortfall, so
-    the plan has max(excess, shortfall) moves, the least any plan can have, unless rack spread
-    forbids a move to a broker short of replicas (then at most excess + shortfall). A replica
-    the plan has placed is not moved again. Ties go to the lower broker id and the first
-    (topic, partition), so the plan is a function of its inputs alone.
+    broker to the least loaded active broker that can take it; then (or when rack spread allows
+    no such move), while some broker holds fewer than the lower bound, a replica moves to the
+    least loaded from the most loaded broker that stays within the bound. Each move takes one
+    replica off the excess or the shortfall, so the plan has max(excess, shortfall) moves, the
+    least any plan can have, unless rack spread forbids a move to a broker short of replicas
+    (then at most excess + shortfall). A replica the plan has placed is not moved again. Ties
+    go to the lower broker id and the first (topic, partition), so the plan is a function of
+    its inputs alone.
     """
     known = list(brokers)
     racks = racks_of(known)
@@ -321,6 +322,7 @@ def balance_plan(
         if len(moves) >= max_moves:
             stopped = "max_moves"
             break
+        found = None
         if over:
             sources = sorted(over, key=lambda b: (-count[b], b))
             targets = sorted(
@@ -331,12 +333,13 @@ def balance_plan(
             found = find(sources, [b for b in targets if count[b] < lower]) or find(
                 sources, [b for b in targets if count[b] >= lower]
             )
-        else:
-            targets = sorted(under, key=lambda b: (count[b], b))
+        if found is None and under:
+            # No move off the excess keeps rack spread (or there is none): the shortfall can
+            # still be filled from any broker that stays within the lower bound.
             sources = sorted(
                 (b for b in active if count[b] - 1 >= lower), key=lambda b: (-count[b], b)
             )
-            found = find(sources, targets)
+            found = find(sources, sorted(under, key=lambda b: (count[b], b)))
         if found is None:
             stopped = "rack_spread"
             break
