@@ -176,7 +176,8 @@ def test_racks_can_forbid_balance_and_the_plan_says_so(tmp_path: Path) -> None:
 def test_the_plot_draws_six_and_a_hundred_brokers(tmp_path: Path) -> None:
     small = section_of(tmp_path / "small", skewed(6, 3, empty=1))
     figure = replicas_figure("c", small, 10)
-    texts = [t.get_text() for t in figure.findobj(lambda a: hasattr(a, "get_text"))]
+    found: list[Any] = figure.findobj(lambda artist: hasattr(artist, "get_text"))
+    texts = [artist.get_text() for artist in found]
     assert any("outside 10% now, 0 after" in text for text in texts)
     assert [label.get_text() for label in figure.axes[0].get_xticklabels()] == [
         str(b) for b in range(6)
