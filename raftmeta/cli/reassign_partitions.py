@@ -163,6 +163,10 @@ def _generate(args: argparse.Namespace) -> int:
     cluster, described = run_admin(
         connection, lambda client: _describe(client, topics), FAILURE_PREFIX
     )
+    if cluster is None:
+        raise CommandLineError(
+            "--generate needs the brokers' racks, which only --bootstrap-server describes"
+        )
     known = {broker.id for broker in cluster.brokers}
     unknown = sorted(set(brokers or ()) - known)
     if unknown:
@@ -274,8 +278,11 @@ def _execute(args: argparse.Namespace, targets: Mapping[TopicPartition, tuple[in
         missing = [tp for tp in targets if tp not in current]
         if missing:
             raise CommandLineError(f"Unable to find partition: {_names(missing)}")
-        known = {broker.id for broker in cluster.brokers}
-        unknown = sorted({b for replicas in targets.values() for b in replicas} - known)
+        # Over the KAFKA listener the brokers are not described; the controller then refuses
+        # an unknown broker itself, per partition (INVALID_REPLICA_ASSIGNMENT).
+        known = None if cluster is None else {broker.id for broker in cluster.brokers}
+        named = {b for replicas in targets.values() for b in replicas}
+        unknown = [] if known is None else sorted(named - known)
         if unknown:
             raise CommandLineError(
                 "The proposed assignment contains non-existent brokerIDs: "
@@ -378,11 +385,17 @@ def _list(args: argparse.Namespace) -> int:
 
 async def _describe(
     client: AsyncAdminClient, topics: Sequence[str] | None
-) -> tuple[ClusterDescription, dict[str, TopicDescription]]:
-    """The cluster and the named topics (every topic for ``None``); an unknown topic fails."""
+) -> tuple[ClusterDescription | None, dict[str, TopicDescription]]:
+    """The cluster (``None`` where the door does not serve DescribeCluster: the controllers'
+    KAFKA listeners) and the named topics (every topic for ``None``); an unknown topic fails."""
     from raftmeta.errors import ErrorCode, KafkaError
 
-    cluster = await client.describe_cluster()
+    cluster: ClusterDescription | None = None
+    try:
+        cluster = await client.describe_cluster()
+    except KafkaError as error:
+        if error.code is not ErrorCode.UNSUPPORTED_VERSION:
+            raise
     if topics is None:
         return cluster, await client.describe_topics()
     futures = client.describe_topics(list(topics))

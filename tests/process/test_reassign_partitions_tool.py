@@ -272,7 +272,9 @@ def test_generate_onto_a_broker_list_and_a_move_listed_and_cancelled_over_kafka(
         )
     )
     try:
-        status, out, err = cluster.tool("--execute", "--reassignment-json-file", str(plan))
+        status, out, err = cluster.tool(
+            "--execute", "--reassignment-json-file", str(plan), door="--bootstrap-controller"
+        )
         assert status == 0, out + err
         status, out, err = cluster.tool("--list", door="--bootstrap-controller")
         assert status == 0, err
@@ -281,7 +283,9 @@ def test_generate_onto_a_broker_list_and_a_move_listed_and_cancelled_over_kafka(
             f"orders-0: replicas: {','.join(map(str, target))},{replicas[-1]}. "
             f"adding: {newcomer}. removing: {replicas[-1]}.",
         ]
-        status, out, _ = cluster.tool("--verify", "--reassignment-json-file", str(plan))
+        status, out, _ = cluster.tool(
+            "--verify", "--reassignment-json-file", str(plan), door="--bootstrap-controller"
+        )
         assert (status, out.splitlines()[1:]) == (
             0,
             ["Reassignment of partition orders-0 is still in progress."],
