@@ -140,8 +140,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from placement.reassignment import DrainError, PlanBroker, drain_plan
-
     drained = (
         None
         if args.drain_broker is None
@@ -176,37 +174,7 @@ def _generate(args: argparse.Namespace) -> int:
         )
     current = _assignment(described)
     if drained is not None:
-        from placement.reassignment import PartitionReplicas
-
-        allowed = None if brokers is None else set(brokers)
-        plan_brokers = [
-            PlanBroker(
-                b.id,
-                b.rack,
-                not b.fenced
-                and not b.in_controlled_shutdown
-                and (allowed is None or b.id in allowed),
-            )
-            for b in cluster.brokers
-        ]
-        try:
-            plan = drain_plan(
-                (PartitionReplicas(tp.topic, tp.partition, r) for tp, r in current.items()),
-                plan_brokers,
-                drained,
-            )
-        except DrainError as error:
-            raise CommandLineError(str(error)) from None
-        for topic, partition in plan.spread_reduced:
-            print(
-                f"Warning: partition {topic}-{partition} spans fewer racks after the move: no "
-                "other broker keeps its rack spread",
-                file=sys.stderr,
-            )
-        proposed = {
-            TopicPartition(topic, partition): replicas
-            for (topic, partition), replicas in plan.reassignments.items()
-        }
+        proposed = _drain(current, cluster, drained, brokers)
         current = {tp: current[tp] for tp in proposed}
     else:
         proposed = _propose(placer, current, cluster, brokers or [])
@@ -216,6 +184,45 @@ def _generate(args: argparse.Namespace) -> int:
     print("Proposed partition reassignment configuration")
     print(assignment_json(proposed))
     return 0
+
+
+def _drain(
+    current: Mapping[TopicPartition, tuple[int, ...]],
+    cluster: ClusterDescription,
+    drained: Sequence[int],
+    brokers: Sequence[int] | None,
+) -> dict[TopicPartition, tuple[int, ...]]:
+    """The drain plan: every replica off ``drained``, onto active brokers (of ``brokers``
+    when given); a partition that must span fewer racks is warned about on stderr."""
+    from placement.reassignment import DrainError, PartitionReplicas, PlanBroker, drain_plan
+
+    allowed = None if brokers is None else set(brokers)
+    plan_brokers = [
+        PlanBroker(
+            b.id,
+            b.rack,
+            not b.fenced and not b.in_controlled_shutdown and (allowed is None or b.id in allowed),
+        )
+        for b in cluster.brokers
+    ]
+    try:
+        plan = drain_plan(
+            (PartitionReplicas(tp.topic, tp.partition, r) for tp, r in current.items()),
+            plan_brokers,
+            drained,
+        )
+    except DrainError as error:
+        raise CommandLineError(str(error)) from None
+    for topic, partition in plan.spread_reduced:
+        print(
+            f"Warning: partition {topic}-{partition} spans fewer racks after the move: no "
+            "other broker keeps its rack spread",
+            file=sys.stderr,
+        )
+    return {
+        TopicPartition(topic, partition): replicas
+        for (topic, partition), replicas in plan.reassignments.items()
+    }
 
 
 def _placer(path: Path | None) -> Any:
