@@ -401,6 +401,43 @@ class AsyncAdminClient:
         timeout = arguments.timeout_ms(request_timeout)
         return self._submit_one(lambda t: t.list_partition_reassignments(named, timeout))
 
+    def describe_cluster_id(self, *, request_timeout: float | None = None) -> asyncio.Future[str]:
+        """The cluster's id (Kafka's ``describeCluster().clusterId()``), over either door."""
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.describe_cluster_id(timeout))
+
+    def unregister_broker(
+        self, broker_id: int, *, request_timeout: float | None = None
+    ) -> asyncio.Future[None]:
+        """Remove broker ``broker_id``'s registration, as Kafka's ``Admin.unregisterBroker``
+        does for a broker that is gone for good; over ``bootstrap.controllers`` only."""
+        if isinstance(broker_id, bool) or not isinstance(broker_id, int) or broker_id < 0:
+            raise ValueError(f"expected a broker id (an int >= 0), got {broker_id!r}")
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.unregister_broker(broker_id, timeout))
+
+    def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        endpoints: Sequence[tuple[str, str, int]],
+        *,
+        request_timeout: float | None = None,
+    ) -> asyncio.Future[None]:
+        """Make a caught-up controller a voter (Kafka's ``Admin.addRaftVoter``): ``endpoints``
+        are its (listener name, host, port); over ``bootstrap.controllers`` only."""
+        timeout = arguments.timeout_ms(request_timeout)
+        listed = tuple(endpoints)
+        return self._submit_one(lambda t: t.add_raft_voter(voter_id, directory_id, listed, timeout))
+
+    def remove_raft_voter(
+        self, voter_id: int, directory_id: str, *, request_timeout: float | None = None
+    ) -> asyncio.Future[None]:
+        """Remove a voter (Kafka's ``Admin.removeRaftVoter``); over ``bootstrap.controllers``
+        only."""
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.remove_raft_voter(voter_id, directory_id, timeout))
+
     async def close(self) -> None:
         """Cancel requests still under way (their futures are cancelled) and close the
         connections."""

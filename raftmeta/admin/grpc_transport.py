@@ -120,6 +120,16 @@ class GrpcTransport:
     describe_quorum = not_offered(
         "DescribeQuorum", "bootstrap.controllers (or raftmeta quorum describe)"
     )
+    unregister_broker = not_offered("UnregisterBroker", "bootstrap.controllers")
+    add_raft_voter = not_offered(
+        "AddRaftVoter", "bootstrap.controllers (or raftmeta quorum add-controller)"
+    )
+    remove_raft_voter = not_offered(
+        "RemoveRaftVoter", "bootstrap.controllers (or raftmeta quorum remove-controller)"
+    )
+
+    async def describe_cluster_id(self, timeout_ms: int | None) -> str:
+        return (await self.describe_cluster(False, timeout_ms)).cluster_id
 
     async def close(self) -> None:
         await self.channel.close()

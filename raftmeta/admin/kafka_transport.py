@@ -14,8 +14,9 @@ ControllerId and the controllers' KAFKA endpoints), and follow it once when it h
 ``ssl.truststore.*`` and presenting ``ssl.keystore.*`` when set, exactly as the gRPC transport
 uses the same keys. SASL is not spoken, so neither are bearer tokens.
 
-ACLs are not served by the KAFKA listener, and cluster descriptions and features are not
-carried here (Kafka's DescribeCluster lacks the broker states raftmeta's has): those
+ACLs, the unregistration of a broker and the voter changes go over Kafka's own ACL,
+UnregisterBroker and AddRaftVoter/RemoveRaftVoter APIs. Cluster descriptions and features are
+not carried here (Kafka's DescribeCluster lacks the broker states raftmeta's has): those
 operations fail with UNSUPPORTED_VERSION, naming ``bootstrap.servers``.
 """
 
@@ -25,6 +26,7 @@ import asyncio
 import contextlib
 import itertools
 import ssl
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -39,6 +41,7 @@ from raftmeta.admin.types import (
     PartitionDescription,
     TopicDescription,
 )
+from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.reassignments import (
     PartitionReassignment,
@@ -47,7 +50,7 @@ from raftmeta.common.reassignments import (
 )
 from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
-from raftmeta.records import uuid_to_str
+from raftmeta.records import uuid_from_str, uuid_to_str
 from raftmeta.security.ssl_contexts import client_ssl_context
 from raftmeta.security.tls import TlsSettings
 
@@ -62,6 +65,12 @@ ELECT_LEADERS = (43, 2)
 DESCRIBE_QUORUM = (55, 2)
 ALTER_PARTITION_REASSIGNMENTS = (45, 1)
 LIST_PARTITION_REASSIGNMENTS = (46, 0)
+DESCRIBE_ACLS = (29, 3)
+CREATE_ACLS = (30, 3)
+DELETE_ACLS = (31, 3)
+UNREGISTER_BROKER = (64, 0)
+ADD_RAFT_VOTER = (80, 0)
+REMOVE_RAFT_VOTER = (81, 0)
 TOPIC_RESOURCE = 2
 TOPIC_CONFIG_SOURCE = 1
 NO_ID = bytes(16)
@@ -95,9 +104,6 @@ class KafkaTransport:
     describe_cluster = not_offered("DescribeCluster", INSTEAD)
     describe_features = not_offered("DescribeFeatures", INSTEAD)
     update_features = not_offered("UpdateFeatures", INSTEAD)
-    create_acls = not_offered("CreateAcls", INSTEAD)
-    describe_acls = not_offered("DescribeAcls", INSTEAD)
-    delete_acls = not_offered("DeleteAcls", INSTEAD)
 
     # ------------------------------------------------------------------------ the wire
 
@@ -537,6 +543,158 @@ class KafkaTransport:
             replicas(partition.current_voters),
             replicas(partition.observers),
         )
+
+    async def describe_cluster_id(self, timeout_ms: int | None) -> str:
+        """The cluster id a controller's Metadata names."""
+        answer = await self._metadata([], self._budget(timeout_ms))
+        return str(answer.cluster_id or "")
+
+    # ------------------------------------------------------------------------ ACLs
+
+    async def create_acls(
+        self, bindings: Sequence[AclBinding], timeout_ms: int | None
+    ) -> Outcomes[AclBinding, None]:
+        values = {"creations": [_creation(binding) for binding in bindings]}
+        answer = await self._to_controller(
+            CREATE_ACLS, values, self._budget(timeout_ms), _moved("results")
+        )
+        return {
+            binding: _item_error(result)
+            for binding, result in zip(bindings, answer.results, strict=False)
+        }
+
+    async def describe_acls(
+        self, acl_filter: AclBindingFilter, timeout_ms: int | None
+    ) -> list[AclBinding]:
+        """From the active controller, so that a caller reads its own writes."""
+        answer = await self._to_controller(
+            DESCRIBE_ACLS,
+            _acl_filter(acl_filter),
+            self._budget(timeout_ms),
+            lambda a: a.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        failure = _item_error(answer)
+        if failure is not None:
+            raise failure
+        return [
+            AclBinding(
+                resource.resource_type,
+                resource.resource_name,
+                resource.pattern_type,
+                acl.principal,
+                acl.host,
+                acl.operation,
+                acl.permission_type,
+            )
+            for resource in answer.resources
+            for acl in resource.acls
+        ]
+
+    async def delete_acls(
+        self, filters: Sequence[AclBindingFilter], timeout_ms: int | None
+    ) -> Outcomes[AclBindingFilter, list[AclBinding]]:
+        values = {"filters": [_acl_filter(item) for item in filters]}
+        answer = await self._to_controller(
+            DELETE_ACLS, values, self._budget(timeout_ms), _moved("filter_results")
+        )
+        outcomes: Outcomes[AclBindingFilter, list[AclBinding]] = {}
+        for acl_filter, result in zip(filters, answer.filter_results, strict=False):
+            outcomes[acl_filter] = _item_error(result) or [
+                AclBinding(
+                    acl.resource_type,
+                    acl.resource_name,
+                    acl.pattern_type,
+                    acl.principal,
+                    acl.host,
+                    acl.operation,
+                    acl.permission_type,
+                )
+                for acl in result.matching_acls
+            ]
+        return outcomes
+
+    # ------------------------------------------------------------------------ brokers, voters
+
+    async def unregister_broker(self, broker_id: int, timeout_ms: int | None) -> None:
+        answer = await self._to_controller(
+            UNREGISTER_BROKER,
+            {"broker_id": broker_id},
+            self._budget(timeout_ms),
+            lambda a: a.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        failure = _item_error(answer)
+        if failure is not None:
+            raise failure
+
+    async def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        endpoints: Sequence[tuple[str, str, int]],
+        timeout_ms: int | None,
+    ) -> None:
+        """Answered once the change commits; the leader (the active controller) decides."""
+        budget = self._budget(timeout_ms)
+        values = {
+            "cluster_id": None,
+            "timeout_ms": budget,
+            "voter_id": voter_id,
+            "voter_directory_id": _directory(directory_id),
+            "listeners": [{"name": n, "host": h, "port": p} for n, h, p in endpoints],
+        }
+        await self._voter_change(ADD_RAFT_VOTER, values, budget)
+
+    async def remove_raft_voter(
+        self, voter_id: int, directory_id: str, timeout_ms: int | None
+    ) -> None:
+        values = {
+            "cluster_id": None,
+            "voter_id": voter_id,
+            "voter_directory_id": _directory(directory_id),
+        }
+        await self._voter_change(REMOVE_RAFT_VOTER, values, self._budget(timeout_ms))
+
+    async def _voter_change(self, api: tuple[int, int], values: Any, timeout_ms: int) -> None:
+        answer = await self._to_controller(
+            api, values, timeout_ms, lambda a: a.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        )
+        failure = _item_error(answer)
+        if failure is not None:
+            raise failure
+
+
+def _directory(directory_id: str) -> uuid.UUID:
+    """A directory id as Kafka prints it, as the wire's UUID (zeros for none)."""
+    if not directory_id:
+        return uuid.UUID(int=0)
+    try:
+        return uuid.UUID(bytes=uuid_from_str(directory_id))
+    except ValueError as error:
+        raise KafkaException(ErrorCode.INVALID_REQUEST, str(error)) from None
+
+
+def _creation(binding: AclBinding) -> dict[str, Any]:
+    return {
+        "resource_type": binding.resource_type,
+        "resource_name": binding.resource_name,
+        "resource_pattern_type": binding.pattern_type,
+        "principal": binding.principal,
+        "host": binding.host,
+        "operation": binding.operation,
+        "permission_type": binding.permission_type,
+    }
+
+
+def _acl_filter(acl_filter: AclBindingFilter) -> dict[str, Any]:
+    return {
+        "resource_type_filter": acl_filter.resource_type,
+        "resource_name_filter": acl_filter.resource_name,
+        "pattern_type_filter": acl_filter.pattern_type,
+        "principal_filter": acl_filter.principal,
+        "host_filter": acl_filter.host,
+        "operation": acl_filter.operation,
+        "permission_type": acl_filter.permission_type,
+    }
 
 
 def _metadata_request(topics: Sequence[str] | None) -> dict[str, Any]:

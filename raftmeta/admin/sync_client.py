@@ -240,6 +240,28 @@ class AdminClient:
             lambda core: core.list_partition_reassignments(topic_partitions, **options)
         )
 
+    def describe_cluster_id(self, **options: Unpack[Timeout]) -> Future[str]:
+        return self._one(lambda core: core.describe_cluster_id(**options))
+
+    def unregister_broker(self, broker_id: int, **options: Unpack[Timeout]) -> Future[None]:
+        return self._one(lambda core: core.unregister_broker(broker_id, **options))
+
+    def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        endpoints: Sequence[tuple[str, str, int]],
+        **options: Unpack[Timeout],
+    ) -> Future[None]:
+        return self._one(
+            lambda core: core.add_raft_voter(voter_id, directory_id, endpoints, **options)
+        )
+
+    def remove_raft_voter(
+        self, voter_id: int, directory_id: str, **options: Unpack[Timeout]
+    ) -> Future[None]:
+        return self._one(lambda core: core.remove_raft_voter(voter_id, directory_id, **options))
+
     def close(self, timeout: float = 5.0) -> None:
         """Cancel requests under way (their futures are cancelled), close the connections and
         stop the loop thread. Calling it again does nothing."""

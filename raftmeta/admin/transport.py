@@ -112,6 +112,22 @@ class AdminTransport(Protocol):
         self, partitions: Sequence[TopicPartition] | None, timeout_ms: int | None
     ) -> dict[TopicPartition, PartitionReassignment]: ...
 
+    async def describe_cluster_id(self, timeout_ms: int | None) -> str: ...
+
+    async def unregister_broker(self, broker_id: int, timeout_ms: int | None) -> None: ...
+
+    async def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        endpoints: Sequence[tuple[str, str, int]],
+        timeout_ms: int | None,
+    ) -> None: ...
+
+    async def remove_raft_voter(
+        self, voter_id: int, directory_id: str, timeout_ms: int | None
+    ) -> None: ...
+
     async def close(self) -> None: ...
 
 

@@ -18,6 +18,7 @@ from raftmeta.apis.elections import ElectionApis
 from raftmeta.apis.features import FeatureApis
 from raftmeta.apis.reassignments import ReassignmentApis
 from raftmeta.apis.topics import TopicApis
+from raftmeta.apis.voters import VoterApis
 
 
 class ControllerApis(
@@ -28,6 +29,7 @@ class ControllerApis(
     AclApis,
     BrokerApis,
     ClusterApis,
+    VoterApis,
     ReassignmentApis,
 ):
     """Every controller operation, by domain (see each base's module)."""

@@ -324,7 +324,8 @@ class Broker:
             )
 
     async def _new_node(self) -> RaftNode:
-        """An observer node on the broker's directory, served on a port the OS chooses."""
+        """An observer node on the broker's directory, served on 127.0.0.1 at
+        ``raftmeta.broker.observer.port`` (0: a port the OS chooses)."""
         settings = self.settings
         node = RaftNode(
             NodeSettings(
@@ -338,6 +339,7 @@ class Broker:
                 raft=settings.raft,
                 max_bytes_between_snapshots=settings.max_bytes_between_snapshots,
                 max_snapshot_interval_ms=settings.max_snapshot_interval_ms,
+                listen_port=settings.observer_port,
             ),
             # The stream where a voter serves one, gRPC where it does not (it asks each).
             node_connect(STREAM, settings.tls),
@@ -581,7 +583,12 @@ class Broker:
                     log.info("broker %d: ISR expansion not accepted yet: %s", self.broker_id, error)
                     continue
                 by_partition = {change.partition_id: change for change in fresh}
-                refused = [r for r in results if not r.error.ok]
+                # NEW_LEADER_ELECTED: written, and it completed a move that removed this broker.
+                refused = [
+                    r
+                    for r in results
+                    if not r.error.ok and r.error.code is not ErrorCode.NEW_LEADER_ELECTED
+                ]
                 for result in refused:
                     sent = by_partition.get(result.partition_id)
                     if sent is not None and result.error.code in WAIT_FOR_NEW_METADATA:

@@ -55,6 +55,9 @@ class BrokerSettings:
     listener_host: str = "127.0.0.1"
     listener_port: int | None = None
     """The endpoint registered for clients; None registers the observer's own port."""
+    observer_port: int = 0
+    """The port of the observer's gRPC server, on 127.0.0.1 (``raftmeta.broker.observer.port``);
+    0 lets the OS choose."""
     raft: RaftConfig = field(default_factory=RaftConfig)
     max_bytes_between_snapshots: int = DEFAULT_SNAPSHOT_BYTES
     max_snapshot_interval_ms: int = DEFAULT_SNAPSHOT_INTERVAL_MS
@@ -156,6 +159,7 @@ class BrokerSettings:
             listener_name=listener.name if listener is not None else "PLAINTEXT",
             listener_host=(listener.host or "127.0.0.1") if listener is not None else "127.0.0.1",
             listener_port=listener.port if listener is not None else None,
+            observer_port=config.raftmeta_broker_observer_port,
             raft=raft,
             max_bytes_between_snapshots=config.metadata_log_max_record_bytes_between_snapshots,
             max_snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,

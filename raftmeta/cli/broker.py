@@ -132,7 +132,16 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    finding = asyncio.create_task(discover(bootstrap, tls=client_tls(properties)))
+    node_id = properties["node.id"].strip()
+
+    def retrying(problem: str, backoff_s: float) -> None:
+        log.warning("broker %s: %s; retrying in %.1f s", node_id, problem, backoff_s)
+
+    # Like a Kafka broker, it keeps looking for its controllers until stopped, saying why
+    # after every round that failed.
+    finding = asyncio.create_task(
+        discover(bootstrap, None, tls=client_tls(properties), on_retry=retrying)
+    )
     stopping = asyncio.create_task(stop.wait())
     await asyncio.wait({finding, stopping}, return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()

@@ -13,6 +13,7 @@ from raftmeta.cli import (
     broker,
     brokers,
     chaos,
+    cluster,
     demo,
     dev,
     dump,
@@ -48,6 +49,7 @@ COMMANDS: tuple[Command, ...] = (
     acls,
     audit,
     spark_cluster,
+    cluster,
 )
 """Every command, in the order ``--help`` lists them. A command module imports what its work
 needs when it runs, so building the parser stays cheap."""

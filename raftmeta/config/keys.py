@@ -317,6 +317,15 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         "partition's replicas across racks.",
     ),
     ConfigKey(
+        "raftmeta.broker.observer.port",
+        ConfigType.INT,
+        "0",
+        "Port of the gRPC server (on 127.0.0.1) where a broker's observer answers Raft calls; "
+        "the broker registers it as its endpoint when listeners names none. 0: one the OS "
+        "picks.",
+        Between(0, 65535),
+    ),
+    ConfigKey(
         "log.dirs",
         ConfigType.LIST,
         "",

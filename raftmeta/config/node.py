@@ -100,6 +100,7 @@ class RaftmetaConfig:
     raftmeta_kafka_partial_request_timeout_ms: int
     queued_max_request_bytes: int
     sasl_server_max_receive_size: int
+    raftmeta_broker_observer_port: int
     originals: Mapping[str, str]
     """Every key as given (after overrides), known or not, as text."""
 
@@ -331,6 +332,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         ),
         queued_max_request_bytes=typed.integer("queued.max.request.bytes"),
         sasl_server_max_receive_size=typed.integer("sasl.server.max.receive.size"),
+        raftmeta_broker_observer_port=typed.integer("raftmeta.broker.observer.port"),
         originals=MappingProxyType(dict(originals)),
     )
 

@@ -29,8 +29,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 
-from elections import active_brokers, choose_leader, unclean_election_enabled
+from elections import (
+    ElrSettings,
+    active_brokers,
+    choose_leader,
+    effective_min_isr,
+    unclean_election_enabled,
+)
 from raftmeta.common.elections import ElectionType, TopicPartition
+from raftmeta.common.features import elr_enabled
 from raftmeta.common.items import OK, ItemError
 from raftmeta.common.reassignments import (
     PartitionReassignment,
@@ -135,6 +142,7 @@ class ReassignmentControlManager:
             isr=isr,
             adding=adding,
             removing=removing,
+            elr=elr_settings(image, named.topic, self.settings.min_insync_replicas),
         )
 
     def _cancel(
@@ -150,7 +158,15 @@ class ReassignmentControlManager:
                 f"Partition {named} has no ongoing reassignment.",
             )
         original, isr = self._reverted(image, named, current)
-        return build_change(image, topic_id, named.partition, current, replicas=original, isr=isr)
+        return build_change(
+            image,
+            topic_id,
+            named.partition,
+            current,
+            replicas=original,
+            isr=isr,
+            elr=elr_settings(image, named.topic, self.settings.min_insync_replicas),
+        )
 
     def _reverted(
         self, image: MetadataImage, named: TopicPartition, current: PartitionRegistration
@@ -174,6 +190,13 @@ class ReassignmentControlManager:
                 )
             isr = (replicas[0],)
         return replicas, isr
+
+
+def elr_settings(image: MetadataImage, topic: str, min_isr_default: int) -> ElrSettings | None:
+    """The KIP-966 settings for ``topic`` when the image has eligible leader replicas on."""
+    if not elr_enabled(image.features):
+        return None
+    return ElrSettings(effective_min_isr(image, topic, min_isr_default))
 
 
 def check_target(image: MetadataImage, replicas: Sequence[int]) -> None:
@@ -219,18 +242,24 @@ def build_change(
     isr: tuple[int, ...],
     adding: tuple[int, ...] = (),
     removing: tuple[int, ...] = (),
+    elr: ElrSettings | None = None,
 ) -> PartitionChangeRecord | None:
     """The record taking ``current`` to the given fields, in the order of Kafka's
     ``PartitionChangeBuilder``: complete the move if the ISR now covers the target, elect a
     leader from the ISR if the current one is not in it (or may no longer lead), bump the
-    leader epoch if replicas left, then write the fields that changed. None if none did."""
+    leader epoch if replicas left, then write the fields that changed. None if none did.
+
+    With eligible leader replicas on (``elr``), the election keeps the two KIP-966 lists as it
+    does everywhere else, and neither may name a broker that is no longer a replica."""
     if (adding or removing) and is_complete(replicas, isr, removing):
         dropped = set(removing)
         replicas = tuple(r for r in replicas if r not in dropped)
         isr = tuple(r for r in isr if r in set(replicas))
         adding = removing = ()
     proposed = dataclasses.replace(current, replicas=replicas)
-    election = choose_leader(proposed, ElectionType.ONLINE, active_brokers(image), target_isr=isr)
+    election = choose_leader(
+        proposed, ElectionType.ONLINE, active_brokers(image), target_isr=isr, elr=elr
+    )
     leader = LEADER_UNCHANGED
     new_isr: tuple[int, ...] | None = isr if isr != current.isr else None
     recovery = -1
@@ -243,6 +272,21 @@ def build_change(
             recovery = int(election.leader_recovery_state)
     if leader == LEADER_UNCHANGED and not set(current.replicas) <= set(replicas):
         leader = current.leader  # followers must see that replicas left
+    kept = set(replicas)
+    new_elr = tuple(
+        r
+        for r in (current.elr if election is None or election.elr is None else election.elr)
+        if r in kept
+    )
+    new_last_known = tuple(
+        r
+        for r in (
+            current.last_known_elr
+            if election is None or election.last_known_elr is None
+            else election.last_known_elr
+        )
+        if r in kept
+    )
     record = PartitionChangeRecord(
         partition_id=partition_id,
         topic_id=topic_id,
@@ -252,6 +296,8 @@ def build_change(
         removing_replicas=removing if removing != current.removing_replicas else None,
         adding_replicas=adding if adding != current.adding_replicas else None,
         leader_recovery_state=recovery,
+        eligible_leader_replicas=new_elr if new_elr != current.elr else None,
+        last_known_elr=new_last_known if new_last_known != current.last_known_elr else None,
     )
     if record == PartitionChangeRecord(partition_id=partition_id, topic_id=topic_id):
         return None
@@ -263,6 +309,8 @@ def complete_on_isr_change(
     topic_id: TopicId,
     current: PartitionRegistration,
     change: PartitionChangeRecord,
+    *,
+    min_isr_default: int = 1,
 ) -> PartitionChangeRecord:
     """An AlterPartition ``change`` to a moving partition, with the move completed in the same
     record if the new ISR covers the target; ``change`` itself otherwise (or if the partition
@@ -281,6 +329,12 @@ def complete_on_isr_change(
         isr=state.isr,
         adding=state.adding_replicas,
         removing=state.removing_replicas,
+        elr=_topic_elr(image, topic_id, min_isr_default),
     )
     assert completed is not None  # the adding and removing fields at least are emptied
     return dataclasses.replace(completed, leader_recovery_state=change.leader_recovery_state)
+
+
+def _topic_elr(image: MetadataImage, topic_id: TopicId, min_isr_default: int) -> ElrSettings | None:
+    topic = image.topic(topic_id)
+    return elr_settings(image, "" if topic is None else topic.name, min_isr_default)

@@ -174,7 +174,13 @@ class ReplicationControlManager:
             current = image.partition(request.topic_id, change.partition_id)
             assert current is not None
             if record is not None:
-                record = complete_on_isr_change(image, request.topic_id, current, record)
+                record = complete_on_isr_change(
+                    image,
+                    request.topic_id,
+                    current,
+                    record,
+                    min_isr_default=self.settings.min_insync_replicas,
+                )
             state = current if record is None else current.merge(record)
             outcome = OK
             if state.leader != request.broker_id:

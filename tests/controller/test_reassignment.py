@@ -21,6 +21,7 @@ from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage, PartitionRegistration
 from raftmeta.records import PartitionChangeRecord, TopicId
 from tests.controller.harness import Harness, run_async
+from tests.controller.test_elr_controller import setup as elr_setup
 
 T0 = TopicPartition("t", 0)
 
@@ -309,4 +310,15 @@ async def test_listing_named_partitions_skips_unknown_and_idle_ones() -> None:
         [T0, TopicPartition("u", 1), TopicPartition("gone", 0), TopicPartition("u", 9)]
     )
     assert found == {TopicPartition("u", 1): PartitionReassignment((3, 4, 2), (4,), (2,))}
+    await h.stop()
+
+
+@run_async
+async def test_with_elr_on_no_list_names_a_replica_the_move_removed() -> None:
+    h, _epochs, topic_id = await elr_setup(elr=True)  # min ISR 2, so one replica is below it
+    [result] = await reassign(h, (T0, (1,)))
+    assert result.error.ok
+    state = partition(h, topic_id)
+    assert state.replicas == (1,) and state.isr == (1,) and state.leader == 1
+    assert state.elr == () and state.last_known_elr == ()
     await h.stop()

@@ -14,6 +14,7 @@ from kafka.admin import KafkaAdminClient
 from kafka.structs import TopicPartition as KpTopicPartition
 
 from raftmeta.admin import AdminClient, KafkaException, NewTopic, TopicPartition
+from raftmeta.admin.kafka_transport import KafkaTransport
 from raftmeta.errors import ErrorCode
 from tests.kafka.quorum import KafkaQuorum, kafka_quorum
 
@@ -137,3 +138,37 @@ def test_kafka_python_and_both_admin_transports_agree(quorum: KafkaQuorum) -> No
         kp.close()
         grpc.close()
         over_kafka.close()
+
+
+def test_every_version_served_is_answered(quorum: KafkaQuorum) -> None:
+    """AlterPartitionReassignments 0 (no replication-factor flag) and 1, and
+    ListPartitionReassignments 0, sent raw to the active controller's KAFKA listener."""
+    address = quorum.kafka_address(quorum.active())
+    unknown = {"name": "absent", "partitions": [{"partition_index": 0, "replicas": [1]}]}
+
+    async def ask() -> list[Any]:
+        transport = KafkaTransport([address], 10_000, None)
+        try:
+            answers = [
+                await transport.call(
+                    address, (45, version), {"timeout_ms": 5000, "topics": [unknown]}, 10_000
+                )
+                for version in (0, 1)
+            ]
+            answers.append(
+                await transport.call(address, (46, 0), {"timeout_ms": 5000, "topics": None}, 10_000)
+            )
+            return answers
+        finally:
+            await transport.close()
+
+    v0, v1, listing = quorum.call(ask())
+    for answer in (v0, v1):
+        assert answer.error_code == 0
+        [topic] = answer.responses
+        assert (topic.name, topic.partitions[0].error_code) == (
+            "absent",
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        )
+    assert v1.allow_replication_factor_change is True
+    assert listing.error_code == 0
