@@ -16,7 +16,6 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from analytics import replica_balance
 from analytics.plain_audit import (
     DEFAULT_BUCKET_MS,
     DEFAULT_MIN_INSYNC_REPLICAS,
@@ -24,9 +23,10 @@ from analytics.plain_audit import (
     EXAMPLES,
     MIN_ISR_PATTERN,
 )
+from analytics.replica_frames import replica_findings, replica_sections, replicas_per_broker
 from analytics.schemas import spark_ddl
 from analytics.spark_source import SOURCE_NAME
-from placement.reassignment import DEFAULT_MAX_MOVES, PartitionReplicas
+from placement.reassignment import DEFAULT_MAX_MOVES
 
 FINDINGS = ("under_replicated", "under_min_isr", "leaderless", "led_from_elr", "unclean_only")
 AFTER_COLUMNS = ("leaders", "imbalance", "above_threshold")
@@ -395,134 +395,6 @@ def election_plan(partitions: DataFrame) -> DataFrame:
     )
 
 
-# --- replica balance --------------------------------------------------------------------------
-
-
-def replicas_per_broker(assignment: DataFrame) -> DataFrame:
-    """How many replicas each broker id holds, over the named partitions."""
-    return (
-        assignment.select("cluster", F.explode("replicas").alias("broker_id"))
-        .groupBy("cluster", "broker_id")
-        .agg(F.count(F.lit(1)).cast("long").alias("replicas"))
-    )
-
-
-def replica_findings(assignment: DataFrame, brokers: DataFrame) -> DataFrame:
-    """Per named partition: whether its replicas span fewer racks than they could
-    (``rack_shared``) and whether it holds fewer replicas than its topic's most common count,
-    the larger on a tie (``below_replication_factor``)."""
-    racks = brokers.where(F.col("rack").isNotNull()).select("cluster", "broker_id", "rack")
-    rack_counts = racks.groupBy("cluster").agg(F.countDistinct("rack").alias("racks"))
-    key = ["cluster", "topic", "partition"]
-    spread = (
-        assignment.select(*key, F.explode("replicas").alias("broker_id"))
-        .join(F.broadcast(racks), ["cluster", "broker_id"])
-        .groupBy(*key)
-        .agg(F.countDistinct("rack").alias("spread"))
-    )
-    sizes = assignment.select(*key, F.size("replicas").alias("size"))
-    by_popularity = Window.partitionBy("cluster", "topic").orderBy(
-        F.col("count").desc(), F.col("size").desc()
-    )
-    factors = (
-        sizes.groupBy("cluster", "topic", "size")
-        .agg(F.count(F.lit(1)).alias("count"))
-        .withColumn("_rank", F.row_number().over(by_popularity))
-        .where(F.col("_rank") == 1)
-        .select("cluster", "topic", F.col("size").alias("replication_factor"))
-    )
-    racks_known = F.coalesce("racks", F.lit(0))
-    return (
-        sizes.join(spread, key, "left")
-        .join(rack_counts, "cluster", "left")
-        .join(factors, ["cluster", "topic"], "left")
-        .select(
-            *key,
-            (
-                (racks_known >= 2)
-                & (F.coalesce("spread", F.lit(0)) < F.least(F.col("size"), racks_known))
-            ).alias("rack_shared"),
-            (F.col("size") < F.col("replication_factor")).alias("below_replication_factor"),
-        )
-    )
-
-
-def _replica_sections(
-    frames: AuditFrames, names: list[str], threshold_percent: float
-) -> dict[str, dict[str, Any]]:
-    """Each cluster's ``replica_balance``: the figures from Spark, judged and planned by
-    :func:`analytics.replica_balance.section`; the assignment is fetched, as Arrow, only for
-    a cluster that needs a plan."""
-    counts: dict[str, dict[int, int]] = {}
-    for row in frames.replicas_per_broker.collect():
-        counts.setdefault(row["cluster"], {})[row["broker_id"]] = row["replicas"]
-    totals = {
-        row["cluster"]: row
-        for row in frames.replica_findings.groupBy("cluster")
-        .agg(
-            F.sum(F.col("rack_shared").cast("long")).alias("rack_shared"),
-            F.sum(F.col("below_replication_factor").cast("long")).alias("below"),
-        )
-        .collect()
-    }
-    order = [F.col("topic"), F.col("partition")]
-    examples: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for finding in ("rack_shared", "below_replication_factor"):
-        flagged = frames.replica_findings.where(finding)
-        for row in (
-            _first_examples(flagged, ["cluster"], order).orderBy("cluster", *order).collect()
-        ):
-            examples.setdefault((row["cluster"], finding), []).append(
-                {"topic": row["topic"], "partition": row["partition"]}
-            )
-    registered = _grouped(
-        frames.brokers.select(
-            "cluster", "broker_id", "rack", "fenced", "in_controlled_shutdown"
-        ).collect(),
-        lambda row: row.asDict(),
-    )
-
-    def assignment_of(name: str) -> list[PartitionReplicas]:
-        table = (
-            frames.assignment.where(F.col("cluster") == name)
-            .select("topic", "partition", "replicas")
-            .toArrow()
-        )
-        return [
-            PartitionReplicas(topic, partition, tuple(replicas))
-            for topic, partition, replicas in zip(
-                table.column("topic").to_pylist(),
-                table.column("partition").to_pylist(),
-                table.column("replicas").to_pylist(),
-                strict=True,
-            )
-        ]
-
-    sections = {}
-    for name in names:
-
-        def assignment(name: str = name) -> list[PartitionReplicas]:
-            return assignment_of(name)
-
-        total = totals.get(name)
-        figures = replica_balance.ReplicaFigures(
-            counts.get(name, {}),
-            (0 if total is None else total["rack_shared"], examples.get((name, "rack_shared"), [])),
-            (
-                0 if total is None else total["below"],
-                examples.get((name, "below_replication_factor"), []),
-            ),
-        )
-        sections[name] = replica_balance.section(
-            figures,
-            registered.get(name, []),
-            assignment,
-            threshold_percent=threshold_percent,
-            max_moves=frames.max_moves,
-        )
-    return sections
-
-
 # --- events ------------------------------------------------------------------------------------
 
 
@@ -742,8 +614,14 @@ def collect_report(
     )
 
     step("replica balance")
-    balance = _replica_sections(
-        frames, sorted(row["cluster"] for row in cluster_rows), frames.threshold_percent
+    balance = replica_sections(
+        frames.replicas_per_broker,
+        frames.replica_findings,
+        frames.brokers,
+        frames.assignment,
+        sorted(row["cluster"] for row in cluster_rows),
+        threshold_percent=frames.threshold_percent,
+        max_moves=frames.max_moves,
     )
     report_clusters: dict[str, Any] = {}
     for row in sorted(cluster_rows, key=lambda row: row["cluster"]):

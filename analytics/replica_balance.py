@@ -42,7 +42,8 @@ from placement.reassignment import (
 )
 
 EXAMPLES = 20
-"""How many partitions a finding lists, the first by (topic, partition)."""
+"""How many partitions a finding lists, the first by (topic, partition): the count
+:data:`analytics.plain_audit.EXAMPLES` gives the other findings (that module imports this one)."""
 
 
 @dataclass(frozen=True)
