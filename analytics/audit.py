@@ -23,8 +23,10 @@ from analytics.plain_audit import (
     EXAMPLES,
     MIN_ISR_PATTERN,
 )
+from analytics.replica_frames import replica_findings, replica_sections, replicas_per_broker
 from analytics.schemas import spark_ddl
 from analytics.spark_source import SOURCE_NAME
+from placement.reassignment import DEFAULT_MAX_MOVES
 
 FINDINGS = ("under_replicated", "under_min_isr", "leaderless", "led_from_elr", "unclean_only")
 AFTER_COLUMNS = ("leaders", "imbalance", "above_threshold")
@@ -65,6 +67,14 @@ class AuditFrames:
     isr_changes: DataFrame
     fencing: DataFrame
     leadership_changes: DataFrame
+    replicas_per_broker: DataFrame
+    """Per broker id a partition names: how many replicas it holds."""
+    replica_findings: DataFrame
+    """Per named partition: ``rack_shared`` and ``below_replication_factor`` (see
+    :mod:`analytics.replica_balance`)."""
+    assignment: DataFrame
+    """Per named partition: its replicas, which the reassignment plan reads."""
+    max_moves: int = DEFAULT_MAX_MOVES
 
 
 def _imbalance(preferred: Column, preferred_leading: Column) -> Column:
@@ -83,6 +93,7 @@ def audit_frames(
     bucket_ms: int = DEFAULT_BUCKET_MS,
     cache: bool = True,
     allow_partial: bool = False,
+    max_moves: int = DEFAULT_MAX_MOVES,
 ) -> AuditFrames:
     """Builds the audit's DataFrames for ``path``; nothing runs until they are used.
 
@@ -105,6 +116,9 @@ def audit_frames(
     rows = broker_rows(brokers, leadership_shares(partitions), clusters)
     table = broker_table(rows, threshold_percent)
     elections = _elections(events, bucket_ms)
+    assignment = partitions.where(F.col("topic").isNotNull()).select(
+        "cluster", "topic", "partition", "replicas"
+    )
     return AuditFrames(
         threshold_percent=threshold_percent,
         bucket_ms=bucket_ms,
@@ -121,6 +135,10 @@ def audit_frames(
         isr_changes=isr_changes(events),
         fencing=fencing(events),
         leadership_changes=leadership_changes(elections),
+        replicas_per_broker=replicas_per_broker(assignment),
+        replica_findings=replica_findings(assignment, brokers),
+        assignment=assignment,
+        max_moves=max_moves,
     )
 
 
@@ -154,6 +172,7 @@ def flagged_partitions(partitions: DataFrame, brokers: DataFrame, topics: DataFr
             "snapshot_offset",
             "topic",
             "partition",
+            "replicas",
             "leader",
             "preferred_leader",
             has_replicas.alias("has_replicas"),
@@ -594,6 +613,16 @@ def collect_report(
         },
     )
 
+    step("replica balance")
+    balance = replica_sections(
+        frames.replicas_per_broker,
+        frames.replica_findings,
+        frames.brokers,
+        frames.assignment,
+        sorted(row["cluster"] for row in cluster_rows),
+        threshold_percent=frames.threshold_percent,
+        max_moves=frames.max_moves,
+    )
     report_clusters: dict[str, Any] = {}
     for row in sorted(cluster_rows, key=lambda row: row["cluster"]):
         name = row["cluster"]
@@ -651,6 +680,7 @@ def collect_report(
                 ),
                 "leadership_changes": leadership.get(name, []),
             },
+            "replica_balance": balance[name],
         }
     return {
         "threshold_percent": frames.threshold_percent,

@@ -20,6 +20,9 @@ The figures, per cluster (see README "Analytics"):
   the last known leader, whose election counts as unclean); both are empty with ELR off;
 - the election plan: partitions whose preferred replica is registered, unfenced and in the ISR
   but not leading, and the per-broker figures predicted once it has run;
+- replica balance (:mod:`analytics.replica_balance`): replicas per broker against the ideal
+  share, partitions sharing a rack needlessly or below their topic's replication factor, and a
+  reassignment plan bringing every active broker within the threshold;
 - from events: elections by type and over time, unclean elections, ISR shrinks and expands per
   broker, fencing events, and leadership changes over time (elections are counted per time
   bucket; leadership changes keep each batch's exact time).
@@ -33,6 +36,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
+
+from analytics import replica_balance
+from placement.reassignment import DEFAULT_MAX_MOVES, PartitionReplicas
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -105,6 +111,9 @@ class _Cluster:
     plan_gains: Counter[int] = field(default_factory=Counter)
     plan_losses: Counter[int] = field(default_factory=Counter)
     events: list[dict[str, Any]] = field(default_factory=list)
+    assignment: list[tuple[str, int, tuple[int, ...]]] = field(default_factory=list)
+    """(topic, partition, replicas) of every partition with a topic name, for the replica
+    balance (:mod:`analytics.replica_balance`)."""
 
 
 def _columns(batch: Columns) -> dict[str, list[Any]]:
@@ -127,8 +136,10 @@ def plain_audit(
     events: Iterable[Columns] = (),
     threshold_percent: float = DEFAULT_THRESHOLD_PERCENT,
     bucket_ms: int = DEFAULT_BUCKET_MS,
+    max_moves: int = DEFAULT_MAX_MOVES,
 ) -> dict[str, Any]:
-    """The audit report of every cluster found in the rows (see :mod:`analytics.report`)."""
+    """The audit report of every cluster found in the rows (see :mod:`analytics.report`);
+    ``max_moves`` bounds the replica moves of each cluster's reassignment plan."""
     clusters: defaultdict[str, _Cluster] = defaultdict(_Cluster)
     for row in _rows(brokers):
         clusters[row["cluster"]].brokers[row["broker_id"]] = row
@@ -143,7 +154,7 @@ def plain_audit(
         "threshold_percent": threshold_percent,
         "bucket_ms": bucket_ms,
         "clusters": {
-            name: _cluster_report(clusters[name], threshold_percent, bucket_ms)
+            name: _cluster_report(clusters[name], threshold_percent, bucket_ms, max_moves)
             for name in sorted(clusters)
         },
     }
@@ -168,6 +179,8 @@ def _add_partitions(clusters: defaultdict[str, _Cluster], batch: Columns) -> Non
         cluster = clusters[cluster_name]
         cluster.snapshot_offset = snapshot_offset
         cluster.partitions += 1
+        if topic is not None:
+            cluster.assignment.append((topic, partition, tuple(replicas)))
         if leader != -1:
             cluster.leaders[leader] += 1
         else:
@@ -196,7 +209,9 @@ def _add_partitions(clusters: defaultdict[str, _Cluster], batch: Columns) -> Non
             cluster.unclean_only.append(_example(topic, partition))
 
 
-def _cluster_report(cluster: _Cluster, threshold: float, bucket_ms: int) -> dict[str, Any]:
+def _cluster_report(
+    cluster: _Cluster, threshold: float, bucket_ms: int, max_moves: int
+) -> dict[str, Any]:
     active = {
         broker_id
         for broker_id, row in cluster.brokers.items()
@@ -273,6 +288,16 @@ def _cluster_report(cluster: _Cluster, threshold: float, bucket_ms: int) -> dict
             ],
         },
         "events": _events_report(cluster.events, bucket_ms),
+        "replica_balance": replica_balance.section(
+            replica_balance.plain_figures(
+                cluster.assignment,
+                {broker_id: row["rack"] for broker_id, row in cluster.brokers.items()},
+            ),
+            cluster.brokers.values(),
+            lambda: (PartitionReplicas(*entry) for entry in cluster.assignment),
+            threshold_percent=threshold,
+            max_moves=max_moves,
+        ),
     }
 
 
@@ -368,6 +393,7 @@ def audit_path(
     bucket_ms: int = DEFAULT_BUCKET_MS,
     progress: Callable[[str], None] | None = None,
     allow_partial: bool = False,
+    max_moves: int = DEFAULT_MAX_MOVES,
 ) -> dict[str, Any]:
     """The plain audit of the files under ``path``, read by the same readers Spark uses.
 
@@ -397,4 +423,5 @@ def audit_path(
         events=events,
         threshold_percent=threshold_percent,
         bucket_ms=bucket_ms,
+        max_moves=max_moves,
     )

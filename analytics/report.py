@@ -9,6 +9,10 @@ The report is the dict built by :func:`analytics.audit.collect_report` (or the p
   ``kafka-leader-election.sh`` and ``raftmeta leader-election``,
   ``{"partitions": [{"topic": ..., "partition": ...}, ...]}``. With several clusters each gets
   ``<cluster>/election-plan.json`` instead, since the tool talks to one cluster at a time;
+- ``reassignment-plan.json``: the replica-balance plan (:mod:`analytics.replica_balance`) in
+  the ``--reassignment-json-file`` format of ``kafka-reassign-partitions.sh`` and ``raftmeta
+  reassign-partitions``, ``{"version": 1, "partitions": [{"topic", "partition", "replicas",
+  "log_dirs"}]}``, beside the election plan (per cluster likewise);
 - ``leaders.png`` (leaders per broker against preferred and ideal), ``imbalance.png`` (Kafka's
   imbalance ratio per broker against the threshold) and ``leadership.png`` (leaders per broker
   over time, from the log), under ``<cluster>/`` likewise when there are several.
@@ -25,8 +29,9 @@ from typing import Any
 from analytics.plain_audit import EXAMPLES
 
 PLAN_FILE = "election-plan.json"
+REASSIGNMENT_PLAN_FILE = "reassignment-plan.json"
 REPORT_FILE = "report.json"
-PLOT_FILES = ("leaders.png", "imbalance.png", "leadership.png")
+PLOT_FILES = ("leaders.png", "imbalance.png", "leadership.png", "replicas.png")
 """The figures :mod:`analytics.plots` writes, by name: examples/leader_balance.ipynb shows them."""
 
 
@@ -40,12 +45,29 @@ def plan_document(cluster_report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def reassignment_document(cluster_report: dict[str, Any]) -> dict[str, Any]:
+    """The replica-balance plan as ``raftmeta reassign-partitions --reassignment-json-file``
+    reads it."""
+    return {
+        "version": 1,
+        "partitions": [
+            {
+                "topic": entry["topic"],
+                "partition": entry["partition"],
+                "replicas": entry["replicas"],
+                "log_dirs": ["any"] * len(entry["replicas"]),
+            }
+            for entry in cluster_report["replica_balance"]["plan"]["partitions"]
+        ],
+    }
+
+
 def report_document(report: dict[str, Any]) -> dict[str, Any]:
     """The report as written to ``report.json``: plans cut to their first partitions."""
     document = copy.deepcopy(report)
     for cluster in document["clusters"].values():
-        plan = cluster["election_plan"]
-        plan["examples"] = plan.pop("partitions")[:EXAMPLES]
+        for plan in (cluster["election_plan"], cluster["replica_balance"]["plan"]):
+            plan["examples"] = plan.pop("partitions")[:EXAMPLES]
     return document
 
 
@@ -73,11 +95,15 @@ def write_outputs(
         plan_path = directory / PLAN_FILE
         plan_path.write_text(json.dumps(plan_document(cluster), indent=2) + "\n")
         written.append(plan_path)
+        moves_path = directory / REASSIGNMENT_PLAN_FILE
+        moves_path.write_text(json.dumps(reassignment_document(cluster), indent=2) + "\n")
+        written.append(moves_path)
         if not plots_available():
             continue  # the report and the plan are the audit; the plots need the spark extra
         if progress is not None:
             progress(f"plotting {name}")
         from analytics.plots import plot_cluster
+        from analytics.replica_plots import plot_replicas
 
         written.extend(
             plot_cluster(
@@ -88,6 +114,7 @@ def write_outputs(
                 bucket_ms=int(report.get("bucket_ms") or 0),
             )
         )
+        written.append(plot_replicas(name, cluster, report["threshold_percent"], directory))
     return written
 
 
@@ -180,6 +207,7 @@ def render_text(report: dict[str, Any], write: Callable[..., None], max_brokers:
             f"election plan: {plan['count']} partitions; brokers above {threshold}% after it: "
             f"{_ids(plan['brokers_above_threshold_after'])}"
         )
+        _render_replica_balance(cluster["replica_balance"], threshold, write, max_brokers)
         elections = ", ".join(
             f"{kind} {count}" for kind, count in events["elections_by_type"].items()
         )
@@ -187,6 +215,57 @@ def render_text(report: dict[str, Any], write: Callable[..., None], max_brokers:
             f"log: {events['records']} records; elections: {elections or 'none'}; unclean "
             f"{events['unclean_elections']['count']}; fencing events {events['fencing_events']}"
         )
+
+
+def _render_replica_balance(
+    section: dict[str, Any], threshold: float, write: Callable[..., None], max_brokers: int
+) -> None:
+    """The replica-balance table (brokers furthest from the ideal first) and its summary."""
+    from rich.table import Table
+
+    ideal = section["ideal_replicas"]
+    bounds = section["bounds"]
+    title = f"replicas per broker (threshold {threshold}%"
+    title += ")" if bounds is None else f": {bounds[0]} to {bounds[1]})"
+    table = Table(title=title)
+    for column in ("broker", "rack", "active", "replicas", "ideal", "after plan"):
+        table.add_column(column, justify="left" if column in ("rack", "active") else "right")
+    rows = sorted(
+        section["broker_table"],
+        key=lambda row: (-abs(row["replicas"] - (row["ideal_replicas"] or 0.0)), row["broker_id"]),
+    )
+    for row in rows[:max_brokers]:
+        count = str(row["replicas"])
+        if row["within_threshold"] is False:
+            count = f"[red]{count}[/red]"
+        table.add_row(
+            str(row["broker_id"]),
+            row["rack"] or "-",
+            "yes" if row["active"] else "no",
+            count,
+            "-" if row["ideal_replicas"] is None else f"{row['ideal_replicas']:.1f}",
+            str(row["replicas_after"]),
+        )
+    if len(rows) > max_brokers:
+        table.caption = f"the {max_brokers} furthest from the ideal of {len(rows)} brokers"
+    write(table)
+    plan = section["plan"]
+    shown = "-" if ideal is None else f"{ideal:.1f}"
+    stopped = {
+        "max_moves": "; stopped at --max-moves",
+        "rack_spread": "; no further move keeps rack spread",
+    }.get(plan["stopped"] or "", "")
+    write(
+        f"replicas: ideal {shown} per active broker; outside the threshold "
+        f"{_ids(section['brokers_outside_threshold'])}; replicas sharing a rack needlessly "
+        f"{section['rack_shared']['count']}, below the topic's replication factor "
+        f"{section['below_replication_factor']['count']}"
+    )
+    write(
+        f"reassignment plan: {plan['replicas_moved']} replica moves in "
+        f"{plan['partitions_moved']} partitions (at most {plan['max_moves']}); outside the "
+        f"threshold after it: {_ids(plan['brokers_outside_threshold_after'])}{stopped}"
+    )
 
 
 def _ids(values: list[int]) -> str:

@@ -13,8 +13,12 @@ Built-in placers, every one seedable with ``replica.placer.random.seed``:
 * :class:`EmptiestBrokerPlacer`: new replicas to the emptiest brokers, such as new ones.
 * :class:`CapacityAwarePlacer`: no new replicas on brokers near a replica capacity.
 
+:mod:`placement.reassignment` plans replica moves with the same purity: proposals from a placer
+(``raftmeta reassign-partitions --generate``), draining a broker, and the balance plan the audit
+writes; the reassignment tool and the audit are its callers.
+
 May import ``raftmeta.common``, ``raftmeta.records``, ``raftmeta.image`` and
-``raftmeta.errors``; the controller is its only caller, and a user's placer is loaded by name.
+``raftmeta.errors``; the controller calls the placers, and a user's placer is loaded by name.
 """
 
 from placement.api import (

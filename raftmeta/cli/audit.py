@@ -34,6 +34,16 @@ def _percent(text: str) -> float:
     return value
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
 def _spark_setting(text: str) -> tuple[str, str]:
     key, equals, value = text.partition("=")
     if not equals or not key.strip():
@@ -61,6 +71,13 @@ def register(commands: Any) -> None:
         default=None,
         metavar="PCT",
         help="leader.imbalance.per.broker.percentage to judge brokers by (default 10)",
+    )
+    parser.add_argument(
+        "--max-moves",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="the most replica moves the reassignment plan may hold (default 1000)",
     )
     parser.add_argument(
         "--master", default=None, help="Spark master URL (default $SPARK_MASTER or local[*])"
@@ -126,7 +143,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
         try:
             if args.engine == "plain":
-                report = _plain_report(args.path, threshold, progress, args.allow_partial)
+                report = _plain_report(args, threshold, progress)
             else:
                 report = _spark_report(args, threshold, progress)
         except AnalyticsInputError as error:
@@ -164,21 +181,32 @@ def run_audit(args: argparse.Namespace) -> int:
         from analytics.report import plots_available
 
         if plots_available():
-            what = "report, plots and election plan"
+            what = "report, plots, election plan and reassignment plan"
         else:
-            what = "report and election plan (no plots: matplotlib, of the spark extra, is absent)"
+            what = (
+                "report, election plan and reassignment plan (no plots: matplotlib, of the "
+                "spark extra, is absent)"
+            )
         console.print(f"{len(checked.sources)} cluster(s); {what} in {args.out}")
     return 0
 
 
-def _plain_report(
-    path: str, threshold: float, progress: Any, allow_partial: bool
-) -> dict[str, Any]:
+def _plain_report(args: argparse.Namespace, threshold: float, progress: Any) -> dict[str, Any]:
     from analytics.plain_audit import audit_path
 
     return audit_path(
-        path, threshold_percent=threshold, progress=progress, allow_partial=allow_partial
+        args.path,
+        threshold_percent=threshold,
+        progress=progress,
+        allow_partial=args.allow_partial,
+        max_moves=_max_moves(args),
     )
+
+
+def _max_moves(args: argparse.Namespace) -> int:
+    from placement.reassignment import DEFAULT_MAX_MOVES
+
+    return DEFAULT_MAX_MOVES if args.max_moves is None else int(args.max_moves)
 
 
 def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> dict[str, Any]:
@@ -212,6 +240,7 @@ def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> 
             absolute(args.path),
             threshold_percent=threshold,
             allow_partial=args.allow_partial,
+            max_moves=_max_moves(args),
         )
         return collect_report(frames, progress)
     except CommandLineError:

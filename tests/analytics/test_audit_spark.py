@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
 from analytics.audit import audit_frames, collect_report
-from analytics.plain_audit import plain_audit
+from analytics.plain_audit import audit_path, plain_audit
 from analytics.readers import EventRecorder, image_rows
 from analytics.schemas import EVENTS, SCHEMAS
 from analytics.synthetic import write_node_directory, write_snapshot
@@ -99,3 +99,34 @@ def test_spark_audit_equals_the_plain_audit_on_random_clusters(
             return
         frames = audit_frames(spark, folder, threshold_percent=threshold)
         assert collect_report(frames) == _expected(expected_input, threshold)
+
+
+def test_spark_and_plain_agree_on_replica_balance_and_its_plan(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Skewed clusters, one per snapshot: a hand-counted one (a needless shared rack, a
+    partition below its topic's factor, a fenced broker), one whose racks forbid balance, one
+    whose plan stops at its bound on moves, and a larger one a plan balances."""
+    from tests.analytics.test_replica_balance import hand_counted, skewed
+
+    images = {
+        "hand": hand_counted(),
+        "racks": skewed(7, 3, empty=1),
+        "free": skewed(7, 0, empty=1),
+        "large": skewed(30, 5, empty=3, partitions_per_topic=4),
+    }
+    for name, image in images.items():
+        write_snapshot(image, tmp_path, cluster_id="c", name=f"{name}.checkpoint")
+    frames = audit_frames(spark, str(tmp_path), threshold_percent=10, max_moves=40)
+    report = collect_report(frames)
+    assert report == audit_path(tmp_path, threshold_percent=10, max_moves=40)
+    plans = {
+        name: cluster["replica_balance"]["plan"] for name, cluster in report["clusters"].items()
+    }
+    assert {name: plan["stopped"] for name, plan in plans.items()} == {
+        "hand": None,
+        "racks": "rack_spread",
+        "free": "max_moves",
+        "large": None,
+    }
+    assert all(plan["partitions"] for plan in plans.values())
