@@ -16,10 +16,18 @@ from raftmeta.apis.cluster import ClusterApis
 from raftmeta.apis.configs import ConfigApis
 from raftmeta.apis.elections import ElectionApis
 from raftmeta.apis.features import FeatureApis
+from raftmeta.apis.quotas import QuotaApis
 from raftmeta.apis.topics import TopicApis
 
 
 class ControllerApis(
-    TopicApis, ConfigApis, ElectionApis, FeatureApis, AclApis, BrokerApis, ClusterApis
+    TopicApis,
+    ConfigApis,
+    ElectionApis,
+    FeatureApis,
+    AclApis,
+    BrokerApis,
+    ClusterApis,
+    QuotaApis,
 ):
     """Every controller operation, by domain (see each base's module)."""

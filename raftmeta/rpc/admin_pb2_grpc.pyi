@@ -66,6 +66,12 @@ class AdminStub:
     """
     UpdateFeatures: _UnaryUnary[admin_pb2.UpdateFeaturesRequest, admin_pb2.UpdateFeaturesResponse]
     """UpdateFeatures (api key 57): all updates or none; answered once the records commit."""
+    DescribeClientQuotas: _UnaryUnary[admin_pb2.DescribeClientQuotasRequest, admin_pb2.DescribeClientQuotasResponse]
+    """Client quotas (Kafka's api keys 48 and 49), kept as ClientQuotaRecords. Describe needs
+    DESCRIBE_CONFIGS on the cluster, Alter ALTER_CONFIGS; Alter answers per entry once the
+    records commit.
+    """
+    AlterClientQuotas: _UnaryUnary[admin_pb2.AlterClientQuotasRequest, admin_pb2.AlterClientQuotasResponse]
 
 class AdminServicer:
     def CreateTopics(
@@ -196,6 +202,25 @@ class AdminServicer:
         context: Any,
     ) -> admin_pb2.UpdateFeaturesResponse | Awaitable[admin_pb2.UpdateFeaturesResponse]:
         """UpdateFeatures (api key 57): all updates or none; answered once the records commit."""
+        ...
+
+    def DescribeClientQuotas(
+        self,
+        request: admin_pb2.DescribeClientQuotasRequest,
+        context: Any,
+    ) -> admin_pb2.DescribeClientQuotasResponse | Awaitable[admin_pb2.DescribeClientQuotasResponse]:
+        """Client quotas (Kafka's api keys 48 and 49), kept as ClientQuotaRecords. Describe needs
+        DESCRIBE_CONFIGS on the cluster, Alter ALTER_CONFIGS; Alter answers per entry once the
+        records commit.
+        """
+        ...
+
+    def AlterClientQuotas(
+        self,
+        request: admin_pb2.AlterClientQuotasRequest,
+        context: Any,
+    ) -> admin_pb2.AlterClientQuotasResponse | Awaitable[admin_pb2.AlterClientQuotasResponse]:
+        """Not implemented unless overridden."""
         ...
 
 def add_AdminServicer_to_server(

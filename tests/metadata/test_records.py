@@ -72,6 +72,7 @@ def test_type_ids_and_versions_are_kraft_api_keys() -> None:
         "RegisterControllerRecord": (27, 0),
         "RequestOutcomeRecord": (200, 0),
         "ClearElrRecord": (28, 0),
+        "ClientQuotaRecord": (14, 0),
     }
 
 
