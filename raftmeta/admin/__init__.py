@@ -1,5 +1,6 @@
 """The admin API: create, describe and delete topics, read and change configs, describe the
-cluster, elect leaders and manage ACLs, against whichever node is the active controller.
+cluster, elect leaders and manage ACLs and client quotas, against whichever node is the active
+controller.
 
 ``AdminClient`` (threads, ``concurrent.futures``) and ``AsyncAdminClient`` (asyncio) are shaped
 like confluent-kafka's AdminClient: a config dict (``bootstrap.servers``,
@@ -41,6 +42,14 @@ from raftmeta.admin.types import (
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.quotas import (
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilter,
+    QuotaFilterComponent,
+    QuotaMatchType,
+    QuotaOp,
+)
 from raftmeta.errors import ErrorCode
 from raftmeta.records import AclOperation, AclPatternType, AclPermissionType, AclResourceType
 
@@ -59,6 +68,9 @@ __all__ = [
     "AsyncAdminClient",
     "AsyncElectLeadersResult",
     "BrokerDescription",
+    "ClientQuotaAlteration",
+    "ClientQuotaEntity",
+    "ClientQuotaFilter",
     "ClusterDescription",
     "ConfigEntry",
     "ConfigResource",
@@ -73,6 +85,9 @@ __all__ = [
     "NewTopic",
     "PartitionDescription",
     "QuorumInfo",
+    "QuotaFilterComponent",
+    "QuotaMatchType",
+    "QuotaOp",
     "Replica",
     "ResourceType",
     "TopicDescription",

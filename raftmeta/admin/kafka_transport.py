@@ -40,6 +40,7 @@ from raftmeta.admin.types import (
     TopicDescription,
 )
 from raftmeta.common.elections import TopicPartition
+from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
 from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
 from raftmeta.records import uuid_to_str
@@ -55,6 +56,8 @@ DESCRIBE_CONFIGS = (32, 4)
 INCREMENTAL_ALTER_CONFIGS = (44, 1)
 ELECT_LEADERS = (43, 2)
 DESCRIBE_QUORUM = (55, 2)
+DESCRIBE_CLIENT_QUOTAS = (48, 1)
+ALTER_CLIENT_QUOTAS = (49, 1)
 TOPIC_RESOURCE = 2
 TOPIC_CONFIG_SOURCE = 1
 NO_ID = bytes(16)
@@ -371,6 +374,64 @@ class KafkaTransport:
             if (key := config_resource_of(result.resource_type, result.resource_name))
         }
 
+    # ------------------------------------------------------------------------ client quotas
+
+    async def describe_client_quotas(
+        self, quota_filter: ClientQuotaFilter, timeout_ms: int | None
+    ) -> dict[ClientQuotaEntity, dict[str, float]]:
+        """From the active controller, so that a caller reads its own writes."""
+        budget = self._budget(timeout_ms)
+        values = {
+            "components": [
+                {
+                    "entity_type": component.entity_type,
+                    "match_type": component.match_type,
+                    "match": component.match,
+                }
+                for component in quota_filter.components
+            ],
+            "strict": quota_filter.strict,
+        }
+        answer = await self._to_controller(
+            DESCRIBE_CLIENT_QUOTAS,
+            values,
+            budget,
+            lambda answer: answer.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        error = _item_error(answer)
+        if error is not None:
+            raise error
+        return {
+            _quota_entity(entry.entity): {value.key: value.value for value in entry.values}
+            for entry in answer.entries or ()
+        }
+
+    async def alter_client_quotas(
+        self,
+        alterations: Sequence[ClientQuotaAlteration],
+        validate_only: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[ClientQuotaEntity, None]:
+        budget = self._budget(timeout_ms)
+        values = {
+            "entries": [
+                {
+                    "entity": [
+                        {"entity_type": kind, "entity_name": name}
+                        for kind, name in alteration.entity.parts
+                    ],
+                    "ops": [
+                        {"key": op.key, "value": op.value, "remove": op.remove}
+                        for op in alteration.ops
+                    ],
+                }
+                for alteration in alterations
+            ],
+            "validate_only": validate_only,
+        }
+        answer = await self._to_controller(ALTER_CLIENT_QUOTAS, values, budget, _moved("entries"))
+        return {_quota_entity(entry.entity): _item_error(entry) for entry in answer.entries}
+
     # ------------------------------------------------------------------------ elections
 
     async def elect_leaders(
@@ -483,6 +544,10 @@ def _item_error(item: Any) -> KafkaException | None:
     if not item.error_code:
         return None
     return KafkaException(item.error_code, item.error_message or ErrorCode(item.error_code).name)
+
+
+def _quota_entity(parts: Any) -> ClientQuotaEntity:
+    return ClientQuotaEntity.of((part.entity_type, part.entity_name) for part in parts or ())
 
 
 def _item_errors(items: Iterable[Any]) -> Outcomes[str, None]:

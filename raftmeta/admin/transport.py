@@ -32,6 +32,7 @@ from raftmeta.admin.types import (
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
 from raftmeta.errors import ErrorCode
 
 K = TypeVar("K")
@@ -99,6 +100,17 @@ class AdminTransport(Protocol):
     ) -> Outcomes[AclBindingFilter, list[AclBinding]]: ...
 
     async def describe_quorum(self, timeout_ms: int | None) -> QuorumInfo: ...
+
+    async def describe_client_quotas(
+        self, quota_filter: ClientQuotaFilter, timeout_ms: int | None
+    ) -> dict[ClientQuotaEntity, dict[str, float]]: ...
+
+    async def alter_client_quotas(
+        self,
+        alterations: Sequence[ClientQuotaAlteration],
+        validate_only: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[ClientQuotaEntity, None]: ...
 
     async def close(self) -> None: ...
 

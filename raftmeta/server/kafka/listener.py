@@ -68,6 +68,7 @@ from raftmeta.server.kafka import (
     limits,
     partitions,
     quorum,
+    quotas,
     sasl,
     topics,
 )
@@ -96,7 +97,7 @@ RETIRE_AFTER_S = 1.0
 """How long a connection told of a controller this node no longer names must stay so, with no
 request, before it is closed. A client that learned of the new controller elsewhere sends its
 next call at once, which keeps the connection; a call sent just as it closes would be lost."""
-CONTROLLER_BOUND = frozenset({19, 20, 33, 37, 43, 44, 57})
+CONTROLLER_BOUND = frozenset({19, 20, 33, 37, 43, 44, 49, 57})
 """Writes, sent to the controller a client was told of: one answered here while this node is
 the active controller shows the client knows it."""
 """How long a stopping listener lets requests in progress finish before cancelling them."""
@@ -120,6 +121,8 @@ def _served() -> dict[int, Api]:
         37: Api(0, 3, topics.create_partitions, topics.create_partitions_failed),
         43: Api(0, 2, elections.elect_leaders, elections.elect_leaders_failed),
         44: Api(0, 1, configs.incremental_alter_configs, configs.incremental_alter_configs_failed),
+        48: Api(0, 1, quotas.describe_client_quotas),
+        49: Api(0, 1, quotas.alter_client_quotas, quotas.alter_client_quotas_failed),
         55: Api(0, 2, quorum.describe_quorum),
         57: Api(0, 2, features.update_features),
         60: Api(0, 2, cluster.describe_cluster),
