@@ -13,6 +13,7 @@ from raftmeta.cli import (
     broker,
     brokers,
     chaos,
+    configs,
     demo,
     dev,
     dump,
@@ -46,6 +47,7 @@ COMMANDS: tuple[Command, ...] = (
     acls,
     audit,
     spark_cluster,
+    configs,
 )
 """Every command, in the order ``--help`` lists them. A command module imports what its work
 needs when it runs, so building the parser stays cheap."""
