@@ -11,7 +11,12 @@ from typing import Any
 
 import pytest
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import admin_pb2 as apb
