@@ -111,7 +111,7 @@ class AsyncAdminClient:
 
     The config dict takes ``bootstrap.servers`` (nodes of the quorum: raftmeta's gRPC Admin
     service) or ``bootstrap.controllers`` (the controllers' KAFKA listeners: Kafka's protocol,
-    for the topic, config, election and quorum calls; the others fail with
+    for the topic, config, client quota, election and quorum calls; the others fail with
     UNSUPPORTED_VERSION), ``request.timeout.ms``, ``bearer.token`` (gRPC only),
     ``security.protocol=SSL`` with the ``ssl.*`` keys for either, and
     ``bootstrap.unreachable.timeout.ms``.

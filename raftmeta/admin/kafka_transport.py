@@ -14,7 +14,8 @@ ControllerId and the controllers' KAFKA endpoints), and follow it once when it h
 ``ssl.truststore.*`` and presenting ``ssl.keystore.*`` when set, exactly as the gRPC transport
 uses the same keys. SASL is not spoken, so neither are bearer tokens.
 
-ACLs are not served by the KAFKA listener, and cluster descriptions and features are not
+Client quotas go as Kafka's DescribeClientQuotas and AlterClientQuotas. ACLs are not served
+by the KAFKA listener, and cluster descriptions and features are not
 carried here (Kafka's DescribeCluster lacks the broker states raftmeta's has): those
 operations fail with UNSUPPORTED_VERSION, naming ``bootstrap.servers``.
 """

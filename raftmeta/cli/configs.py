@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from raftmeta.cli.admin_options import add_connection_options, admin_connection, run_admin
@@ -113,9 +114,24 @@ def _usage(message: str) -> CommandLineError:
     return CommandLineError(f"raftmeta configs: {message} (see --help)", USAGE_ERROR)
 
 
-def entities(args: argparse.Namespace) -> list[tuple[str, str | None]]:
-    """Each ``--entity-type`` with its name (``None``: the default entity, or, describing,
-    no name given); the combinations kafka-configs.sh refuses exit 2."""
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """One ``--entity-type`` with what names it: ``name``, or ``is_default`` for
+    ``--entity-default``, or neither (describing every entity of the type)."""
+
+    kind: str
+    name: str | None = None
+    is_default: bool = False
+
+    @property
+    def resource_name(self) -> str:
+        """A topic or broker resource's name; the cluster-wide broker default is ``""``."""
+        return self.name or ""
+
+
+def entities(args: argparse.Namespace) -> list[Entity]:
+    """Each ``--entity-type`` paired with the ``--entity-name`` or ``--entity-default`` at its
+    position; the combinations kafka-configs.sh refuses exit 2."""
     types: list[str] = args.entity_type
     names: list[str | None] = list(args.entity_names or [])
     if not types:
@@ -133,20 +149,22 @@ def entities(args: argparse.Namespace) -> list[tuple[str, str | None]]:
         raise _usage("more --entity-name/--entity-default than --entity-type")
     if args.alter and len(names) != len(types):
         raise _usage("--alter needs an --entity-name or --entity-default for each --entity-type")
-    given = len(names)
-    names.extend([None] * (len(types) - given))
-    paired = list(zip(types, names, strict=True))
-    for index, (kind, name) in enumerate(paired):
-        defaulted = index < given and name is None
-        if kind == "topics" and defaulted:
+    paired = [
+        Entity(kind, names[index], names[index] is None) if index < len(names) else Entity(kind)
+        for index, kind in enumerate(types)
+    ]
+    for entity in paired:
+        if entity.kind == "topics" and entity.is_default:
             raise _usage("--entity-default does not apply to topics")
-        if kind == "brokers" and name is not None and not (name.isdigit() and name.isascii()):
+        name = entity.name
+        if (
+            entity.kind == "brokers"
+            and name is not None
+            and not (name.isdigit() and name.isascii())
+        ):
             raise _usage(
                 f"the entity name for brokers must be a valid integer broker id, but it is: {name}"
             )
-    args.entity_defaulted = [
-        index < given and name is None for index, (_, name) in enumerate(paired)
-    ]
     return paired
 
 
@@ -176,37 +194,24 @@ def check_options(args: argparse.Namespace) -> tuple[list[AddedConfig], list[str
 
 def run(args: argparse.Namespace) -> int:
     added, deleted = check_options(args)
-    paired = entities(args)
-    kind = paired[0][0]
+    named = entities(args)
+    first = named[0]
     connection = admin_connection(args)
-    if kind in QUOTA_TYPES:
-        parts = [
-            (QUOTA_ENTITY_TYPE[entity_type], name, defaulted)
-            for (entity_type, name), defaulted in zip(paired, args.entity_defaulted, strict=True)
-        ]
+    if first.kind in QUOTA_TYPES:
         if args.describe:
             return run_admin(
-                connection, lambda client: _describe_quotas(client, parts), FAILURE_PREFIX
+                connection, lambda client: _describe_quotas(client, named), FAILURE_PREFIX
             )
         values = {config.key: _quota_value(config) for config in added}
         return run_admin(
-            connection,
-            lambda client: _alter_quotas(client, paired, parts, values, deleted),
-            FAILURE_PREFIX,
+            connection, lambda client: _alter_quotas(client, named, values, deleted), FAILURE_PREFIX
         )
-    name = paired[0][1]
-    defaulted = args.entity_defaulted[0]
     if args.describe:
         return run_admin(
-            connection,
-            lambda client: _describe_configs(client, kind, name, defaulted, args.all),
-            FAILURE_PREFIX,
+            connection, lambda client: _describe_configs(client, first, args.all), FAILURE_PREFIX
         )
-    assert name is not None or defaulted
     return run_admin(
-        connection,
-        lambda client: _alter_configs(client, kind, name or "", added, deleted),
-        FAILURE_PREFIX,
+        connection, lambda client: _alter_configs(client, first, added, deleted), FAILURE_PREFIX
     )
 
 
@@ -250,13 +255,12 @@ def heading(kind: str, name: str, describe_all: bool) -> str:
     return f"{'All' if describe_all else 'Dynamic'} configs for {kind[:-1]} {name} are:"
 
 
-async def _describe_configs(
-    client: Any, kind: str, name: str | None, defaulted: bool, describe_all: bool
-) -> int:
+async def _describe_configs(client: Any, entity: Entity, describe_all: bool) -> int:
     from raftmeta.admin import ConfigResource
 
-    if name is not None or defaulted:
-        names = [name or ""]
+    kind = entity.kind
+    if entity.name is not None or entity.is_default:
+        names = [entity.resource_name]
     elif kind == "topics":
         names = sorted(await client.describe_topics())
     else:
@@ -275,11 +279,12 @@ async def _describe_configs(
 
 
 async def _alter_configs(
-    client: Any, kind: str, name: str, added: Sequence[AddedConfig], deleted: Sequence[str]
+    client: Any, entity: Entity, added: Sequence[AddedConfig], deleted: Sequence[str]
 ) -> int:
     from raftmeta.admin import AlterConfigOpType, ConfigEntry, ConfigResource, KafkaException
     from raftmeta.errors import ErrorCode
 
+    kind, name = entity.kind, entity.resource_name
     resource = ConfigResource(_resource_type(kind), name)
     if deleted:
         described = await client.describe_configs([resource])[resource]
@@ -336,14 +341,17 @@ def quota_line(entity: Any, values: dict[str, float]) -> str:
     return f"Quota configs for {', '.join(parts)} are {entries}"
 
 
-async def _describe_quotas(client: Any, parts: list[tuple[str, str | None, bool]]) -> int:
+async def _describe_quotas(client: Any, named: list[Entity]) -> int:
+    """Kafka's tool asks for exactly the named types (a strict filter): each by name, as the
+    default entity, or any entity of the type when neither is given."""
     from raftmeta.admin import ClientQuotaFilter, QuotaFilterComponent, QuotaMatchType
 
     components = []
-    for entity_type, name, defaulted in parts:
-        if name is not None:
-            components.append(QuotaFilterComponent(entity_type, QuotaMatchType.EXACT, name))
-        elif defaulted:
+    for entity in named:
+        entity_type = QUOTA_ENTITY_TYPE[entity.kind]
+        if entity.name is not None:
+            components.append(QuotaFilterComponent(entity_type, QuotaMatchType.EXACT, entity.name))
+        elif entity.is_default:
             components.append(QuotaFilterComponent(entity_type, QuotaMatchType.DEFAULT))
         else:
             components.append(QuotaFilterComponent(entity_type, QuotaMatchType.SPECIFIED))
@@ -358,20 +366,16 @@ def _entity_order(entity: Any) -> tuple[tuple[str, bool, str], ...]:
 
 
 async def _alter_quotas(
-    client: Any,
-    paired: list[tuple[str, str | None]],
-    parts: list[tuple[str, str | None, bool]],
-    values: dict[str, float],
-    deleted: Sequence[str],
+    client: Any, named: list[Entity], values: dict[str, float], deleted: Sequence[str]
 ) -> int:
     from raftmeta.admin import ClientQuotaAlteration, ClientQuotaEntity, QuotaOp
 
-    entity = ClientQuotaEntity.of((entity_type, name) for entity_type, name, _ in parts)
+    entity = ClientQuotaEntity.of((QUOTA_ENTITY_TYPE[part.kind], part.name) for part in named)
     ops = [QuotaOp(key, value) for key, value in values.items()]
     ops.extend(QuotaOp(key, remove=True) for key in deleted)
     alteration = ClientQuotaAlteration(entity, tuple(ops))
     await client.alter_client_quotas([alteration])[entity]
-    kind, name = paired[0]
+    kind, name = named[0].kind, named[0].name
     if name is None:
         print(f"Completed updating default config for {kind} in the cluster.")
     else:
