@@ -304,3 +304,23 @@ def test_the_broker_resolves_each_key_at_every_precedence_level_in_kafkas_order(
             TIMEOUT_S,
         )
         assert broker.ip_quotas("10.9.9.8") == {"connection_creation_rate": 50.0}
+
+
+def test_a_standby_refuses_alterations_with_not_controller_on_every_entry(
+    quorum: KafkaQuorum,
+) -> None:
+    entries = [
+        ([("user", "on-standby")], [("producer_byte_rate", 1.0, False)]),
+        ([("ip", None)], [("connection_creation_rate", 1.0, False)]),
+    ]
+    answer = raw(
+        quorum.kafka_address(quorum.follower()),
+        AlterClientQuotasRequest(version=1, entries=entries, validate_only=False),
+        AlterClientQuotasResponse,
+        1,
+    )
+    assert [entry.error_code for entry in answer.entries] == [ErrorCode.NOT_CONTROLLER] * 2
+    assert [[(p.entity_type, p.entity_name) for p in e.entity] for e in answer.entries] == [
+        [("user", "on-standby")],
+        [("ip", None)],
+    ]
