@@ -38,6 +38,7 @@ class ErrorCode(enum.IntEnum):
     PREFERRED_LEADER_NOT_AVAILABLE = 80
     ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
     ELECTION_NOT_NEEDED = 84
+    NO_REASSIGNMENT_IN_PROGRESS = 85
     INVALID_UPDATE_VERSION = 95
     UNKNOWN_TOPIC_ID = 100
     SECURITY_DISABLED = 54
@@ -48,6 +49,9 @@ class ErrorCode(enum.IntEnum):
     BROKER_ID_NOT_REGISTERED = 102
     INCONSISTENT_CLUSTER_ID = 104
     INELIGIBLE_REPLICA = 107
+    NEW_LEADER_ELECTED = 108
+    """AlterPartition: the change was written, and it elected another leader (a reassignment
+    completed that removed the sender)."""
     INVALID_REGISTRATION = 119
     INVALID_VOTER_KEY = 125
     """KIP-853: the (node id, directory id) named is not the voter, or not this replica."""

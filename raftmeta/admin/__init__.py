@@ -1,6 +1,6 @@
 """The admin API: create, describe and delete topics, read and change configs, describe the
-cluster, elect leaders and manage ACLs and client quotas, against whichever node is the active
-controller.
+cluster, elect leaders, move partitions' replicas and manage ACLs and client quotas, against
+whichever node is the active controller.
 
 ``AdminClient`` (threads, ``concurrent.futures``) and ``AsyncAdminClient`` (asyncio) are shaped
 like confluent-kafka's AdminClient: a config dict (``bootstrap.servers``,
@@ -50,6 +50,7 @@ from raftmeta.common.quotas import (
     QuotaMatchType,
     QuotaOp,
 )
+from raftmeta.common.reassignments import PartitionReassignment
 from raftmeta.errors import ErrorCode
 from raftmeta.records import AclOperation, AclPatternType, AclPermissionType, AclResourceType
 
@@ -84,6 +85,7 @@ __all__ = [
     "NewPartitions",
     "NewTopic",
     "PartitionDescription",
+    "PartitionReassignment",
     "QuorumInfo",
     "QuotaFilterComponent",
     "QuotaMatchType",

@@ -9,11 +9,12 @@ config values) it answers per item.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from raftmeta.admin.types import ConfigResource, NewPartitions, NewTopic
-from raftmeta.common.elections import ElectionType
+from raftmeta.common.elections import ElectionType, TopicPartition
+from raftmeta.common.reassignments import ReassignmentTarget
 
 K = TypeVar("K", bound=Hashable)
 
@@ -109,3 +110,54 @@ def wire_election_type(value: ElectionType | int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"election_type must be an ElectionType, got {value!r}")
     return int(value)
+
+
+def reassignment_targets(
+    reassignments: Mapping[TopicPartition, Sequence[int] | None],
+) -> list[ReassignmentTarget]:
+    """kafka-python's argument, ``{TopicPartition: [broker ids] or None}``, as the request's
+    targets in the mapping's order. An empty list is sent as asked: the controller answers it
+    per partition (INVALID_REPLICA_ASSIGNMENT), as Kafka's does."""
+    if not isinstance(reassignments, Mapping):
+        raise ValueError(
+            "expected a dict of TopicPartition to a list of broker ids (or None to cancel), "
+            f"got {type(reassignments).__name__}"
+        )
+    if not reassignments:
+        raise ValueError("expected at least one TopicPartition")
+    targets: list[ReassignmentTarget] = []
+    for partition, replicas in reassignments.items():
+        if not isinstance(partition, TopicPartition):
+            raise ValueError(f"expected TopicPartition keys, found {partition!r}")
+        if replicas is None:
+            targets.append(ReassignmentTarget(partition, None))
+            continue
+        if isinstance(replicas, (str, bytes)) or not isinstance(replicas, Iterable):
+            raise ValueError(f"{partition}: the replicas must be a list of broker ids")
+        listed = tuple(replicas)
+        if not all(_is_int(broker) for broker in listed):
+            raise ValueError(f"{partition}: the replicas must be int broker ids, got {listed!r}")
+        targets.append(ReassignmentTarget(partition, listed))
+    return targets
+
+
+def named_partitions(
+    topic_partitions: Sequence[TopicPartition] | Mapping[str, Sequence[int]] | None,
+) -> tuple[TopicPartition, ...] | None:
+    """kafka-python's ``topic_partitions``: a list of TopicPartition, a dict of topic name to
+    partition numbers, or None for every partition being moved."""
+    if topic_partitions is None:
+        return None
+    if isinstance(topic_partitions, Mapping):
+        named: list[TopicPartition] = []
+        for topic, numbers in topic_partitions.items():
+            if not isinstance(topic, str) or isinstance(numbers, (str, bytes)):
+                raise ValueError("expected a dict of topic name to a list of partition numbers")
+            for number in numbers:
+                if not _is_int(number):
+                    raise ValueError(f"{topic}: partition numbers must be ints, got {number!r}")
+                named.append(TopicPartition(topic, number))
+        return tuple(unique(named, "TopicPartition"))
+    return tuple(
+        unique(checked(topic_partitions, TopicPartition, "TopicPartition"), "TopicPartition")
+    )

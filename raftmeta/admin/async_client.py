@@ -40,6 +40,7 @@ from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.features import FeatureUpdate
 from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
+from raftmeta.common.reassignments import PartitionReassignment
 from raftmeta.errors import ErrorCode, KafkaError
 
 T = TypeVar("T")
@@ -111,7 +112,8 @@ class AsyncAdminClient:
 
     The config dict takes ``bootstrap.servers`` (nodes of the quorum: raftmeta's gRPC Admin
     service) or ``bootstrap.controllers`` (the controllers' KAFKA listeners: Kafka's protocol,
-    for the topic, config, client quota, election and quorum calls; the others fail with
+    for the topic, config, client quota, election, reassignment and quorum calls; the others
+    fail with
     UNSUPPORTED_VERSION), ``request.timeout.ms``, ``bearer.token`` (gRPC only),
     ``security.protocol=SSL`` with the ``ssl.*`` keys for either, and
     ``bootstrap.unreachable.timeout.ms``.
@@ -388,6 +390,81 @@ class AsyncAdminClient:
         ``bootstrap.controllers`` only."""
         timeout = arguments.timeout_ms(request_timeout)
         return self._submit_one(lambda t: t.describe_quorum(timeout))
+
+    def alter_partition_reassignments(
+        self,
+        reassignments: Mapping[TopicPartition, Sequence[int] | None],
+        *,
+        allow_replication_factor_change: bool = True,
+        request_timeout: float | None = None,
+    ) -> dict[TopicPartition, asyncio.Future[None]]:
+        """Move partitions' replicas (KIP-455): ``{TopicPartition: [broker ids]}`` starts (or
+        redirects) a move to that replica list, ``{TopicPartition: None}`` cancels the move in
+        progress. One future per partition, resolved with None once the controller has
+        committed the change (the move itself completes later, as the new replicas join the
+        ISR; :meth:`list_partition_reassignments` shows what is still moving), or failed with
+        the partition's KafkaException (kafka-python's method gives the same code per
+        partition as an error class). ``allow_replication_factor_change=False`` refuses a
+        target whose length differs from the partition's replica count (KIP-860)."""
+        targets = arguments.reassignment_targets(reassignments)
+        keys = [target.partition for target in targets]
+        allow = bool(allow_replication_factor_change)
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(
+            keys, lambda t: t.alter_partition_reassignments(targets, allow, timeout)
+        )
+
+    def list_partition_reassignments(
+        self,
+        topic_partitions: Sequence[TopicPartition] | Mapping[str, Sequence[int]] | None = None,
+        *,
+        request_timeout: float | None = None,
+    ) -> asyncio.Future[dict[TopicPartition, PartitionReassignment]]:
+        """The partitions being moved, each with its replicas, adding and removing replicas
+        (kafka-python's keys; :meth:`PartitionReassignment.as_dict` gives its dict).
+        ``topic_partitions`` (a list of TopicPartition, or kafka-python's ``{topic:
+        [partitions]}``) narrows the answer; a named partition that is unknown or not moving
+        is left out. ``None`` lists every move in progress."""
+        named = arguments.named_partitions(topic_partitions)
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.list_partition_reassignments(named, timeout))
+
+    def describe_cluster_id(self, *, request_timeout: float | None = None) -> asyncio.Future[str]:
+        """The cluster's id (Kafka's ``describeCluster().clusterId()``), over either door."""
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.describe_cluster_id(timeout))
+
+    def unregister_broker(
+        self, broker_id: int, *, request_timeout: float | None = None
+    ) -> asyncio.Future[None]:
+        """Remove broker ``broker_id``'s registration, as Kafka's ``Admin.unregisterBroker``
+        does for a broker that is gone for good; over ``bootstrap.controllers`` only."""
+        if isinstance(broker_id, bool) or not isinstance(broker_id, int) or broker_id < 0:
+            raise ValueError(f"expected a broker id (an int >= 0), got {broker_id!r}")
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.unregister_broker(broker_id, timeout))
+
+    def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        endpoints: Sequence[tuple[str, str, int]],
+        *,
+        request_timeout: float | None = None,
+    ) -> asyncio.Future[None]:
+        """Make a caught-up controller a voter (Kafka's ``Admin.addRaftVoter``): ``endpoints``
+        are its (listener name, host, port); over ``bootstrap.controllers`` only."""
+        timeout = arguments.timeout_ms(request_timeout)
+        listed = tuple(endpoints)
+        return self._submit_one(lambda t: t.add_raft_voter(voter_id, directory_id, listed, timeout))
+
+    def remove_raft_voter(
+        self, voter_id: int, directory_id: str, *, request_timeout: float | None = None
+    ) -> asyncio.Future[None]:
+        """Remove a voter (Kafka's ``Admin.removeRaftVoter``); over ``bootstrap.controllers``
+        only."""
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.remove_raft_voter(voter_id, directory_id, timeout))
 
     async def close(self) -> None:
         """Cancel requests still under way (their futures are cancelled) and close the

@@ -35,6 +35,11 @@ from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
 from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
+from raftmeta.common.reassignments import (
+    PartitionReassignment,
+    ReassignmentTarget,
+    grouped_by_topic,
+)
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.records import uuid_to_str
 from raftmeta.rpc import admin_pb2 as pb
@@ -116,6 +121,16 @@ class GrpcTransport:
     describe_quorum = not_offered(
         "DescribeQuorum", "bootstrap.controllers (or raftmeta quorum describe)"
     )
+    unregister_broker = not_offered("UnregisterBroker", "bootstrap.controllers")
+    add_raft_voter = not_offered(
+        "AddRaftVoter", "bootstrap.controllers (or raftmeta quorum add-controller)"
+    )
+    remove_raft_voter = not_offered(
+        "RemoveRaftVoter", "bootstrap.controllers (or raftmeta quorum remove-controller)"
+    )
+
+    async def describe_cluster_id(self, timeout_ms: int | None) -> str:
+        return (await self.describe_cluster(False, timeout_ms)).cluster_id
 
     async def close(self) -> None:
         await self.channel.close()
@@ -425,6 +440,60 @@ class GrpcTransport:
                 outcomes[key] = _item_error(result.error_code, result.error_message)
         _fill_missing(outcomes, partitions or (), "partition")
         return outcomes
+
+    async def alter_partition_reassignments(
+        self,
+        targets: Sequence[ReassignmentTarget],
+        allow_replication_factor_change: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[TopicPartition, None]:
+        budget = _timeout_ms(self.channel, timeout_ms)
+        topics: dict[str, pb.ReassignableTopic] = {}
+        for target in targets:
+            named = target.partition
+            topic = topics.setdefault(named.topic, pb.ReassignableTopic(name=named.topic))
+            partition = topic.partitions.add(partition=named.partition)
+            if target.replicas is not None:
+                partition.replicas.broker_ids.extend(target.replicas)
+        request = pb.AlterPartitionReassignmentsRequest(
+            topics=list(topics.values()),
+            timeout_ms=budget,
+            allow_replication_factor_change=allow_replication_factor_change,
+            request_id=new_request_id(),
+        )
+        response = await self._call("Admin/AlterPartitionReassignments", request, budget)
+        outcomes: Outcomes[TopicPartition, None] = {}
+        for answered in response.responses:
+            for result in answered.partitions:
+                key = TopicPartition(answered.name, result.partition_id)
+                outcomes[key] = _item_error(result.error_code, result.error_message)
+        _fill_missing(outcomes, (target.partition for target in targets), "partition")
+        return outcomes
+
+    async def list_partition_reassignments(
+        self, partitions: Sequence[TopicPartition] | None, timeout_ms: int | None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        budget = _timeout_ms(self.channel, timeout_ms)
+        request = pb.ListPartitionReassignmentsRequest(timeout_ms=budget)
+        if partitions is not None:
+            request.topic_partitions.CopyFrom(
+                pb.TopicPartitionsList(
+                    topics=[
+                        pb.TopicPartitions(topic=topic, partitions=numbers)
+                        for topic, numbers in grouped_by_topic(tuple(partitions)).items()
+                    ]
+                )
+            )
+        response = await self._call("Admin/ListPartitionReassignments", request, budget)
+        return {
+            TopicPartition(topic.name, moving.partition): PartitionReassignment(
+                tuple(moving.replicas),
+                tuple(moving.adding_replicas),
+                tuple(moving.removing_replicas),
+            )
+            for topic in response.topics
+            for moving in topic.partitions
+        }
 
 
 def _quota_entity(message: Any) -> ClientQuotaEntity:

@@ -14,10 +14,11 @@ ControllerId and the controllers' KAFKA endpoints), and follow it once when it h
 ``ssl.truststore.*`` and presenting ``ssl.keystore.*`` when set, exactly as the gRPC transport
 uses the same keys. SASL is not spoken, so neither are bearer tokens.
 
-Client quotas go as Kafka's DescribeClientQuotas and AlterClientQuotas. ACLs are not served
-by the KAFKA listener, and cluster descriptions and features are not
-carried here (Kafka's DescribeCluster lacks the broker states raftmeta's has): those
-operations fail with UNSUPPORTED_VERSION, naming ``bootstrap.servers``.
+ACLs, client quotas, the unregistration of a broker and the voter changes go over Kafka's own
+ACL, DescribeClientQuotas/AlterClientQuotas, UnregisterBroker and AddRaftVoter/RemoveRaftVoter
+APIs. Cluster descriptions and features are not carried here (Kafka's DescribeCluster lacks
+the broker states raftmeta's has): those operations fail with UNSUPPORTED_VERSION, naming
+``bootstrap.servers``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import asyncio
 import contextlib
 import itertools
 import ssl
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -40,11 +42,17 @@ from raftmeta.admin.types import (
     PartitionDescription,
     TopicDescription,
 )
+from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
+from raftmeta.common.reassignments import (
+    PartitionReassignment,
+    ReassignmentTarget,
+    grouped_by_topic,
+)
 from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
-from raftmeta.records import uuid_to_str
+from raftmeta.records import uuid_from_str, uuid_to_str
 from raftmeta.security.ssl_contexts import client_ssl_context
 from raftmeta.security.tls import TlsSettings
 
@@ -57,6 +65,14 @@ DESCRIBE_CONFIGS = (32, 4)
 INCREMENTAL_ALTER_CONFIGS = (44, 1)
 ELECT_LEADERS = (43, 2)
 DESCRIBE_QUORUM = (55, 2)
+ALTER_PARTITION_REASSIGNMENTS = (45, 1)
+LIST_PARTITION_REASSIGNMENTS = (46, 0)
+DESCRIBE_ACLS = (29, 3)
+CREATE_ACLS = (30, 3)
+DELETE_ACLS = (31, 3)
+UNREGISTER_BROKER = (64, 0)
+ADD_RAFT_VOTER = (80, 0)
+REMOVE_RAFT_VOTER = (81, 0)
 DESCRIBE_CLIENT_QUOTAS = (48, 1)
 ALTER_CLIENT_QUOTAS = (49, 1)
 TOPIC_RESOURCE = 2
@@ -92,9 +108,6 @@ class KafkaTransport:
     describe_cluster = not_offered("DescribeCluster", INSTEAD)
     describe_features = not_offered("DescribeFeatures", INSTEAD)
     update_features = not_offered("UpdateFeatures", INSTEAD)
-    create_acls = not_offered("CreateAcls", INSTEAD)
-    describe_acls = not_offered("DescribeAcls", INSTEAD)
-    delete_acls = not_offered("DeleteAcls", INSTEAD)
 
     # ------------------------------------------------------------------------ the wire
 
@@ -466,6 +479,86 @@ class KafkaTransport:
             for p in result.partition_result
         }
 
+    # ------------------------------------------------------------------------ reassignments
+
+    async def alter_partition_reassignments(
+        self,
+        targets: Sequence[ReassignmentTarget],
+        allow_replication_factor_change: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[TopicPartition, None]:
+        budget = self._budget(timeout_ms)
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for target in targets:
+            by_topic.setdefault(target.partition.topic, []).append(
+                {
+                    "partition_index": target.partition.partition,
+                    "replicas": None if target.replicas is None else list(target.replicas),
+                }
+            )
+        values = {
+            "timeout_ms": budget,
+            "allow_replication_factor_change": allow_replication_factor_change,
+            "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()],
+        }
+        answer = await self._to_controller(
+            ALTER_PARTITION_REASSIGNMENTS,
+            values,
+            budget,
+            lambda a: a.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        if answer.error_code:
+            raise KafkaException(
+                answer.error_code, answer.error_message or ErrorCode(answer.error_code).name
+            )
+        outcomes: Outcomes[TopicPartition, None] = {
+            TopicPartition(topic.name, p.partition_index): None
+            if p.error_code == 0
+            else KafkaException(p.error_code, p.error_message or ErrorCode(p.error_code).name)
+            for topic in answer.responses
+            for p in topic.partitions
+        }
+        for target in targets:
+            outcomes.setdefault(
+                target.partition,
+                KafkaException(
+                    ErrorCode.UNKNOWN_SERVER_ERROR,
+                    f"the controller sent no result for partition {target.partition}",
+                ),
+            )
+        return outcomes
+
+    async def list_partition_reassignments(
+        self, partitions: Sequence[TopicPartition] | None, timeout_ms: int | None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        budget = self._budget(timeout_ms)
+        values = {
+            "timeout_ms": budget,
+            "topics": None
+            if partitions is None
+            else [
+                {"name": topic, "partition_indexes": numbers}
+                for topic, numbers in grouped_by_topic(tuple(partitions)).items()
+            ],
+        }
+        answer = await self._to_controller(
+            LIST_PARTITION_REASSIGNMENTS,
+            values,
+            budget,
+            lambda a: a.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        if answer.error_code:
+            raise KafkaException(
+                answer.error_code, answer.error_message or ErrorCode(answer.error_code).name
+            )
+        return {
+            TopicPartition(topic.name, p.partition_index): PartitionReassignment(
+                tuple(p.replicas), tuple(p.adding_replicas), tuple(p.removing_replicas)
+            )
+            for topic in answer.topics
+            for p in topic.partitions
+        }
+
     # ------------------------------------------------------------------------ the quorum
 
     async def describe_quorum(self, timeout_ms: int | None) -> QuorumInfo:
@@ -512,6 +605,158 @@ class KafkaTransport:
             replicas(partition.current_voters),
             replicas(partition.observers),
         )
+
+    async def describe_cluster_id(self, timeout_ms: int | None) -> str:
+        """The cluster id a controller's Metadata names."""
+        answer = await self._metadata([], self._budget(timeout_ms))
+        return str(answer.cluster_id or "")
+
+    # ------------------------------------------------------------------------ ACLs
+
+    async def create_acls(
+        self, bindings: Sequence[AclBinding], timeout_ms: int | None
+    ) -> Outcomes[AclBinding, None]:
+        values = {"creations": [_creation(binding) for binding in bindings]}
+        answer = await self._to_controller(
+            CREATE_ACLS, values, self._budget(timeout_ms), _moved("results")
+        )
+        return {
+            binding: _item_error(result)
+            for binding, result in zip(bindings, answer.results, strict=False)
+        }
+
+    async def describe_acls(
+        self, acl_filter: AclBindingFilter, timeout_ms: int | None
+    ) -> list[AclBinding]:
+        """From the active controller, so that a caller reads its own writes."""
+        answer = await self._to_controller(
+            DESCRIBE_ACLS,
+            _acl_filter(acl_filter),
+            self._budget(timeout_ms),
+            lambda a: a.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        failure = _item_error(answer)
+        if failure is not None:
+            raise failure
+        return [
+            AclBinding(
+                resource.resource_type,
+                resource.resource_name,
+                resource.pattern_type,
+                acl.principal,
+                acl.host,
+                acl.operation,
+                acl.permission_type,
+            )
+            for resource in answer.resources
+            for acl in resource.acls
+        ]
+
+    async def delete_acls(
+        self, filters: Sequence[AclBindingFilter], timeout_ms: int | None
+    ) -> Outcomes[AclBindingFilter, list[AclBinding]]:
+        values = {"filters": [_acl_filter(item) for item in filters]}
+        answer = await self._to_controller(
+            DELETE_ACLS, values, self._budget(timeout_ms), _moved("filter_results")
+        )
+        outcomes: Outcomes[AclBindingFilter, list[AclBinding]] = {}
+        for acl_filter, result in zip(filters, answer.filter_results, strict=False):
+            outcomes[acl_filter] = _item_error(result) or [
+                AclBinding(
+                    acl.resource_type,
+                    acl.resource_name,
+                    acl.pattern_type,
+                    acl.principal,
+                    acl.host,
+                    acl.operation,
+                    acl.permission_type,
+                )
+                for acl in result.matching_acls
+            ]
+        return outcomes
+
+    # ------------------------------------------------------------------------ brokers, voters
+
+    async def unregister_broker(self, broker_id: int, timeout_ms: int | None) -> None:
+        answer = await self._to_controller(
+            UNREGISTER_BROKER,
+            {"broker_id": broker_id},
+            self._budget(timeout_ms),
+            lambda a: a.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        failure = _item_error(answer)
+        if failure is not None:
+            raise failure
+
+    async def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        endpoints: Sequence[tuple[str, str, int]],
+        timeout_ms: int | None,
+    ) -> None:
+        """Answered once the change commits; the leader (the active controller) decides."""
+        budget = self._budget(timeout_ms)
+        values = {
+            "cluster_id": None,
+            "timeout_ms": budget,
+            "voter_id": voter_id,
+            "voter_directory_id": _directory(directory_id),
+            "listeners": [{"name": n, "host": h, "port": p} for n, h, p in endpoints],
+        }
+        await self._voter_change(ADD_RAFT_VOTER, values, budget)
+
+    async def remove_raft_voter(
+        self, voter_id: int, directory_id: str, timeout_ms: int | None
+    ) -> None:
+        values = {
+            "cluster_id": None,
+            "voter_id": voter_id,
+            "voter_directory_id": _directory(directory_id),
+        }
+        await self._voter_change(REMOVE_RAFT_VOTER, values, self._budget(timeout_ms))
+
+    async def _voter_change(self, api: tuple[int, int], values: Any, timeout_ms: int) -> None:
+        answer = await self._to_controller(
+            api, values, timeout_ms, lambda a: a.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        )
+        failure = _item_error(answer)
+        if failure is not None:
+            raise failure
+
+
+def _directory(directory_id: str) -> uuid.UUID:
+    """A directory id as Kafka prints it, as the wire's UUID (zeros for none)."""
+    if not directory_id:
+        return uuid.UUID(int=0)
+    try:
+        return uuid.UUID(bytes=uuid_from_str(directory_id))
+    except ValueError as error:
+        raise KafkaException(ErrorCode.INVALID_REQUEST, str(error)) from None
+
+
+def _creation(binding: AclBinding) -> dict[str, Any]:
+    return {
+        "resource_type": binding.resource_type,
+        "resource_name": binding.resource_name,
+        "resource_pattern_type": binding.pattern_type,
+        "principal": binding.principal,
+        "host": binding.host,
+        "operation": binding.operation,
+        "permission_type": binding.permission_type,
+    }
+
+
+def _acl_filter(acl_filter: AclBindingFilter) -> dict[str, Any]:
+    return {
+        "resource_type_filter": acl_filter.resource_type,
+        "resource_name_filter": acl_filter.resource_name,
+        "pattern_type_filter": acl_filter.pattern_type,
+        "principal_filter": acl_filter.principal,
+        "host_filter": acl_filter.host,
+        "operation": acl_filter.operation,
+        "permission_type": acl_filter.permission_type,
+    }
 
 
 def _metadata_request(topics: Sequence[str] | None) -> dict[str, Any]:

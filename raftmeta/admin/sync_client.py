@@ -36,6 +36,7 @@ from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.features import FeatureUpdate
 from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
+from raftmeta.common.reassignments import PartitionReassignment
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -59,6 +60,13 @@ class Describe(Timeout, total=False):
     """``include_image_digest``: ask for a digest of the controller's metadata image."""
 
     include_image_digest: bool
+
+
+class Reassign(Timeout, total=False):
+    """``allow_replication_factor_change``: False refuses a target of another length than
+    the partition's replica count (KIP-860)."""
+
+    allow_replication_factor_change: bool
 
 
 class ElectLeadersResult:
@@ -223,6 +231,47 @@ class AdminClient:
 
     def describe_quorum(self, **options: Unpack[Timeout]) -> Future[QuorumInfo]:
         return self._one(lambda core: core.describe_quorum(**options))
+
+    def alter_partition_reassignments(
+        self,
+        reassignments: Mapping[TopicPartition, Sequence[int] | None],
+        **options: Unpack[Reassign],
+    ) -> dict[TopicPartition, Future[None]]:
+        """One future per partition: None once the move (or, for a None target, its
+        cancellation) is committed, or the partition's KafkaException."""
+        return self._each(lambda core: core.alter_partition_reassignments(reassignments, **options))
+
+    def list_partition_reassignments(
+        self,
+        topic_partitions: Sequence[TopicPartition] | Mapping[str, Sequence[int]] | None = None,
+        **options: Unpack[Timeout],
+    ) -> Future[dict[TopicPartition, PartitionReassignment]]:
+        """One future of the partitions being moved (all of them for ``None``)."""
+        return self._one(
+            lambda core: core.list_partition_reassignments(topic_partitions, **options)
+        )
+
+    def describe_cluster_id(self, **options: Unpack[Timeout]) -> Future[str]:
+        return self._one(lambda core: core.describe_cluster_id(**options))
+
+    def unregister_broker(self, broker_id: int, **options: Unpack[Timeout]) -> Future[None]:
+        return self._one(lambda core: core.unregister_broker(broker_id, **options))
+
+    def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        endpoints: Sequence[tuple[str, str, int]],
+        **options: Unpack[Timeout],
+    ) -> Future[None]:
+        return self._one(
+            lambda core: core.add_raft_voter(voter_id, directory_id, endpoints, **options)
+        )
+
+    def remove_raft_voter(
+        self, voter_id: int, directory_id: str, **options: Unpack[Timeout]
+    ) -> Future[None]:
+        return self._one(lambda core: core.remove_raft_voter(voter_id, directory_id, **options))
 
     def close(self, timeout: float = 5.0) -> None:
         """Cancel requests under way (their futures are cancelled), close the connections and

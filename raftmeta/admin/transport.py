@@ -33,6 +33,7 @@ from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
 from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
+from raftmeta.common.reassignments import PartitionReassignment, ReassignmentTarget
 from raftmeta.errors import ErrorCode
 
 K = TypeVar("K")
@@ -101,6 +102,32 @@ class AdminTransport(Protocol):
 
     async def describe_quorum(self, timeout_ms: int | None) -> QuorumInfo: ...
 
+    async def alter_partition_reassignments(
+        self,
+        targets: Sequence[ReassignmentTarget],
+        allow_replication_factor_change: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[TopicPartition, None]: ...
+
+    async def list_partition_reassignments(
+        self, partitions: Sequence[TopicPartition] | None, timeout_ms: int | None
+    ) -> dict[TopicPartition, PartitionReassignment]: ...
+
+    async def describe_cluster_id(self, timeout_ms: int | None) -> str: ...
+
+    async def unregister_broker(self, broker_id: int, timeout_ms: int | None) -> None: ...
+
+    async def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        endpoints: Sequence[tuple[str, str, int]],
+        timeout_ms: int | None,
+    ) -> None: ...
+
+    async def remove_raft_voter(
+        self, voter_id: int, directory_id: str, timeout_ms: int | None
+    ) -> None: ...
     async def describe_client_quotas(
         self, quota_filter: ClientQuotaFilter, timeout_ms: int | None
     ) -> dict[ClientQuotaEntity, dict[str, float]]: ...

@@ -4,7 +4,8 @@ As in Kafka, Create and Delete need ALTER on the cluster and Describe needs DESC
 authorizer configured there is nothing to enforce ACLs, so each answers SECURITY_DISABLED
 instead of storing rules nobody reads. Creations and deletions answer once their records
 commit; Describe reads the committed image after this controller's own pending records commit,
-so a client sees its own changes.
+so a client sees its own changes. A standby answers Describe from its own committed image
+(``describe_acls_here``), as a Kafka client bootstrapped to any controller asks it there.
 """
 
 from __future__ import annotations
@@ -54,16 +55,35 @@ class AclApis(ApisBase):
         self, principal: str, acl_filter: AclBindingFilter, timeout_ms: int = 0
     ) -> tuple[AclBinding, ...]:
         async def body(controller: QuorumController) -> tuple[AclBinding, ...]:
-            self.require_cluster(principal, Operation.DESCRIBE)
-            self._require_authorizer()
-            problem = acl_filter.problem()
-            if problem is not None:
-                # Refused before waiting on anything, as an unreadable filter would be.
-                raise KafkaError(ErrorCode.INVALID_REQUEST, problem)
+            self._check_describe(principal, acl_filter)
             await controller.sync(timeout_ms=timeout_of(timeout_ms))
             return await controller.describe_acls(acl_filter)
 
         return await self.on_active(body)
+
+    async def describe_acls_here(
+        self, principal: str, acl_filter: AclBindingFilter
+    ) -> tuple[AclBinding, ...] | None:
+        """DescribeAcls from this controller's committed image, active or not (a standby
+        answering a Kafka client bootstrapped to it, as Kafka's controllers answer it from
+        their own authorizer); None before the controller runs. Without the active
+        controller's sync, so it may trail it by the commits in flight."""
+        controller = self.host.maybe_controller
+        if controller is None:
+            return None
+        try:
+            self._check_describe(principal, acl_filter)
+            return await controller.describe_acls(acl_filter)
+        except Exception as error:
+            raise self.failure(error) from error
+
+    def _check_describe(self, principal: str, acl_filter: AclBindingFilter) -> None:
+        self.require_cluster(principal, Operation.DESCRIBE)
+        self._require_authorizer()
+        problem = acl_filter.problem()
+        if problem is not None:
+            # Refused before waiting on anything, as an unreadable filter would be.
+            raise KafkaError(ErrorCode.INVALID_REQUEST, problem)
 
     async def delete_acls(
         self, principal: str, request: DeleteAclsRequest

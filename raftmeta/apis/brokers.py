@@ -1,5 +1,6 @@
 """The broker lifecycle, for the controller's own wire: RegisterBroker, BrokerHeartbeat,
-AlterPartition, UnregisterBroker and RegisterController.
+AlterPartition, UnregisterBroker and RegisterController; and UnregisterBroker as an operator
+sends it (ALTER on the cluster), for the Kafka listener.
 
 With client certificates required, a call must be made with the certificate of the node it
 speaks for (``broker-<id>``, or ``controller-<id>`` for RegisterController and a combined
@@ -110,6 +111,17 @@ class BrokerApis(ApisBase):
     async def unregister_broker(self, principal: str, proof: NodeProof, broker_id: int) -> None:
         async def body(controller: QuorumController) -> None:
             self._require_node(principal, proof)
+            await controller.unregister_broker(broker_id)
+
+        await self.on_active(body)
+
+    async def unregister_broker_by_admin(self, principal: str, broker_id: int) -> None:
+        """UnregisterBroker from an operator (Kafka's ``Admin.unregisterBroker``, the way a
+        dead broker's registration is removed): ALTER on the cluster, whatever the
+        certificate. BROKER_ID_NOT_REGISTERED for a broker that is not registered."""
+
+        async def body(controller: QuorumController) -> None:
+            self.require_cluster(principal, Operation.ALTER)
             await controller.unregister_broker(broker_id)
 
         await self.on_active(body)

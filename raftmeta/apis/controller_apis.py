@@ -17,7 +17,9 @@ from raftmeta.apis.configs import ConfigApis
 from raftmeta.apis.elections import ElectionApis
 from raftmeta.apis.features import FeatureApis
 from raftmeta.apis.quotas import QuotaApis
+from raftmeta.apis.reassignments import ReassignmentApis
 from raftmeta.apis.topics import TopicApis
+from raftmeta.apis.voters import VoterApis
 
 
 class ControllerApis(
@@ -28,6 +30,8 @@ class ControllerApis(
     AclApis,
     BrokerApis,
     ClusterApis,
+    VoterApis,
+    ReassignmentApis,
     QuotaApis,
 ):
     """Every controller operation, by domain (see each base's module)."""

@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from raftmeta.broker.catch_up import CatchUp
 from raftmeta.broker.dynamic_config import ConfigListener, DynamicBrokerConfig
 from raftmeta.broker.isr import WAIT_FOR_NEW_METADATA, RefusedAsStale, isr_expansions
 from raftmeta.broker.replica import (
@@ -142,6 +143,8 @@ class Broker:
         self._failure: BaseException | None = None
         self._isr_keeper: asyncio.Task[None] | None = None
         self._isr_wake = asyncio.Event()
+        self._catch_up = CatchUp(settings.replica_catch_up_delay_ms)
+        self._catch_up_timer: asyncio.TimerHandle | None = None
         self._replica.on_leadership_change(self._log_leadership)
 
     # --- reading -------------------------------------------------------------------------
@@ -219,6 +222,37 @@ class Broker:
     def ip_quotas(self, ip: str) -> dict[str, float]:
         """The quotas of connections from ``ip``: its own, else the default ip's."""
         return self._replica.image.effective_ip_quotas(ip)
+
+    # --- partition moves -----------------------------------------------------------------
+
+    def adding_partitions(self) -> list[tuple[str, int]]:
+        """The partitions (topic name, partition) a reassignment is adding this broker to
+        and whose ISR it has not joined yet: the replicas this broker must fetch until it has
+        caught up."""
+        image = self.image
+        found: list[tuple[str, int]] = []
+        for (topic_id, partition_id), partition in image.partitions():
+            if self.broker_id in partition.adding_replicas and self.broker_id not in partition.isr:
+                topic = image.topic(topic_id)
+                if topic is not None:
+                    found.append((topic.name, partition_id))
+        return sorted(found)
+
+    def mark_replica_caught_up(self, topic: str, partition: int, replica: int) -> bool:
+        """Say that ``replica`` (a broker id), which a reassignment is adding to the partition,
+        has caught up with the leader's log. When this broker leads the partition it then
+        asks the controller to add the replica to the ISR (AlterPartition); the expansion that
+        brings the last target replica in completes the move. False, and nothing marked, when
+        this broker's image does not show the replica being added (yet): wait for it
+        (:meth:`wait_for`). A mark is forgotten if the replica's broker is fenced or gone."""
+        image = self.image
+        found = image.topic_by_name(topic)
+        state = None if found is None else found.partitions.get(partition)
+        if found is None or state is None or replica not in state.adding_replicas:
+            return False
+        self._catch_up.mark((found.topic_id, partition), replica)
+        self._isr_wake.set()
+        return True
 
     # --- subscriptions -------------------------------------------------------------------
 
@@ -302,7 +336,8 @@ class Broker:
             )
 
     async def _new_node(self) -> RaftNode:
-        """An observer node on the broker's directory, served on a port the OS chooses."""
+        """An observer node on the broker's directory, served on 127.0.0.1 at
+        ``raftmeta.broker.observer.port`` (0: a port the OS chooses)."""
         settings = self.settings
         node = RaftNode(
             NodeSettings(
@@ -316,6 +351,7 @@ class Broker:
                 raft=settings.raft,
                 max_bytes_between_snapshots=settings.max_bytes_between_snapshots,
                 max_snapshot_interval_ms=settings.max_snapshot_interval_ms,
+                listen_port=settings.observer_port,
             ),
             # The stream where a voter serves one, gRPC where it does not (it asks each).
             node_connect(STREAM, settings.tls),
@@ -435,6 +471,7 @@ class Broker:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._isr_keeper = self._lifecycle = None
+        self._schedule_catch_up(None)
         if self._status is not None:
             self._status.close()
             self._status = None
@@ -507,17 +544,21 @@ class Broker:
         from old metadata only once the image holds newer epochs for its partition."""
         proposed: set[tuple[TopicId, int, int, tuple[tuple[int, int], ...]]] = set()
         stale = RefusedAsStale()
-        seen_version = -1
+        seen_version: tuple[int, int] | None = None
         while True:
             await self._isr_wake.wait()
             self._isr_wake.clear()
-            version = self._replica.content_version
-            if self._state is not BrokerState.RUNNING or version == seen_version:
+            if self._state is not BrokerState.RUNNING:
+                continue
+            image = self.image
+            self._schedule_catch_up(self._catch_up.observe(image, self.broker_id, _now_ms()))
+            version = (self._replica.content_version, self._catch_up.version)
+            if version == seen_version:
                 continue
             seen_version = version
-            image = self.image
             stale.forget_moved(image)
-            for topic_id, changes in isr_expansions(image, self.broker_id).items():
+            expansions = isr_expansions(image, self.broker_id, self._catch_up.is_caught_up)
+            for topic_id, changes in expansions.items():
                 keys = {
                     change.partition_id: (
                         topic_id,
@@ -550,11 +591,16 @@ class Broker:
                         continue
                     # Retried at the next change of the image (a NoOp commits every 500 ms).
                     proposed.difference_update(keys[change.partition_id] for change in fresh)
-                    seen_version = -1
+                    seen_version = None
                     log.info("broker %d: ISR expansion not accepted yet: %s", self.broker_id, error)
                     continue
                 by_partition = {change.partition_id: change for change in fresh}
-                refused = [r for r in results if not r.error.ok]
+                # NEW_LEADER_ELECTED: written, and it completed a move that removed this broker.
+                refused = [
+                    r
+                    for r in results
+                    if not r.error.ok and r.error.code is not ErrorCode.NEW_LEADER_ELECTED
+                ]
                 for result in refused:
                     sent = by_partition.get(result.partition_id)
                     if sent is not None and result.error.code in WAIT_FOR_NEW_METADATA:
@@ -566,6 +612,16 @@ class Broker:
                         len(refused),
                         refused[0].error.message or refused[0].error.code.name,
                     )
+
+    def _schedule_catch_up(self, due_in_ms: int | None) -> None:
+        """Wake the ISR keeper when the next adding replica's catch-up delay has passed."""
+        if self._catch_up_timer is not None:
+            self._catch_up_timer.cancel()
+            self._catch_up_timer = None
+        if due_in_ms is not None:
+            self._catch_up_timer = asyncio.get_running_loop().call_later(
+                due_in_ms / 1000, self._isr_wake.set
+            )
 
     # --- the lifecycle task --------------------------------------------------------------
 
@@ -796,6 +852,10 @@ class Broker:
                 change.offset,
                 shown,
             )
+
+
+def _now_ms() -> int:
+    return int(asyncio.get_running_loop().time() * 1000)
 
 
 def _raise_for_header(header: Any) -> None:

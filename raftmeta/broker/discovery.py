@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import grpc
@@ -26,6 +27,12 @@ from raftmeta.rpc import raft_pb2_grpc as pb_grpc
 from raftmeta.rpc.options import CHANNEL_OPTIONS
 from raftmeta.security.listener import aio_channel, secure_channel_credentials
 from raftmeta.security.tls import TlsSettings
+
+ASK_TIMEOUT_S = 1.0
+"""How long one DescribeQuorum may take: a round never waits longer on a silent host."""
+FIRST_RETRY_BACKOFF_S = 0.5
+MAX_RETRY_BACKOFF_S = 2.0
+"""The pause between rounds that found no leader doubles from the first to this."""
 
 
 class DiscoveryError(Exception):
@@ -102,48 +109,70 @@ async def leader_endpoint(
 
 
 async def discover(
-    bootstrap: str, timeout_s: float = 30.0, *, tls: TlsSettings | None = None
+    bootstrap: str,
+    timeout_s: float | None = 30.0,
+    *,
+    tls: TlsSettings | None = None,
+    on_retry: Callable[[str, float], None] | None = None,
 ) -> QuorumContact:
     """Ask the bootstrap servers until the leader's answer names every voter (over TLS with
-    ``tls``'s credentials when given)."""
+    ``tls``'s credentials when given).
+
+    Each round asks every server at once, so one unreachable server costs a round at most
+    ``ASK_TIMEOUT_S``. After a round that found no leader, ``on_retry`` is told why and how
+    long until the next round (the wait doubles up to ``MAX_RETRY_BACKOFF_S``): an operator
+    who started a broker against the wrong address hears about it at once, not after the
+    deadline. With ``timeout_s`` None the rounds go on until the caller cancels."""
     credentials = secure_channel_credentials(tls)
     named, plain = parse_servers(bootstrap)
     servers = [*named.values(), *plain]
-    deadline = time.monotonic() + timeout_s
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
     problems: dict[str, str] = {}
+    backoff_s = FIRST_RETRY_BACKOFF_S
     while True:
         cluster_id = ""
         leader: tuple[int, str] | None = None
         voter_ids: list[int] | None = None
         dynamic = False
-        for server in servers:
-            response = await _ask(
-                server, min(1.0, max(0.1, deadline - time.monotonic())), credentials
+        asked: set[str] = set()
+        while pending := [server for server in servers if server not in asked]:
+            ask_s = ASK_TIMEOUT_S
+            if deadline is not None:
+                ask_s = min(ask_s, max(0.1, deadline - time.monotonic()))
+            responses = await asyncio.gather(
+                *(_ask(server, ask_s, credentials) for server in pending)
             )
-            if response is None:
-                problems[server] = "unreachable"
-                continue
-            problems.pop(server, None)
-            cluster_id = cluster_id or response.cluster_id
-            dynamic = dynamic or response.kraft_version >= KRAFT_VERSION_DYNAMIC
-            if response.error_code == ErrorCode.NONE:
-                leader = (response.leader_id, server)
-                voter_ids = [voter.replica_id for voter in response.voters]
-            elif response.leader_id >= 0 and response.leader_endpoint and leader is None:
-                leader = (response.leader_id, response.leader_endpoint)
-                if response.leader_endpoint not in servers:
-                    # Only the leader lists the voters: ask it too, in this same round.
-                    servers.append(response.leader_endpoint)
+            asked.update(pending)
+            for server, response in zip(pending, responses, strict=True):
+                if response is None:
+                    problems[server] = "unreachable"
+                    continue
+                problems.pop(server, None)
+                cluster_id = cluster_id or response.cluster_id
+                dynamic = dynamic or response.kraft_version >= KRAFT_VERSION_DYNAMIC
+                if response.error_code == ErrorCode.NONE:
+                    leader = (response.leader_id, server)
+                    voter_ids = [voter.replica_id for voter in response.voters]
+                elif response.leader_id >= 0 and response.leader_endpoint and leader is None:
+                    leader = (response.leader_id, response.leader_endpoint)
+                    if response.leader_endpoint not in servers:
+                        # Only the leader lists the voters: ask it too, in this same round.
+                        servers.append(response.leader_endpoint)
         if cluster_id and voter_ids is not None and leader is not None:
             contact = _match(cluster_id, named, plain, voter_ids, leader, bootstrap)
             return dataclasses.replace(contact, dynamic=dynamic)
-        if time.monotonic() >= deadline:
-            detail = "; ".join(f"{s}: {why}" for s, why in problems.items()) or "no leader"
+        detail = "; ".join(f"{s}: {why}" for s, why in problems.items()) or "no leader yet"
+        if deadline is not None and time.monotonic() >= deadline:
             raise DiscoveryError(
                 f"cannot find the controller quorum at {','.join(servers)} "
                 f"within {timeout_s:g} s ({detail})"
             )
-        await asyncio.sleep(0.1)
+        if on_retry is not None:
+            on_retry(
+                f"cannot find the controller quorum at {','.join(servers)} ({detail})", backoff_s
+            )
+        await asyncio.sleep(backoff_s)
+        backoff_s = min(backoff_s * 2, MAX_RETRY_BACKOFF_S)
 
 
 def _match(

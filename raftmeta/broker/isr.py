@@ -7,15 +7,21 @@ caught up as soon as its broker is registered, unfenced and not shutting down, a
 leader has nothing to recover. Without this step a broker that restarts stays out of every ISR
 for good, and no preferred election can ever give its leaderships back.
 
+A replica a reassignment is adding is the exception: it has never held the partition, so it
+joins the ISR only once it is said to have caught up (:mod:`raftmeta.broker.catch_up`), and the
+expansion that brings the last one in is the one that completes the move.
+
 Pure: reads the image, returns the changes to propose; ``RefusedAsStale`` remembers which of
 them the controller refused as made from old metadata, so they wait for newer metadata.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from raftmeta.common.brokers import IsrMember, PartitionIsrChange
 from raftmeta.errors import ErrorCode
-from raftmeta.image import MetadataImage
+from raftmeta.image import MetadataImage, PartitionKey
 from raftmeta.records import LeaderRecoveryState, TopicId
 
 WAIT_FOR_NEW_METADATA: frozenset[ErrorCode] = frozenset(
@@ -35,18 +41,32 @@ leaders wait for it. Other errors (NOT_CONTROLLER, a timeout, INELIGIBLE_REPLICA
 whose registration changes) are worth a retry."""
 
 
-def isr_expansions(image: MetadataImage, broker_id: int) -> dict[TopicId, list[PartitionIsrChange]]:
+CaughtUp = Callable[[PartitionKey, int], bool]
+"""Whether an adding replica (partition, broker id) has caught up with the leader's log."""
+
+
+def _never(_partition: PartitionKey, _replica: int) -> bool:
+    return False
+
+
+def isr_expansions(
+    image: MetadataImage, broker_id: int, caught_up: CaughtUp = _never
+) -> dict[TopicId, list[PartitionIsrChange]]:
     """For each partition ``broker_id`` leads whose ISR lacks a live replica, or which is still
-    RECOVERING, the AlterPartition change that fixes it, grouped by topic."""
+    RECOVERING, the AlterPartition change that fixes it, grouped by topic. A replica being
+    added by a reassignment counts only once ``caught_up`` says so."""
     changes: dict[TopicId, list[PartitionIsrChange]] = {}
     for topic_id, partition_id in sorted(image.partitions_with_isr_member(broker_id)):
         partition = image.partition(topic_id, partition_id)
         if partition is None or partition.leader != broker_id:
             continue
+        adding = partition.adding_replicas
         missing = [
             replica
             for replica in partition.replicas
-            if replica not in partition.isr and _is_live(image, replica)
+            if replica not in partition.isr
+            and _is_live(image, replica)
+            and (replica not in adding or caught_up((topic_id, partition_id), replica))
         ]
         recovering = partition.leader_recovery_state == LeaderRecoveryState.RECOVERING
         if not missing and not recovering:

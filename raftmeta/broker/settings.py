@@ -55,6 +55,9 @@ class BrokerSettings:
     listener_host: str = "127.0.0.1"
     listener_port: int | None = None
     """The endpoint registered for clients; None registers the observer's own port."""
+    observer_port: int = 0
+    """The port of the observer's gRPC server, on 127.0.0.1 (``raftmeta.broker.observer.port``);
+    0 lets the OS choose."""
     raft: RaftConfig = field(default_factory=RaftConfig)
     max_bytes_between_snapshots: int = DEFAULT_SNAPSHOT_BYTES
     max_snapshot_interval_ms: int = DEFAULT_SNAPSHOT_INTERVAL_MS
@@ -76,6 +79,11 @@ class BrokerSettings:
     static_configs: tuple[tuple[str, str], ...] = ()
     """The broker configs its file sets (Kafka names, such as ``log.retention.hours``): the
     STATIC_BROKER_CONFIG level of its effective config, under the dynamic ones in the log."""
+    replica_catch_up_delay_ms: int | None = None
+    """How long a replica a reassignment adds must be seen live before this broker, leading
+    the partition, counts it caught up and asks for it in the ISR (``replica.catch.up.delay.ms``
+    for a broker run from a config file). None: only when the embedding process says so
+    (:meth:`raftmeta.broker.Broker.mark_replica_caught_up`), since only it knows."""
     combined: bool = False
     """The broker runs inside a controller's process under the controller's id
     (``process.roles=broker,controller``): it reads the metadata log from that controller's
@@ -151,6 +159,7 @@ class BrokerSettings:
             listener_name=listener.name if listener is not None else "PLAINTEXT",
             listener_host=(listener.host or "127.0.0.1") if listener is not None else "127.0.0.1",
             listener_port=listener.port if listener is not None else None,
+            observer_port=config.raftmeta_broker_observer_port,
             raft=raft,
             max_bytes_between_snapshots=config.metadata_log_max_record_bytes_between_snapshots,
             max_snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
@@ -158,6 +167,7 @@ class BrokerSettings:
             unconfirmed_voters=unconfirmed_voters,
             tls=client_tls(config.originals),
             static_configs=static_broker_configs(config.originals),
+            replica_catch_up_delay_ms=config.replica_catch_up_delay_ms,
             combined=combined,
         )
 

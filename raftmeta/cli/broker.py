@@ -7,7 +7,9 @@ the quorum's cluster on first use, registers, follows the log and heartbeats. On
 SIGINT it shuts down under control (the controller moves its leaderships away first) and exits
 0. It logs one line per state change (registered, unfenced, fenced, leaderships gained and
 lost) and keeps ``broker.status`` in its data directory: ``<metadata offset> <image digest>``,
-to compare with the controller's.
+to compare with the controller's. It holds no data: a replica a partition reassignment adds to a
+partition it leads counts as caught up once live for ``replica.catch.up.delay.ms`` (default 0),
+and it then asks for that replica in the ISR, as a Kafka leader does once the follower fetched.
 """
 
 from __future__ import annotations
@@ -130,7 +132,16 @@ async def _run(properties: dict[str, str], bootstrap: str) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    finding = asyncio.create_task(discover(bootstrap, tls=client_tls(properties)))
+    node_id = properties["node.id"].strip()
+
+    def retrying(problem: str, backoff_s: float) -> None:
+        log.warning("broker %s: %s; retrying in %.1f s", node_id, problem, backoff_s)
+
+    # Like a Kafka broker, it keeps looking for its controllers until stopped, saying why
+    # after every round that failed.
+    finding = asyncio.create_task(
+        discover(bootstrap, None, tls=client_tls(properties), on_retry=retrying)
+    )
     stopping = asyncio.create_task(stop.wait())
     await asyncio.wait({finding, stopping}, return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()

@@ -13,6 +13,7 @@ from raftmeta.cli import (
     broker,
     brokers,
     chaos,
+    cluster,
     configs,
     demo,
     dev,
@@ -47,6 +48,7 @@ COMMANDS: tuple[Command, ...] = (
     acls,
     audit,
     spark_cluster,
+    cluster,
     configs,
 )
 """Every command, in the order ``--help`` lists them. A command module imports what its work

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     from raftmeta.security.tls import TlsSettings
 
 
+VOTERS_OVER_KAFKA = (
+    "instead: one or more controllers' KAFKA listeners (KIP-919); the change goes to the "
+    "active controller with Kafka's AddRaftVoter / RemoveRaftVoter"
+)
+
+
 def register(commands: Any) -> None:
     quorum = commands.add_parser("quorum", help="inspect the Raft quorum, change its voters")
     actions = add_actions(quorum, "quorum_command")
@@ -64,11 +70,15 @@ def register(commands: Any) -> None:
         help="the joining controller's .properties: its node.id, metadata.log.dir (for its "
         "directory id), CONTROLLER listener and controller.quorum.bootstrap.servers",
     )
-    add.add_argument(
+    add_doors = add.add_mutually_exclusive_group()
+    add_doors.add_argument(
         "--bootstrap-server",
         metavar="HOST:PORT[,HOST:PORT...]",
         help="controllers to ask for the leader (default: the config's "
         "controller.quorum.bootstrap.servers)",
+    )
+    add_doors.add_argument(
+        "--bootstrap-controller", metavar="HOST:PORT[,HOST:PORT...]", help=VOTERS_OVER_KAFKA
     )
     add.add_argument(
         "--timeout", type=float, default=60.0, help="seconds to keep trying (default 60)"
@@ -80,11 +90,14 @@ def register(commands: Any) -> None:
     remove = actions.add_parser(
         "remove-controller", help="remove a voter from a dynamic quorum (KIP-853)"
     )
-    remove.add_argument(
+    remove_doors = remove.add_mutually_exclusive_group(required=True)
+    remove_doors.add_argument(
         "--bootstrap-server",
-        required=True,
         metavar="HOST:PORT[,HOST:PORT...]",
         help="controllers to ask for the leader",
+    )
+    remove_doors.add_argument(
+        "--bootstrap-controller", metavar="HOST:PORT[,HOST:PORT...]", help=VOTERS_OVER_KAFKA
     )
     remove.add_argument("--controller-id", required=True, type=int, help="the voter's node id")
     remove.add_argument(
@@ -188,15 +201,8 @@ def _describe_over_kafka(bootstrap: str, timeout_s: float, tls_properties: dict[
     from raftmeta.admin.quorum import DescribeError
     from raftmeta.errors import KafkaError
 
-    config = {
-        "bootstrap.controllers": bootstrap,
-        "request.timeout.ms": max(1, round(timeout_s * 1000)),
-        **tls_properties,
-    }
-    try:
-        client = AsyncAdminClient(config)
-    except ValueError as error:
-        raise CommandLineError(f"--bootstrap-controller: {error}", USAGE_ERROR) from None
+    config = _kafka_admin_config(bootstrap, timeout_s, tls_properties)
+    client = AsyncAdminClient(config)
 
     async def ask() -> QuorumInfo:
         async with client:
@@ -206,6 +212,35 @@ def _describe_over_kafka(bootstrap: str, timeout_s: float, tls_properties: dict[
         return asyncio.run(ask())
     except KafkaError as error:
         raise DescribeError(f"{error.message} ({error.code.name})") from None
+
+
+def _kafka_admin_config(
+    bootstrap: str, timeout_s: float, tls_properties: dict[str, str]
+) -> dict[str, object]:
+    """The admin client's settings for ``--bootstrap-controller``; exits 2 for a bad list."""
+    from raftmeta.admin import parse_admin_config
+
+    config: dict[str, object] = {
+        "bootstrap.controllers": bootstrap,
+        "request.timeout.ms": max(1, round(timeout_s * 1000)),
+        **tls_properties,
+    }
+    try:
+        parse_admin_config(config)
+    except ValueError as error:
+        raise CommandLineError(f"--bootstrap-controller: {error}", USAGE_ERROR) from None
+    return config
+
+
+def _change_over_kafka(
+    args: argparse.Namespace, change: Any, already_made: Any, timeout_s: float
+) -> bool:
+    """The voter change through ``--bootstrap-controller``; True when made before."""
+    from raftmeta.cli.voters_over_kafka import change_voters_over_kafka
+
+    _, _, tls_properties = _connection(args.command_config)
+    config = _kafka_admin_config(args.bootstrap_controller, min(timeout_s, 60.0), tls_properties)
+    return change_voters_over_kafka(config, change, already_made, timeout_s)
 
 
 def _servers(text: str | None, option: str) -> list[str]:
@@ -234,9 +269,14 @@ def run_add(args: argparse.Namespace) -> int:
         raise CommandLineError(
             f"add-controller: node {config.node_id} has no controller role", USAGE_ERROR
         )
-    servers = _servers(
-        args.bootstrap_server or ",".join(config.controller_quorum_bootstrap_servers),
-        "--bootstrap-server (or controller.quorum.bootstrap.servers)",
+    over_kafka = args.bootstrap_controller is not None
+    servers = (
+        []
+        if over_kafka
+        else _servers(
+            args.bootstrap_server or ",".join(config.controller_quorum_bootstrap_servers),
+            "--bootstrap-server (or controller.quorum.bootstrap.servers)",
+        )
     )
     try:
         meta = read_meta_properties(Path(config.metadata_log_dir) / META_PROPERTIES_FILE)
@@ -261,14 +301,32 @@ def run_add(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(f"Would add {shown} to the voters of cluster {meta.cluster_id}")
         return 0
-    request = pb.AddRaftVoterRequest(
-        cluster_id=meta.cluster_id, timeout_ms=int(min(timeout_s, 60.0) * 1000), voter=voter
-    )
+    node_id, directory_id = config.node_id, meta.directory_id
     try:
-        outcome = qm.change_voters(servers, meta.cluster_id, request, timeout_s, client)
+        if over_kafka:
+            made_before = _change_over_kafka(
+                args,
+                lambda admin, left_s: admin.add_raft_voter(
+                    node_id,
+                    directory_id,
+                    [("CONTROLLER", host, endpoint.port)],
+                    request_timeout=min(left_s, 60.0),
+                ),
+                lambda info: any(v.node_id == node_id for v in info.voters),
+                timeout_s,
+            )
+        else:
+            request = pb.AddRaftVoterRequest(
+                cluster_id=meta.cluster_id,
+                timeout_ms=int(min(timeout_s, 60.0) * 1000),
+                voter=voter,
+            )
+            made_before = qm.change_voters(
+                servers, meta.cluster_id, request, timeout_s, client
+            ).made_before
     except qm.VoterChangeError as error:
         raise CommandLineError(f"add-controller: {error}") from None
-    if outcome.made_before:
+    if made_before:
         print(f"Nothing to change: {shown} is already a voter (added before)")
     else:
         print(f"Added {shown} to the voters")
@@ -279,7 +337,8 @@ def run_remove(args: argparse.Namespace) -> int:
     from raftmeta.cli import quorum_membership as qm
     from raftmeta.rpc import raft_pb2 as pb
 
-    servers = _servers(args.bootstrap_server, "--bootstrap-server")
+    over_kafka = args.bootstrap_controller is not None
+    servers = [] if over_kafka else _servers(args.bootstrap_server, "--bootstrap-server")
     timeout_s = _timeout(args.timeout)
     if args.controller_id < 0 or not args.controller_directory_id.strip():
         raise CommandLineError(
@@ -292,17 +351,28 @@ def run_remove(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(f"Would remove {shown} from the voters")
         return 0
+    voter_id, directory_id = args.controller_id, args.controller_directory_id
     try:
-        cluster_id = qm.find_cluster_id(list(servers), min(timeout_s, 5.0), client)
-        request = pb.RemoveRaftVoterRequest(
-            cluster_id=cluster_id,
-            voter_id=args.controller_id,
-            voter_directory_id=args.controller_directory_id,
-        )
-        outcome = qm.change_voters(servers, cluster_id, request, timeout_s, client)
+        if over_kafka:
+            made_before = _change_over_kafka(
+                args,
+                lambda admin, left_s: admin.remove_raft_voter(
+                    voter_id, directory_id, request_timeout=min(left_s, 60.0)
+                ),
+                lambda info: all(v.node_id != voter_id for v in info.voters),
+                timeout_s,
+            )
+        else:
+            cluster_id = qm.find_cluster_id(list(servers), min(timeout_s, 5.0), client)
+            request = pb.RemoveRaftVoterRequest(
+                cluster_id=cluster_id, voter_id=voter_id, voter_directory_id=directory_id
+            )
+            made_before = qm.change_voters(
+                servers, cluster_id, request, timeout_s, client
+            ).made_before
     except qm.VoterChangeError as error:
         raise CommandLineError(f"remove-controller: {error}") from None
-    if outcome.made_before:
+    if made_before:
         print(f"Nothing to change: {shown} is not a voter (removed before)")
     else:
         print(f"Removed {shown} from the voters")

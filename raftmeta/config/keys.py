@@ -301,11 +301,29 @@ CONFIG_KEYS: Final[tuple[ConfigKey, ...]] = (
         AtLeast(1),
     ),
     ConfigKey(
+        "replica.catch.up.delay.ms",
+        ConfigType.INT,
+        "0",
+        "A broker run from this file holds no data: a replica a partition reassignment adds "
+        "counts as caught up once it has been live this long, and the partition leader's "
+        "broker then adds it to the ISR, completing the move with the last one.",
+        AtLeast(0),
+    ),
+    ConfigKey(
         "broker.rack",
         ConfigType.STRING,
         None,
         "The rack (or availability zone) of this broker; replica placement spreads each "
         "partition's replicas across racks.",
+    ),
+    ConfigKey(
+        "raftmeta.broker.observer.port",
+        ConfigType.INT,
+        "0",
+        "Port of the gRPC server (on 127.0.0.1) where a broker's observer answers Raft calls; "
+        "the broker registers it as its endpoint when listeners names none. 0: one the OS "
+        "picks.",
+        Between(0, 65535),
     ),
     ConfigKey(
         "log.dirs",

@@ -64,6 +64,7 @@ class RaftmetaConfig:
     broker_heartbeat_interval_ms: int
     broker_session_timeout_ms: int
     broker_rack: str | None
+    replica_catch_up_delay_ms: int
     log_dirs: tuple[str, ...]
     auto_leader_rebalance_enable: bool
     leader_imbalance_per_broker_percentage: int
@@ -99,6 +100,7 @@ class RaftmetaConfig:
     raftmeta_kafka_partial_request_timeout_ms: int
     queued_max_request_bytes: int
     sasl_server_max_receive_size: int
+    raftmeta_broker_observer_port: int
     originals: Mapping[str, str]
     """Every key as given (after overrides), known or not, as text."""
 
@@ -286,6 +288,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         broker_heartbeat_interval_ms=typed.integer("broker.heartbeat.interval.ms"),
         broker_session_timeout_ms=typed.integer("broker.session.timeout.ms"),
         broker_rack=typed.optional_text("broker.rack"),
+        replica_catch_up_delay_ms=typed.integer("replica.catch.up.delay.ms"),
         log_dirs=typed.texts("log.dirs"),
         auto_leader_rebalance_enable=typed.boolean("auto.leader.rebalance.enable"),
         leader_imbalance_per_broker_percentage=typed.integer(
@@ -329,6 +332,7 @@ def _build(originals: dict[str, str]) -> RaftmetaConfig:
         ),
         queued_max_request_bytes=typed.integer("queued.max.request.bytes"),
         sasl_server_max_receive_size=typed.integer("sasl.server.max.receive.size"),
+        raftmeta_broker_observer_port=typed.integer("raftmeta.broker.observer.port"),
         originals=MappingProxyType(dict(originals)),
     )
 

@@ -8,6 +8,7 @@ into appended records and a reply at commit. The managers, as Kafka divides them
 
 ===============================  =================================================================
 ``replication.py``               topics, partitions, AlterPartition, elections, rebalance
+``reassignment.py``              AlterPartitionReassignments, ListPartitionReassignments
 ``cluster.py``                   brokers, sessions and fencing, controller registrations
 ``configs.py``                   IncrementalAlterConfigs, DescribeConfigs
 ``acls.py``                      CreateAcls, DeleteAcls, DescribeAcls
@@ -45,6 +46,11 @@ from raftmeta.common.elections import ElectionType, TopicPartition, TopicResults
 from raftmeta.common.features import FeatureUpdate
 from raftmeta.common.items import ItemError
 from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaFilter, DescribedQuotas
+from raftmeta.common.reassignments import (
+    PartitionReassignment,
+    ReassignmentResult,
+    ReassignmentTarget,
+)
 from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, TopicResult
 from raftmeta.controller.acls import AclControlManager
 from raftmeta.controller.brokers import BrokerSession
@@ -60,6 +66,7 @@ from raftmeta.controller.features import FeatureControlManager, SupportedRange
 from raftmeta.controller.log import MetadataLog
 from raftmeta.controller.pending import fork
 from raftmeta.controller.quotas import ClientQuotaControlManager
+from raftmeta.controller.reassignment import ReassignmentControlManager
 from raftmeta.controller.registration import ControllerRegistrationRequest
 from raftmeta.controller.replication import ReplicationControlManager
 from raftmeta.controller.requests_seen import RequestTag, wall_clock_ms
@@ -76,9 +83,10 @@ RERUN_CAPPED_MS = 10
 class QuorumController(EventQueue):
     """The controller state machine of one node: the queue, and the domains' managers.
 
-    The managers are public attributes (``replication``, ``cluster``, ``configs``, ``acls``,
-    ``quotas``, ``features``) so that tests and tools can read their state; requests go through the
-    methods below, never to a manager directly, so that they run in the queue's order.
+    The managers are public attributes (``replication``, ``reassignment``, ``cluster``,
+    ``configs``, ``acls``, ``quotas``, ``features``) so that tests and tools can read their
+    state; requests go through the methods below, never to a manager directly, so that they
+    run in the queue's order.
     """
 
     def __init__(
@@ -101,6 +109,7 @@ class QuorumController(EventQueue):
         self.replication = ReplicationControlManager(
             settings, placer=placer, new_topic_id=new_topic_id
         )
+        self.reassignment = ReassignmentControlManager(settings)
         self.cluster = ClusterControlManager(settings)
         self.configs = ConfigurationControlManager(settings)
         self.acls = AclControlManager()
@@ -242,6 +251,40 @@ class QuorumController(EventQueue):
             "alterPartition",
             lambda: self.replication.alter_partition(self.latest_image, request),
             timeout_ms=timeout_ms,
+        )
+
+    async def alter_partition_reassignments(
+        self,
+        targets: Sequence[ReassignmentTarget],
+        *,
+        allow_replication_factor_change: bool = True,
+        timeout_ms: int | None = None,
+        request: RequestTag | None = None,
+    ) -> list[ReassignmentResult]:
+        """AlterPartitionReassignments (KIP-455): one result per partition, in request order,
+        once the changes commit (the moves complete later, through AlterPartition)."""
+        targets = list(targets)
+        return await self._submit_each(
+            "alterPartitionReassignments",
+            lambda: self.reassignment.alter_partition_reassignments(
+                self.latest_image, targets, allow_replication_factor_change
+            ),
+            timeout_ms=timeout_ms,
+            request=request,
+        )
+
+    async def list_partition_reassignments(
+        self, partitions: Sequence[TopicPartition] | None, *, timeout_ms: int | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        """ListPartitionReassignments from the committed image: the moves under way among
+        ``partitions`` (every one for None)."""
+        named = None if partitions is None else list(partitions)
+        return await self._submit(
+            "listPartitionReassignments",
+            lambda: self.reassignment.list_partition_reassignments(self.committed_image, named),
+            timeout_ms=timeout_ms,
+            needs_leadership=False,
+            wait_for_commit=False,
         )
 
     async def describe_configs(

@@ -4,8 +4,9 @@ Everything that decides where replicas live and who leads them: CreateTopics, Cr
 and DeleteTopics (records built by :mod:`raftmeta.controller.topics` with ``placement/``),
 AlterPartition (checked by :mod:`raftmeta.controller.alter_partition`), ElectLeaders and the
 two periodic elections, the preferred-leader rebalance and unclean elections for leaderless
-partitions (``elections/``). Reassignments belong here too when they come, or in a manager of
-their own beside this one.
+partitions (``elections/``). Reassignments have a manager of their own beside this one
+(:mod:`raftmeta.controller.reassignment`); the AlterPartition that brings a move's last target
+replica into the ISR completes it here, in the same record.
 
 Every method is a pure function of the image it is handed (the queue's latest image) and of
 the arguments, returning :class:`ControllerResult`; the queue in
@@ -30,6 +31,7 @@ from raftmeta.common.topics import CreateTopicResult, NewPartitions, NewTopic, T
 from raftmeta.controller.alter_partition import check_isr_change
 from raftmeta.controller.brokers import BrokerSession
 from raftmeta.controller.cluster import check_broker_epoch
+from raftmeta.controller.reassignment import complete_on_isr_change
 from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 from raftmeta.controller.settings import ControllerSettings
 from raftmeta.controller.topics import (
@@ -154,7 +156,9 @@ class ReplicationControlManager:
     ) -> Iterator[ControllerResult[AlterPartitionResult]]:
         """One result per partition, reporting the state its record makes (the image's own
         :meth:`~raftmeta.image.PartitionRegistration.merge`); a partition named twice is
-        checked the second time against the first change."""
+        checked the second time against the first change. A change that completes a move and
+        so elects another leader than the sender is written and answered NEW_LEADER_ELECTED,
+        as Kafka answers it."""
         check_broker_epoch(image, request.broker_id, request.broker_epoch)
         for change in request.partitions:
             error, record = check_isr_change(
@@ -169,12 +173,27 @@ class ReplicationControlManager:
                 continue
             current = image.partition(request.topic_id, change.partition_id)
             assert current is not None
+            if record is not None:
+                record = complete_on_isr_change(
+                    image,
+                    request.topic_id,
+                    current,
+                    record,
+                    min_isr_default=self.settings.min_insync_replicas,
+                )
             state = current if record is None else current.merge(record)
+            outcome = OK
+            if state.leader != request.broker_id:
+                outcome = ItemError(
+                    ErrorCode.NEW_LEADER_ELECTED,
+                    f"The reassignment of partition {change.partition_id} completed and "
+                    f"elected broker {state.leader} to lead it.",
+                )
             yield ControllerResult(
                 () if record is None else (record,),
                 AlterPartitionResult(
                     change.partition_id,
-                    OK,
+                    outcome,
                     state.leader,
                     state.leader_epoch,
                     state.isr,

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from raftmeta.broker.settings import COMBINED_BROKER_DIR
+from raftmeta.common.features import LATEST_RELEASE, release_levels
 from raftmeta.config.properties import format_properties, parse_properties
 from raftmeta.devkit.parent import child_environment
 from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
@@ -47,6 +48,7 @@ from raftmeta.security.listener import client_tls
 from raftmeta.security.tls import TlsSettings
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR, MetadataDir
 from raftmeta.storage.fsutil import fsync_directory
+from raftmeta.storage.markers import write_bootstrap_features
 from raftmeta.storage.membership_files import bootstrap_path, write_membership
 from raftmeta.storage.meta_properties import generate_id
 
@@ -248,15 +250,21 @@ class DevCluster:
         controllers: int = len(NODE_IDS),
         dynamic: bool = False,
         combined: bool = False,
+        release_version: str | None = LATEST_RELEASE,
     ) -> None:
         if combined and brokers:
             raise ValueError("combined nodes run their brokers themselves: give no brokers")
         self.root = root.resolve()
         self.combined = combined
+        self.release_version = release_version
+        """The release whose feature levels a freshly formatted node finalizes, as `raftmeta
+        format` does by default; None formats with no levels (an old cluster's start)."""
         self.node_overrides = {node: dict(items) for node, items in (node_overrides or {}).items()}
         """Settings for one node or broker by id, over ``overrides`` (a pinned listener, an
         advertised address)."""
         self.tls = tls
+        """Mutual TLS everywhere, with a throwaway CA made under ``<root>/tls`` by
+        :meth:`prepare` (new certificates on every start)."""
         self.dynamic = dynamic
         node_ids = tuple(NODE_IDS[0] + i for i in range(controllers))
         self.kafka_ports = (
@@ -265,8 +273,6 @@ class DevCluster:
             else {}
         )
         """Each controller's KAFKA listener port (``--kafka``), base port + 100 + i."""
-        """Mutual TLS everywhere, with a throwaway CA made under ``<root>/tls`` by
-        :meth:`prepare` (new certificates on every start)."""
         self.overrides = dict(overrides or {})
         """Extra settings for every node and broker, e.g. timeouts a test wants to tell apart."""
         self.racks = racks
@@ -390,6 +396,10 @@ class DevCluster:
             )
             if first_voters is not None and not properties_before:
                 write_membership(bootstrap_path(data_dir / METADATA_PARTITION_DIR), first_voters)
+            if self.release_version is not None and not properties_before:
+                # As `raftmeta format` does: a new cluster runs at the release's feature levels
+                # (metadata.version, ELR), not with none finalized.
+                write_bootstrap_features(data_dir, release_levels(self.release_version))
             properties = node_properties(
                 node_id,
                 self.ports,

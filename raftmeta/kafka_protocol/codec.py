@@ -19,6 +19,8 @@ import kafka.protocol.admin
 import kafka.protocol.metadata  # noqa: F401  (registers the message classes walked below)
 from kafka.protocol.api_message import ApiMessage
 
+import raftmeta.kafka_protocol.messages  # noqa: F401  (the schemas the library lacks)
+
 API_VERSIONS_KEY = 18
 HEADER_PREFIX = struct.Struct(">hhi")
 """Every request header starts with api_key, api_version and correlation_id."""

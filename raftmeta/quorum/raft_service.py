@@ -64,6 +64,7 @@ from raftmeta.quorum.identity import (
     VoterChangeOperation,
 )
 from raftmeta.quorum.transport import RaftEndpoint
+from raftmeta.quorum.voter_changes import new_voter_problem, voter_change_timeout_ms
 from raftmeta.raft.control import KRAFT_VERSION_DYNAMIC
 from raftmeta.raft.core import NotLeaderError
 from raftmeta.raft.voter_change import VoterChangeResult
@@ -315,20 +316,12 @@ class RaftService(pb_grpc.RaftServicer):
             return pb.VoterChangeResponse(
                 error_code=ErrorCode.INVALID_REQUEST, error_message=_one_line(str(error))
             )
-        if not voter.endpoints:
+        problem = new_voter_problem(voter, () if self._broker_ids is None else self._broker_ids())
+        if problem is not None:
             return pb.VoterChangeResponse(
-                error_code=ErrorCode.INVALID_REQUEST,
-                error_message="a new voter must name the endpoint it serves on",
+                error_code=ErrorCode.INVALID_REQUEST, error_message=problem
             )
-        if self._broker_ids is not None and voter.node_id in self._broker_ids():
-            # Node ids are unique across the cluster: a broker fetches under its id, so a
-            # voter of the same id would be two replicas the quorum cannot tell apart.
-            return pb.VoterChangeResponse(
-                error_code=ErrorCode.INVALID_REQUEST,
-                error_message=f"node {voter.node_id} is a registered broker's id; "
-                "a controller needs an id no broker uses",
-            )
-        result = await self._node.add_voter(voter, _timeout_ms(request.timeout_ms))
+        result = await self._node.add_voter(voter, voter_change_timeout_ms(request.timeout_ms))
         return self._voter_change_answer(result)
 
     @_voter_change(VoterChangeOperation.ALTER)
@@ -336,7 +329,7 @@ class RaftService(pb_grpc.RaftServicer):
         self, request: pb.RemoveRaftVoterRequest, context: Any
     ) -> pb.VoterChangeResponse:
         key = ReplicaKey(request.voter_id, wire.directory_from_pb(request.voter_directory_id))
-        result = await self._node.remove_voter(key, _timeout_ms(0))
+        result = await self._node.remove_voter(key, voter_change_timeout_ms(0))
         return self._voter_change_answer(result)
 
     @_voter_change(VoterChangeOperation.CLUSTER_ACTION)
@@ -344,7 +337,7 @@ class RaftService(pb_grpc.RaftServicer):
         self, request: pb.UpdateRaftVoterRequest, context: Any
     ) -> pb.VoterChangeResponse:
         voter = wire.voter_from_pb(request.voter)
-        result = await self._node.update_voter(voter, _timeout_ms(0))
+        result = await self._node.update_voter(voter, voter_change_timeout_ms(0))
         return self._voter_change_answer(result)
 
     @_voter_change(VoterChangeOperation.ALTER)
@@ -363,7 +356,7 @@ class RaftService(pb_grpc.RaftServicer):
             )
         else:
             result = await self._node.upgrade_to_dynamic(
-                _timeout_ms(request.timeout_ms), validate_only=request.validate_only
+                voter_change_timeout_ms(request.timeout_ms), validate_only=request.validate_only
             )
         return self._voter_change_answer(result)
 
@@ -392,17 +385,6 @@ class RaftService(pb_grpc.RaftServicer):
         return pb.DescribeEndpointsResponse(
             error_code=ErrorCode.NONE, raft_stream_host=host, raft_stream_port=port
         )
-
-
-DEFAULT_VOTER_CHANGE_TIMEOUT_MS = 30_000
-MAX_VOTER_CHANGE_TIMEOUT_MS = 300_000
-
-
-def _timeout_ms(asked: int) -> int:
-    """How long a voter change may wait to commit: what the caller asked, within bounds."""
-    if asked <= 0:
-        return DEFAULT_VOTER_CHANGE_TIMEOUT_MS
-    return min(asked, MAX_VOTER_CHANGE_TIMEOUT_MS)
 
 
 async def _abort(context: Any, code: grpc.StatusCode, reason: str) -> NoReturn:

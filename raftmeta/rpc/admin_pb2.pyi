@@ -667,6 +667,86 @@ class UpdateFeaturesResponse(_message.Message):
     results: _containers.RepeatedCompositeFieldContainer[UpdatableFeatureResult]
     def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., results: _Optional[_Iterable[_Union[UpdatableFeatureResult, _Mapping]]] = ...) -> None: ...
 
+class ReassignablePartition(_message.Message):
+    __slots__ = ("partition", "replicas")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    replicas: BrokerIds
+    def __init__(self, partition: _Optional[int] = ..., replicas: _Optional[_Union[BrokerIds, _Mapping]] = ...) -> None: ...
+
+class ReassignableTopic(_message.Message):
+    __slots__ = ("name", "partitions")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    partitions: _containers.RepeatedCompositeFieldContainer[ReassignablePartition]
+    def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[ReassignablePartition, _Mapping]]] = ...) -> None: ...
+
+class AlterPartitionReassignmentsRequest(_message.Message):
+    __slots__ = ("topics", "timeout_ms", "allow_replication_factor_change", "request_id")
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_REPLICATION_FACTOR_CHANGE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[ReassignableTopic]
+    timeout_ms: int
+    allow_replication_factor_change: bool
+    request_id: bytes
+    def __init__(self, topics: _Optional[_Iterable[_Union[ReassignableTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., allow_replication_factor_change: _Optional[bool] = ..., request_id: _Optional[bytes] = ...) -> None: ...
+
+class ReassignableTopicResponse(_message.Message):
+    __slots__ = ("name", "partitions")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionResult]
+    def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[PartitionResult, _Mapping]]] = ...) -> None: ...
+
+class AlterPartitionReassignmentsResponse(_message.Message):
+    __slots__ = ("header", "responses")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    header: ResponseHeader
+    responses: _containers.RepeatedCompositeFieldContainer[ReassignableTopicResponse]
+    def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., responses: _Optional[_Iterable[_Union[ReassignableTopicResponse, _Mapping]]] = ...) -> None: ...
+
+class ListPartitionReassignmentsRequest(_message.Message):
+    __slots__ = ("topic_partitions", "timeout_ms")
+    TOPIC_PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    topic_partitions: TopicPartitionsList
+    timeout_ms: int
+    def __init__(self, topic_partitions: _Optional[_Union[TopicPartitionsList, _Mapping]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class OngoingPartitionReassignment(_message.Message):
+    __slots__ = ("partition", "replicas", "adding_replicas", "removing_replicas")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    ADDING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    REMOVING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    replicas: _containers.RepeatedScalarFieldContainer[int]
+    adding_replicas: _containers.RepeatedScalarFieldContainer[int]
+    removing_replicas: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, partition: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., adding_replicas: _Optional[_Iterable[int]] = ..., removing_replicas: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class OngoingTopicReassignment(_message.Message):
+    __slots__ = ("name", "partitions")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    partitions: _containers.RepeatedCompositeFieldContainer[OngoingPartitionReassignment]
+    def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[OngoingPartitionReassignment, _Mapping]]] = ...) -> None: ...
+
+class ListPartitionReassignmentsResponse(_message.Message):
+    __slots__ = ("header", "topics")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    header: ResponseHeader
+    topics: _containers.RepeatedCompositeFieldContainer[OngoingTopicReassignment]
+    def __init__(self, header: _Optional[_Union[ResponseHeader, _Mapping]] = ..., topics: _Optional[_Iterable[_Union[OngoingTopicReassignment, _Mapping]]] = ...) -> None: ...
+
 class QuotaEntityPart(_message.Message):
     __slots__ = ("entity_type", "entity_name", "is_default")
     ENTITY_TYPE_FIELD_NUMBER: _ClassVar[int]

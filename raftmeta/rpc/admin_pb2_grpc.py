@@ -110,6 +110,16 @@ class AdminStub:
                 request_serializer=raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesRequest.SerializeToString,
                 response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesResponse.FromString,
                 _registered_method=True)
+        self.AlterPartitionReassignments = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/AlterPartitionReassignments',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.AlterPartitionReassignmentsRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.AlterPartitionReassignmentsResponse.FromString,
+                _registered_method=True)
+        self.ListPartitionReassignments = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/ListPartitionReassignments',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsResponse.FromString,
+                _registered_method=True)
         self.DescribeClientQuotas = channel.unary_unary(
                 '/raftmeta.admin.v1.Admin/DescribeClientQuotas',
                 request_serializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeClientQuotasRequest.SerializeToString,
@@ -232,6 +242,23 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AlterPartitionReassignments(self, request, context):
+        """AlterPartitionReassignments (api key 45, KIP-455): start, redirect or cancel partition
+        moves; answered per partition once the changes commit (a move completes later, as its
+        new replicas join the ISR). Needs ALTER on the cluster.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListPartitionReassignments(self, request, context):
+        """ListPartitionReassignments (api key 46): the moves under way. Needs DESCRIBE on the
+        cluster.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def DescribeClientQuotas(self, request, context):
         """Client quotas (Kafka's api keys 48 and 49), kept as ClientQuotaRecords. Describe needs
         DESCRIBE_CONFIGS on the cluster, Alter ALTER_CONFIGS; Alter answers per entry once the
@@ -324,6 +351,16 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.UpdateFeatures,
                     request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesRequest.FromString,
                     response_serializer=raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesResponse.SerializeToString,
+            ),
+            'AlterPartitionReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterPartitionReassignments,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.AlterPartitionReassignmentsRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.AlterPartitionReassignmentsResponse.SerializeToString,
+            ),
+            'ListPartitionReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPartitionReassignments,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsResponse.SerializeToString,
             ),
             'DescribeClientQuotas': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeClientQuotas,
@@ -741,6 +778,60 @@ class Admin:
             '/raftmeta.admin.v1.Admin/UpdateFeatures',
             raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesRequest.SerializeToString,
             raftmeta_dot_rpc_dot_admin__pb2.UpdateFeaturesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterPartitionReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/AlterPartitionReassignments',
+            raftmeta_dot_rpc_dot_admin__pb2.AlterPartitionReassignmentsRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.AlterPartitionReassignmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPartitionReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/ListPartitionReassignments',
+            raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.ListPartitionReassignmentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

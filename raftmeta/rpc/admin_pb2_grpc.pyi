@@ -66,6 +66,15 @@ class AdminStub:
     """
     UpdateFeatures: _UnaryUnary[admin_pb2.UpdateFeaturesRequest, admin_pb2.UpdateFeaturesResponse]
     """UpdateFeatures (api key 57): all updates or none; answered once the records commit."""
+    AlterPartitionReassignments: _UnaryUnary[admin_pb2.AlterPartitionReassignmentsRequest, admin_pb2.AlterPartitionReassignmentsResponse]
+    """AlterPartitionReassignments (api key 45, KIP-455): start, redirect or cancel partition
+    moves; answered per partition once the changes commit (a move completes later, as its
+    new replicas join the ISR). Needs ALTER on the cluster.
+    """
+    ListPartitionReassignments: _UnaryUnary[admin_pb2.ListPartitionReassignmentsRequest, admin_pb2.ListPartitionReassignmentsResponse]
+    """ListPartitionReassignments (api key 46): the moves under way. Needs DESCRIBE on the
+    cluster.
+    """
     DescribeClientQuotas: _UnaryUnary[admin_pb2.DescribeClientQuotasRequest, admin_pb2.DescribeClientQuotasResponse]
     """Client quotas (Kafka's api keys 48 and 49), kept as ClientQuotaRecords. Describe needs
     DESCRIBE_CONFIGS on the cluster, Alter ALTER_CONFIGS; Alter answers per entry once the
@@ -202,6 +211,27 @@ class AdminServicer:
         context: Any,
     ) -> admin_pb2.UpdateFeaturesResponse | Awaitable[admin_pb2.UpdateFeaturesResponse]:
         """UpdateFeatures (api key 57): all updates or none; answered once the records commit."""
+        ...
+
+    def AlterPartitionReassignments(
+        self,
+        request: admin_pb2.AlterPartitionReassignmentsRequest,
+        context: Any,
+    ) -> admin_pb2.AlterPartitionReassignmentsResponse | Awaitable[admin_pb2.AlterPartitionReassignmentsResponse]:
+        """AlterPartitionReassignments (api key 45, KIP-455): start, redirect or cancel partition
+        moves; answered per partition once the changes commit (a move completes later, as its
+        new replicas join the ISR). Needs ALTER on the cluster.
+        """
+        ...
+
+    def ListPartitionReassignments(
+        self,
+        request: admin_pb2.ListPartitionReassignmentsRequest,
+        context: Any,
+    ) -> admin_pb2.ListPartitionReassignmentsResponse | Awaitable[admin_pb2.ListPartitionReassignmentsResponse]:
+        """ListPartitionReassignments (api key 46): the moves under way. Needs DESCRIBE on the
+        cluster.
+        """
         ...
 
     def DescribeClientQuotas(

@@ -225,3 +225,31 @@ class AdminService(AclMethods, QuotaMethods, apb_grpc.AdminServicer):
             header=convert.OK_HEADER,
             replica_election_results=convert.election_results_to_pb(results),
         )
+
+    # ------------------------------------------------------------------------ reassignments
+
+    async def AlterPartitionReassignments(
+        self, request: apb.AlterPartitionReassignmentsRequest, context: Any
+    ) -> apb.AlterPartitionReassignmentsResponse:
+        try:
+            results = await self.apis.alter_partition_reassignments(
+                self.principal(context), convert.reassignments_from_pb(request)
+            )
+        except KafkaError as error:
+            return apb.AlterPartitionReassignmentsResponse(header=convert.failure_header(error))
+        return apb.AlterPartitionReassignmentsResponse(
+            header=convert.OK_HEADER, responses=convert.reassignment_results_to_pb(results)
+        )
+
+    async def ListPartitionReassignments(
+        self, request: apb.ListPartitionReassignmentsRequest, context: Any
+    ) -> apb.ListPartitionReassignmentsResponse:
+        try:
+            moving = await self.apis.list_partition_reassignments(
+                self.principal(context), convert.list_reassignments_from_pb(request)
+            )
+        except KafkaError as error:
+            return apb.ListPartitionReassignmentsResponse(header=convert.failure_header(error))
+        return apb.ListPartitionReassignmentsResponse(
+            header=convert.OK_HEADER, topics=convert.ongoing_reassignments_to_pb(moving)
+        )

@@ -39,6 +39,13 @@ from raftmeta.common.elections import (
 from raftmeta.common.features import RequestedFeatureUpdate, UpdateFeaturesRequest
 from raftmeta.common.items import ItemError
 from raftmeta.common.quotas import ClientQuotaEntity
+from raftmeta.common.reassignments import (
+    AlterPartitionReassignmentsRequest,
+    ListPartitionReassignmentsRequest,
+    PartitionReassignment,
+    ReassignmentResult,
+    ReassignmentTarget,
+)
 from raftmeta.common.topics import (
     CreatePartitionsRequest,
     CreateTopicResult,
@@ -526,6 +533,128 @@ def update_features_from_pb(request: apb.UpdateFeaturesRequest) -> UpdateFeature
         request.validate_only,
         request.timeout_ms,
     )
+
+
+# --- partition reassignment -----------------------------------------------------------------
+
+
+def reassignments_from_pb(
+    request: apb.AlterPartitionReassignmentsRequest,
+) -> AlterPartitionReassignmentsRequest:
+    targets = tuple(
+        ReassignmentTarget(
+            TopicPartition(topic.name, partition.partition),
+            tuple(partition.replicas.broker_ids) if partition.HasField("replicas") else None,
+        )
+        for topic in request.topics
+        for partition in topic.partitions
+    )
+    allow = (
+        request.allow_replication_factor_change
+        if request.HasField("allow_replication_factor_change")
+        else True
+    )
+    return AlterPartitionReassignmentsRequest(
+        targets, request.timeout_ms, allow, request.request_id
+    )
+
+
+def reassignments_to_pb(
+    request: AlterPartitionReassignmentsRequest,
+) -> apb.AlterPartitionReassignmentsRequest:
+    topics: dict[str, apb.ReassignableTopic] = {}
+    for target in request.targets:
+        topic = topics.setdefault(
+            target.partition.topic, apb.ReassignableTopic(name=target.partition.topic)
+        )
+        partition = topic.partitions.add(partition=target.partition.partition)
+        if target.replicas is not None:
+            partition.replicas.broker_ids.extend(target.replicas)
+    return apb.AlterPartitionReassignmentsRequest(
+        topics=list(topics.values()),
+        timeout_ms=request.timeout_ms,
+        allow_replication_factor_change=request.allow_replication_factor_change,
+        request_id=request.request_id,
+    )
+
+
+def reassignment_results_to_pb(
+    results: Iterable[ReassignmentResult], *, grouped: bool = True
+) -> list[apb.ReassignableTopicResponse]:
+    """Grouped by topic in first-named order, as Kafka answers; ``grouped=False`` gives one
+    entry per result, so that the request's order survives (the kept replies)."""
+    responses: list[apb.ReassignableTopicResponse] = []
+    by_topic: dict[str, apb.ReassignableTopicResponse] = {}
+    for result in results:
+        name = result.partition.topic
+        response = by_topic.get(name) if grouped else None
+        if response is None:
+            response = apb.ReassignableTopicResponse(name=name)
+            responses.append(response)
+            by_topic[name] = response
+        response.partitions.add(
+            partition_id=result.partition.partition,
+            error_code=int(result.error.code),
+            error_message=result.error.message or "",
+        )
+    return responses
+
+
+def reassignment_results_from_pb(
+    responses: Iterable[apb.ReassignableTopicResponse],
+) -> list[ReassignmentResult]:
+    return [
+        ReassignmentResult(
+            TopicPartition(topic.name, partition.partition_id),
+            item_error(partition.error_code, partition.error_message),
+        )
+        for topic in responses
+        for partition in topic.partitions
+    ]
+
+
+def list_reassignments_from_pb(
+    request: apb.ListPartitionReassignmentsRequest,
+) -> ListPartitionReassignmentsRequest:
+    partitions = None
+    if request.HasField("topic_partitions"):
+        partitions = tuple(
+            TopicPartition(topic.topic, partition)
+            for topic in request.topic_partitions.topics
+            for partition in topic.partitions
+        )
+    return ListPartitionReassignmentsRequest(partitions, request.timeout_ms)
+
+
+def ongoing_reassignments_to_pb(
+    moving: dict[TopicPartition, PartitionReassignment],
+) -> list[apb.OngoingTopicReassignment]:
+    topics: dict[str, apb.OngoingTopicReassignment] = {}
+    for partition, reassignment in moving.items():
+        topic = topics.setdefault(
+            partition.topic, apb.OngoingTopicReassignment(name=partition.topic)
+        )
+        topic.partitions.add(
+            partition=partition.partition,
+            replicas=reassignment.replicas,
+            adding_replicas=reassignment.adding_replicas,
+            removing_replicas=reassignment.removing_replicas,
+        )
+    return list(topics.values())
+
+
+def ongoing_reassignments_from_pb(
+    topics: Iterable[apb.OngoingTopicReassignment],
+) -> dict[TopicPartition, PartitionReassignment]:
+    return {
+        TopicPartition(topic.name, partition.partition): PartitionReassignment(
+            tuple(partition.replicas),
+            tuple(partition.adding_replicas),
+            tuple(partition.removing_replicas),
+        )
+        for topic in topics
+        for partition in topic.partitions
+    }
 
 
 # --- client quotas -------------------------------------------------------------------------

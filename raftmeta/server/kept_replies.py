@@ -45,6 +45,19 @@ def _elections() -> tuple[_Encode, _Decode]:
     return encode, decode
 
 
+def _reassignments() -> tuple[_Encode, _Decode]:
+    def encode(results: Sequence[Any]) -> Any:
+        return apb.AlterPartitionReassignmentsResponse(
+            responses=convert.reassignment_results_to_pb(results, grouped=False)
+        )
+
+    def decode(data: bytes) -> list[Any]:
+        responses = apb.AlterPartitionReassignmentsResponse.FromString(data).responses
+        return convert.reassignment_results_from_pb(responses)
+
+    return encode, decode
+
+
 def _acl_creation_from_pb(result: apb.AclCreationResult) -> Any:
     return convert.item_error(result.error_code, result.error_message)
 
@@ -90,6 +103,7 @@ _CODECS: dict[str, tuple[_Encode, _Decode]] = {
         convert.acl_deletion_to_pb,
         convert.acl_deletion_from_pb,
     ),
+    "AlterPartitionReassignments": _reassignments(),
     "AlterClientQuotas": _each(
         apb.AlterClientQuotasResponse,
         "results",

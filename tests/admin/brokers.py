@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Iterable
 
 from raftmeta.channel import ControllerChannel
+from raftmeta.common.features import SUPPORTED_FEATURES
 from raftmeta.errors import ErrorCode
 from raftmeta.rpc import broker_pb2 as bpb
 from tests.support.controller_quorum import CLUSTER_ID, DEADLINE_S
@@ -14,6 +15,18 @@ from tests.support.waiting import wait_until_async
 
 CAUGHT_UP = 1 << 40
 """A metadata offset past anything a test commits: the broker says it has seen everything."""
+
+
+SUPPORTED_BY_THIS_BUILD = [
+    bpb.Feature(
+        name=feature.name,
+        min_supported_version=feature.min_supported_version,
+        max_supported_version=feature.max_supported_version,
+    )
+    for feature in SUPPORTED_FEATURES
+]
+"""The feature ranges a broker of this build advertises: a cluster formatted at the latest
+release refuses a registration that cannot run its finalized levels."""
 
 
 async def heartbeat(
@@ -49,6 +62,7 @@ async def register_unfenced(
                 incarnation_id=uuid.uuid4().bytes,
                 listeners=[bpb.Listener(name="PLAINTEXT", host="127.0.0.1", port=9000 + broker_id)],
                 rack=racks[(broker_id - 1) % len(racks)],
+                features=SUPPORTED_BY_THIS_BUILD,
             ),
         )
         assert registered.header.error_code == ErrorCode.NONE, registered.header

@@ -21,6 +21,7 @@ from raftmeta.rpc import broker_pb2 as bpb
 from raftmeta.rpc import broker_pb2_grpc as bpb_grpc
 from raftmeta.rpc import raft_pb2 as pb
 from raftmeta.rpc import raft_pb2_grpc as pb_grpc
+from tests.admin.brokers import SUPPORTED_BY_THIS_BUILD
 from tests.process.membership_changes import DynamicQuorum, dynamic_quorum
 from tests.support.waiting import wait_until
 
@@ -38,7 +39,10 @@ def leader_address(quorum: DynamicQuorum) -> str:
 
 def register_broker_as(quorum: DynamicQuorum, broker_id: int) -> bpb.RegisterBrokerResponse:
     request = bpb.RegisterBrokerRequest(
-        broker_id=broker_id, cluster_id=quorum.cluster_id, incarnation_id=uuid.uuid4().bytes
+        broker_id=broker_id,
+        cluster_id=quorum.cluster_id,
+        incarnation_id=uuid.uuid4().bytes,
+        features=SUPPORTED_BY_THIS_BUILD,
     )
     with grpc.insecure_channel(leader_address(quorum)) as channel:
         answer = bpb_grpc.BrokerLifecycleStub(channel).RegisterBroker(request, timeout=10)

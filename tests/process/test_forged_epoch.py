@@ -25,6 +25,8 @@ def _forge(quorum: ProcessQuorum, target: int, claimant: int) -> list[int]:
     """A Vote and a BeginQuorumEpoch at NEAR_LIMIT in ``claimant``'s name; their error codes."""
     address = f"127.0.0.1:{quorum.cluster.ports[target]}"
     with grpc.insecure_channel(address) as channel:
+        # A quorum has a leader once two nodes are up: the third may still be starting.
+        grpc.channel_ready_future(channel).result(timeout=DEADLINE_S)
         stub: Any = pb_grpc.RaftStub(channel)
         vote = stub.Vote(
             pb.VoteRequest(

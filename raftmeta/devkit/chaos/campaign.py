@@ -35,6 +35,9 @@ class Plan:
     duration_s: float
     kinds: Sequence[str]
     workers: int = 4
+    min_faults: int = 0
+    """Faults to inject even if the duration has passed: a loaded machine heals slowly, and a
+    campaign that must exercise several faults should not end after one or two."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,9 @@ class Result:
     """Bytes the proxy delivered on each directed Raft link (source, destination)."""
     dropped_bytes: int
     """Bytes the proxy dropped on cut links."""
+    brokers_caught_up_s: float | None = None
+    """Seconds from the voters converging to every broker's image holding their log; None
+    when they did not (``heal_failure`` says which broker stayed behind) or never converged."""
 
     @property
     def passed(self) -> bool:
@@ -89,6 +95,11 @@ def report_lines(result: Result, plan: Plan) -> list[str]:
         f"{len(result.relayed)} directed Raft links, {result.dropped_bytes / 1e3:.0f} kB dropped "
         "by cuts"
     )
+    if result.brokers_caught_up_s is not None:
+        lines.append(
+            f"brokers: every one held the converged log {result.brokers_caught_up_s:.2f} s "
+            "after the voters"
+        )
     if result.heal_failure:
         lines.append(f"FAILED TO HEAL: {result.heal_failure}")
     for violation in verdict.violations:
@@ -130,12 +141,13 @@ async def run_campaign(plan: Plan, progress: Callable[[str], None]) -> Result:
     faults: list[FaultRecord] = []
     heal_failure: str | None = None
     converged_at: int | None = None
+    brokers_caught_up_s: float | None = None
     try:
         await injector.healed()
         await workload.ready(HEAL_DEADLINE_S)
         progress(f"cluster up in {clock():.1f} s; writing with {plan.workers} clients")
         workload.start()
-        while clock() < plan.duration_s:
+        while clock() < plan.duration_s or len(faults) < plan.min_faults:
             await asyncio.sleep(rng.uniform(1.0, 2.0))  # a quiet spell between faults
             kind = rng.choice(list(plan.kinds))
             fault = await injector.inject(kind)
@@ -148,6 +160,11 @@ async def run_campaign(plan: Plan, progress: Callable[[str], None]) -> Result:
             )
         await workload.stop()
         converged_at = await injector.converged()
+        brokers_caught_up_s = await injector.brokers_caught_up(converged_at)
+        progress(
+            f"voters converged at offset {converged_at}; every broker there "
+            f"{brokers_caught_up_s:.2f} s later"
+        )
     except HealError as error:
         heal_failure = str(error)
         progress(f"the cluster did not heal: {error}")
@@ -173,4 +190,5 @@ async def run_campaign(plan: Plan, progress: Callable[[str], None]) -> Result:
         heal_failure,
         dict(proxy.forwarded),
         sum(proxy.dropped.values()),
+        brokers_caught_up_s,
     )

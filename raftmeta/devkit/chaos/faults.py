@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from raftmeta.admin.quorum import DescribeError, QuorumInfo, describe_quorum
+from raftmeta.broker.status import STATUS_FILE, read_status
 from raftmeta.devkit.chaos.proxy import FaultProxy
 from raftmeta.devkit.cluster import BrokerProcess, DevCluster, NodeProcess
 from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
@@ -58,6 +59,9 @@ NETWORK_HOLD_S = (2.0, 5.0)
 LATENCY_S = (0.05, 0.2)
 """The one-way delay the latency fault adds to every link, drawn between these: up to a
 round trip of 400 ms, close to the 500 ms fetch timeout."""
+BROKER_CATCH_UP_DEADLINE_S = 15.0
+"""How long every broker may take, once the voters have converged, to hold the log up to
+their high watermark: brokers that stay behind after faults heal are a finding."""
 HEAL_DEADLINE_S = 60.0
 """How long the cluster may take to have a leader and every voter caught up after a fault;
 longer is reported as a failure to heal, itself a finding."""
@@ -148,6 +152,30 @@ class Injector:
 
         info = await self._until(settled, "every voter holding the whole, committed log")
         return info.high_watermark
+
+    async def brokers_caught_up(self, offset: int) -> float:
+        """Seconds until every broker's image reached ``offset`` (as each publishes it in
+        its status file); raises HealError naming the brokers still behind after
+        ``BROKER_CATCH_UP_DEADLINE_S``."""
+        started = self.clock()
+        behind: dict[int, int | None] = {}
+        while self.clock() < started + BROKER_CATCH_UP_DEADLINE_S:
+            behind = {}
+            for broker_id in self.cluster.brokers:
+                status = read_status(self.cluster.broker_dir(broker_id) / STATUS_FILE)
+                if status is None or status[0] < offset:
+                    behind[broker_id] = None if status is None else status[0]
+            if not behind:
+                return self.clock() - started
+            await asyncio.sleep(0.05)
+        where = ", ".join(
+            f"broker {broker_id} at {'no offset' if at is None else at}"
+            for broker_id, at in sorted(behind.items())
+        )
+        raise HealError(
+            f"brokers not at offset {offset} within {BROKER_CATCH_UP_DEADLINE_S:.0f} s of the "
+            f"voters converging: {where}"
+        )
 
     async def inject(self, kind: str) -> FaultRecord:
         action: dict[str, Callable[[], Awaitable[FaultRecord]]] = {

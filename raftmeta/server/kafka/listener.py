@@ -61,6 +61,8 @@ from raftmeta.security.tls import (
 )
 from raftmeta.server.kafka import (
     KAFKA_LISTENER,
+    acls,
+    brokers,
     cluster,
     configs,
     elections,
@@ -69,8 +71,10 @@ from raftmeta.server.kafka import (
     partitions,
     quorum,
     quotas,
+    reassignments,
     sasl,
     topics,
+    voters,
 )
 from raftmeta.server.kafka.context import Endpoint, Fields, KafkaContext
 from raftmeta.server.kafka.versions import (
@@ -97,7 +101,7 @@ RETIRE_AFTER_S = 1.0
 """How long a connection told of a controller this node no longer names must stay so, with no
 request, before it is closed. A client that learned of the new controller elsewhere sends its
 next call at once, which keeps the connection; a call sent just as it closes would be lost."""
-CONTROLLER_BOUND = frozenset({19, 20, 33, 37, 43, 44, 49, 57})
+CONTROLLER_BOUND = frozenset({19, 20, 30, 31, 33, 37, 43, 44, 45, 49, 57, 64, 80, 81})
 """Writes, sent to the controller a client was told of: one answered here while this node is
 the active controller shows the client knows it."""
 """How long a stopping listener lets requests in progress finish before cancelling them."""
@@ -116,11 +120,16 @@ def _served() -> dict[int, Api]:
         3: Api(0, 12, cluster.metadata, cluster.metadata_failed),
         19: Api(2, 7, topics.create_topics, topics.create_topics_failed),
         20: Api(1, 6, topics.delete_topics, topics.delete_topics_failed),
+        29: Api(1, 3, acls.describe_acls),
+        30: Api(1, 3, acls.create_acls, acls.create_acls_failed),
+        31: Api(1, 3, acls.delete_acls, acls.delete_acls_failed),
         32: Api(1, 4, configs.describe_configs, configs.describe_configs_failed),
         33: Api(0, 2, configs.alter_configs, configs.alter_configs_failed),
         37: Api(0, 3, topics.create_partitions, topics.create_partitions_failed),
         43: Api(0, 2, elections.elect_leaders, elections.elect_leaders_failed),
         44: Api(0, 1, configs.incremental_alter_configs, configs.incremental_alter_configs_failed),
+        45: Api(0, 1, reassignments.alter_partition_reassignments),
+        46: Api(0, 0, reassignments.list_partition_reassignments),
         48: Api(0, 1, quotas.describe_client_quotas),
         49: Api(0, 1, quotas.alter_client_quotas, quotas.alter_client_quotas_failed),
         55: Api(0, 2, quorum.describe_quorum),
@@ -132,6 +141,9 @@ def _served() -> dict[int, Api]:
             partitions.describe_topic_partitions,
             partitions.describe_topic_partitions_failed,
         ),
+        64: Api(0, 0, brokers.unregister_broker),
+        80: Api(0, 1, voters.add_raft_voter),
+        81: Api(0, 0, voters.remove_raft_voter),
     }
     ranges = {key: (api.low, api.high) for key, api in table.items()}
     ranges.update(SESSION_APIS)
