@@ -14,7 +14,8 @@ How a kind is split:
 - ``partitions`` from a directory with a log after its snapshot: one split that replays the
   snapshot and the log into a :class:`~raftmeta.image.MetadataImage`, since any record in the
   log may change any partition.
-- ``brokers`` and ``topics``: one split per cluster (they are small), replayed the same way.
+- ``brokers``, ``topics`` and ``configs``: one split per cluster (they are small), replayed
+  the same way.
 - ``events``: the log is cut at batch boundaries; each split first replays the state up to its
   first offset without emitting rows, then emits one row per record of its range.
 
@@ -36,7 +37,7 @@ import msgpack
 
 from analytics import files
 from analytics.sources import AnalyticsInputError, Source, open_snapshot
-from raftmeta.image import MetadataImage, PartitionRegistration, ReplayError
+from raftmeta.image import MetadataImage, PartitionRegistration, ReplayError, entity_order
 from raftmeta.raft.batch import Batch
 from raftmeta.records import (
     LEADER_UNCHANGED,
@@ -73,7 +74,7 @@ if TYPE_CHECKING:
 # (``raftmeta audit --engine plain``) reads through :func:`read_split_columns` and must work on
 # an install without the spark extra, where pyarrow is absent.
 
-KINDS = ("partitions", "brokers", "topics", "events")
+KINDS = ("partitions", "brokers", "topics", "events", "configs")
 """The kinds of row a split yields."""
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -92,6 +93,10 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         *("topic_id", "partition", "replicas", "leader", "previous_leader", "isr"),
         *("previous_isr", "isr_added", "isr_removed", "leader_epoch", "leader_recovery_state"),
         *("election", "fencing", "controlled_shutdown"),
+    ),
+    "configs": (
+        *("cluster", "snapshot_offset", "resource_type", "resource_name", "entity", "name"),
+        "value",
     ),
 }
 """Each kind's column names in the order of its schema in :mod:`analytics.schemas` (a test
@@ -533,7 +538,7 @@ def image_batches(
     kind: str,
     partition_counts: dict[bytes, int] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The image's rows of ``kind`` (partitions, brokers or topics) as Arrow batches."""
+    """The image's rows of ``kind`` (partitions, brokers, topics or configs) as Arrow batches."""
     import pyarrow as pa
 
     from analytics.schemas import SCHEMAS
@@ -583,6 +588,8 @@ def image_rows(
             }
             for topic in image.topics.values()
         ]
+    if kind == "configs":
+        return config_rows(image, cluster)
     if kind != "partitions":
         raise AnalyticsInputError(f"kind {kind!r} is not read from an image")
     rows = []
@@ -605,6 +612,49 @@ def image_rows(
                     "leader_recovery_state": _recovery_name(registration.leader_recovery_state),
                     "elr": list(registration.elr),
                     "last_known_elr": list(registration.last_known_elr),
+                }
+            )
+    return rows
+
+
+_CONFIG_RESOURCE_NAMES = {
+    int(ConfigResourceType.TOPIC): "topic",
+    int(ConfigResourceType.BROKER): "broker",
+}
+
+
+def config_rows(image: MetadataImage, cluster: str) -> list[dict[str, Any]]:
+    """Every dynamic config (topic, broker, cluster default) and client quota value of the
+    image, one row each, in the snapshot's order."""
+    snapshot_offset = image.offset + 1
+    rows: list[dict[str, Any]] = []
+    for resource_type, resource_name in sorted(image.config_resources):
+        shown = _CONFIG_RESOURCE_NAMES.get(resource_type, str(resource_type))
+        for name, value in sorted(image.configs(resource_type, resource_name).items()):
+            rows.append(
+                {
+                    "cluster": cluster,
+                    "snapshot_offset": snapshot_offset,
+                    "resource_type": shown,
+                    "resource_name": resource_name,
+                    "entity": None,
+                    "name": name,
+                    "value": value,
+                }
+            )
+    quotas = image.client_quotas
+    for entity in sorted(quotas.entities, key=entity_order):
+        label = ",".join(f"{kind}={'<default>' if name is None else name}" for kind, name in entity)
+        for key, quota in sorted(quotas.quotas(entity).items()):
+            rows.append(
+                {
+                    "cluster": cluster,
+                    "snapshot_offset": snapshot_offset,
+                    "resource_type": "client_quota",
+                    "resource_name": label,
+                    "entity": list(entity),
+                    "name": key,
+                    "value": repr(quota),
                 }
             )
     return rows

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-KINDS = ("partitions", "brokers", "topics", "events")
+KINDS = ("partitions", "brokers", "topics", "events", "configs")
 
 _INT_LIST = pa.list_(pa.int32())
 
@@ -92,11 +92,31 @@ the ISR before the change, or marked RECOVERING) or ``leader_lost`` (to no leade
 is ``fenced`` or ``unfenced`` for a BrokerRegistrationChangeRecord that changes it, and
 ``controlled_shutdown`` is true when one enters controlled shutdown."""
 
+CONFIGS = pa.schema(
+    [
+        ("cluster", pa.string()),
+        ("snapshot_offset", pa.int64()),
+        ("resource_type", pa.string()),
+        ("resource_name", pa.string()),
+        ("entity", pa.map_(pa.string(), pa.string())),
+        ("name", pa.string()),
+        ("value", pa.string()),
+    ]
+)
+"""One row per dynamic config and per client quota value the metadata holds.
+
+``resource_type`` is ``topic``, ``broker`` or ``client_quota``. A topic's row names the topic,
+a broker's the broker id, or ``""`` for the cluster-wide default. A client quota's
+``resource_name`` shows its entity as ``user=alice,client-id=<default>`` and ``entity`` holds
+it as a map (a null name is the type's default entity); ``value`` is the quota as a decimal
+number. ``entity`` is null for topic and broker rows."""
+
 SCHEMAS: dict[str, pa.Schema] = {
     "partitions": PARTITIONS,
     "brokers": BROKERS,
     "topics": TOPICS,
     "events": EVENTS,
+    "configs": CONFIGS,
 }
 
 _SPARK_TYPES = {

@@ -7,12 +7,13 @@
         spark.read.format("raftmeta").option("kind", "partitions").load("/data/clusters")
     )
 
-Options: ``kind`` (``partitions``, the default, ``brokers``, ``topics`` or ``events``; see
-:mod:`analytics.schemas` for the columns), ``maxSplitBytes`` (how much of one file an input
-partition reads, default 4 MiB) and ``allowPartial`` (``true``: read a damaged log as far as it
-is whole instead of failing; see :mod:`analytics.integrity`). The path is a snapshot file, a
-node's metadata directory or a folder of many clusters (see :mod:`analytics.sources`), local
-or a URI the executors reach (``s3://``, ``hdfs://``, ``gs://``; see :mod:`analytics.files`):
+Options: ``kind`` (``partitions``, the default, ``brokers``, ``topics``, ``events`` or
+``configs``; see :mod:`analytics.schemas` for the columns), ``maxSplitBytes`` (how much of one
+file an input partition reads, default 4 MiB) and ``allowPartial`` (``true``: read a damaged
+log as far as it is whole instead of failing; see :mod:`analytics.integrity`). The path is a
+snapshot file, a node's metadata directory or a folder of many clusters (see
+:mod:`analytics.sources`), local or a URI the executors reach (``s3://``, ``hdfs://``,
+``gs://``; see :mod:`analytics.files`):
 the driver lists and plans, each executor opens the files of its own splits. Planning and
 reading are done by :mod:`analytics.readers`; this module only adapts them to Spark's
 interface, so workers must be able to import the ``analytics`` package (installing raftmeta
@@ -42,7 +43,7 @@ def _kind(options: Any) -> str:
 
 
 class RaftmetaDataSource(DataSource):
-    """Reads raftmeta snapshots and logs as partitions, brokers, topics or events."""
+    """Reads raftmeta snapshots and logs as partitions, brokers, topics, events or configs."""
 
     @classmethod
     def name(cls) -> str:

@@ -86,6 +86,14 @@ class ConfigResourceType(enum.IntEnum):
     GROUP = 32
 
 
+class QuotaEntityType(enum.StrEnum):
+    """Kafka's client quota entity types."""
+
+    USER = "user"
+    CLIENT_ID = "client-id"
+    IP = "ip"
+
+
 class SecurityProtocol(enum.IntEnum):
     PLAINTEXT = 0
     SSL = 1
@@ -158,6 +166,7 @@ class RecordType(enum.IntEnum):
     REMOVE_TOPIC = 9
     USER_SCRAM_CREDENTIAL = 11
     FEATURE_LEVEL = 12
+    CLIENT_QUOTA = 14
     BROKER_REGISTRATION_CHANGE = 17
     ACCESS_CONTROL_ENTRY = 18
     REMOVE_ACCESS_CONTROL_ENTRY = 19
@@ -334,6 +343,30 @@ class ConfigRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class QuotaEntityData:
+    """One part of a client quota entity: its type (``user``, ``client-id`` or ``ip``) and
+    name; a ``None`` name is that type's default entity."""
+
+    entity_type: str
+    entity_name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClientQuotaRecord:
+    """Sets (or with ``remove`` deletes) one quota ``key`` of one client quota entity, as
+    Kafka's record of the same name. ``entity`` is sorted by type, so one entity is always
+    written the same way."""
+
+    record_type: ClassVar[RecordType] = RecordType.CLIENT_QUOTA
+    version: ClassVar[int] = 0
+
+    entity: tuple[QuotaEntityData, ...]
+    key: str
+    value: float
+    remove: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class FeatureLevelRecord:
     record_type: ClassVar[RecordType] = RecordType.FEATURE_LEVEL
     version: ClassVar[int] = 0
@@ -490,6 +523,7 @@ Record: TypeAlias = (
     | ClearElrRecord
     | UserScramCredentialRecord
     | RemoveUserScramCredentialRecord
+    | ClientQuotaRecord
 )
 
 RECORD_CLASSES: tuple[type[Record], ...] = (
@@ -510,6 +544,7 @@ RECORD_CLASSES: tuple[type[Record], ...] = (
     ClearElrRecord,
     UserScramCredentialRecord,
     RemoveUserScramCredentialRecord,
+    ClientQuotaRecord,
 )
 
 
@@ -626,7 +661,7 @@ def _install_fast_init(cls: type[Any]) -> None:
     type.__setattr__(cls, "__init__", init)
 
 
-for _record_class in (*RECORD_CLASSES, BrokerEndpoint, BrokerFeature):
+for _record_class in (*RECORD_CLASSES, BrokerEndpoint, BrokerFeature, QuotaEntityData):
     _install_fast_init(_record_class)
 
 
@@ -641,6 +676,7 @@ _pack: Callable[[object], bytes] = _packer.pack
 
 _endpoint_fields = attrgetter("name", "host", "port", "security_protocol")
 _feature_fields = attrgetter("name", "min_supported_version", "max_supported_version")
+_entity_fields = attrgetter("entity_type", "entity_name")
 
 
 def _field_names(cls: type[Any]) -> tuple[str, ...]:
@@ -683,11 +719,23 @@ def _register_controller_array(record: RegisterControllerRecord) -> tuple[Any, .
     )
 
 
+def _client_quota_array(record: ClientQuotaRecord) -> tuple[Any, ...]:
+    return (
+        RecordType.CLIENT_QUOTA.value,
+        ClientQuotaRecord.version,
+        tuple(map(_entity_fields, record.entity)),
+        record.key,
+        float(record.value),
+        record.remove,
+    )
+
+
 _ENCODER_OF: dict[type[Any], Callable[[Any], bytes]] = {
     cls: _encoder(cls) for cls in RECORD_CLASSES
 }
 _ENCODER_OF[RegisterBrokerRecord] = lambda record: _pack(_register_broker_array(record))
 _ENCODER_OF[RegisterControllerRecord] = lambda record: _pack(_register_controller_array(record))
+_ENCODER_OF[ClientQuotaRecord] = lambda record: _pack(_client_quota_array(record))
 
 
 def encode_record(record: Record) -> bytes:
@@ -714,6 +762,7 @@ def encode_each(records: Iterable[Record]) -> list[bytes]:
 
 _build_endpoint = fast_constructor(BrokerEndpoint)
 _build_feature = fast_constructor(BrokerFeature)
+_build_entity_data = fast_constructor(QuotaEntityData)
 
 
 def _decoder_for(cls: type[Any]) -> Callable[[tuple[Any, ...]], Any]:
@@ -768,6 +817,18 @@ def _decode_register_controller(array: tuple[Any, ...]) -> RegisterControllerRec
 _DECODERS[(RecordType.REGISTER_CONTROLLER.value, RegisterControllerRecord.version)] = (
     _decode_register_controller
 )
+
+_build_client_quota = fast_constructor(ClientQuotaRecord)
+
+
+def _decode_client_quota(array: tuple[Any, ...]) -> ClientQuotaRecord:
+    (_, _, entity, key, value, remove) = array
+    return _build_client_quota(
+        tuple(_build_entity_data(*part) for part in entity), key, float(value), remove
+    )
+
+
+_DECODERS[(RecordType.CLIENT_QUOTA.value, ClientQuotaRecord.version)] = _decode_client_quota
 
 
 def _legacy_decoder(cls: type[Any], field_count: int) -> Callable[[tuple[Any, ...]], Any]:

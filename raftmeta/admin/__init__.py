@@ -1,6 +1,6 @@
 """The admin API: create, describe and delete topics, read and change configs, describe the
-cluster, elect leaders, move partitions' replicas, and manage ACLs and SCRAM credentials,
-against whichever node is the active controller.
+cluster, elect leaders, move partitions' replicas, and manage ACLs, SCRAM credentials and client
+quotas, against whichever node is the active controller.
 
 ``AdminClient`` (threads, ``concurrent.futures``) and ``AsyncAdminClient`` (asyncio) are shaped
 like confluent-kafka's AdminClient: a config dict (``bootstrap.servers``,
@@ -49,6 +49,14 @@ from raftmeta.admin.types import (
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.quotas import (
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilter,
+    QuotaFilterComponent,
+    QuotaMatchType,
+    QuotaOp,
+)
 from raftmeta.common.reassignments import PartitionReassignment
 from raftmeta.errors import ErrorCode
 from raftmeta.records import AclOperation, AclPatternType, AclPermissionType, AclResourceType
@@ -68,6 +76,9 @@ __all__ = [
     "AsyncAdminClient",
     "AsyncElectLeadersResult",
     "BrokerDescription",
+    "ClientQuotaAlteration",
+    "ClientQuotaEntity",
+    "ClientQuotaFilter",
     "ClusterDescription",
     "ConfigEntry",
     "ConfigResource",
@@ -83,6 +94,9 @@ __all__ = [
     "PartitionDescription",
     "PartitionReassignment",
     "QuorumInfo",
+    "QuotaFilterComponent",
+    "QuotaMatchType",
+    "QuotaOp",
     "Replica",
     "ResourceType",
     "ScramCredentialInfo",

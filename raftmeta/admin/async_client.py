@@ -45,6 +45,7 @@ from raftmeta.channel import ControllerChannel
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
 from raftmeta.common.reassignments import PartitionReassignment
 from raftmeta.common.scram import ScramDeletion
 from raftmeta.errors import ErrorCode, KafkaError
@@ -120,7 +121,8 @@ class AsyncAdminClient:
 
     The config dict takes ``bootstrap.servers`` (nodes of the quorum: raftmeta's gRPC Admin
     service) or ``bootstrap.controllers`` (the controllers' KAFKA listeners: Kafka's protocol,
-    for the topic, config, election, reassignment and quorum calls; the others fail with
+    for the topic, config, client quota, election, reassignment and quorum calls; the others
+    fail with
     UNSUPPORTED_VERSION), ``request.timeout.ms``, ``bearer.token`` (gRPC only),
     ``security.protocol=SSL`` with the ``ssl.*`` keys for either, and
     ``bootstrap.unreachable.timeout.ms``.
@@ -363,6 +365,32 @@ class AsyncAdminClient:
         )
         timeout = arguments.timeout_ms(request_timeout)
         return self._submit(listed, lambda t: t.delete_acls(listed, timeout))
+
+    def describe_client_quotas(
+        self, quota_filter: ClientQuotaFilter, *, request_timeout: float | None = None
+    ) -> asyncio.Future[dict[ClientQuotaEntity, dict[str, float]]]:
+        """One future of every entity the filter matches, with its quota values (Kafka's
+        ``describeClientQuotas``)."""
+        if not isinstance(quota_filter, ClientQuotaFilter):
+            raise ValueError(f"expected a ClientQuotaFilter, got {type(quota_filter).__name__}")
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit_one(lambda t: t.describe_client_quotas(quota_filter, timeout))
+
+    def alter_client_quotas(
+        self,
+        alterations: Sequence[ClientQuotaAlteration],
+        *,
+        validate_only: bool = False,
+        request_timeout: float | None = None,
+    ) -> dict[ClientQuotaEntity, asyncio.Future[None]]:
+        """One future per entity, resolved with None once its quotas are committed (Kafka's
+        ``alterClientQuotas``)."""
+        listed = arguments.checked(alterations, ClientQuotaAlteration, "ClientQuotaAlteration")
+        entities = arguments.unique([alteration.entity for alteration in listed], "entity")
+        timeout = arguments.timeout_ms(request_timeout)
+        return self._submit(
+            entities, lambda t: t.alter_client_quotas(listed, bool(validate_only), timeout)
+        )
 
     def describe_quorum(
         self, *, request_timeout: float | None = None

@@ -42,6 +42,7 @@ from raftmeta.channel import ControllerChannel
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
 from raftmeta.common.reassignments import (
     PartitionReassignment,
     ReassignmentTarget,
@@ -185,6 +186,64 @@ class GrpcTransport:
                 else [_acl_from_pb(match.acl) for match in result.matching_acls]
             )
         _fill_missing(outcomes, filters, "ACL filter")
+        return outcomes
+
+    async def describe_client_quotas(
+        self, quota_filter: ClientQuotaFilter, timeout_ms: int | None
+    ) -> dict[ClientQuotaEntity, dict[str, float]]:
+        request = pb.DescribeClientQuotasRequest(
+            components=[
+                pb.QuotaFilterComponent(
+                    entity_type=component.entity_type,
+                    match_type=component.match_type,
+                    match=component.match,
+                )
+                for component in quota_filter.components
+            ],
+            strict=quota_filter.strict,
+        )
+        response = await self._call("Admin/DescribeClientQuotas", request, timeout_ms)
+        return {
+            _quota_entity(entry.entity): {value.key: value.value for value in entry.values}
+            for entry in response.entries
+        }
+
+    async def alter_client_quotas(
+        self,
+        alterations: Sequence[ClientQuotaAlteration],
+        validate_only: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[ClientQuotaEntity, None]:
+        budget = _timeout_ms(self.channel, timeout_ms)
+        request = pb.AlterClientQuotasRequest(
+            entries=[
+                pb.ClientQuotaAlteration(
+                    entity=pb.QuotaEntity(
+                        parts=[
+                            pb.QuotaEntityPart(
+                                entity_type=kind, entity_name=name or "", is_default=name is None
+                            )
+                            for kind, name in alteration.entity.parts
+                        ]
+                    ),
+                    ops=[
+                        pb.QuotaOp(key=op.key, value=op.value, remove=op.remove)
+                        for op in alteration.ops
+                    ],
+                )
+                for alteration in alterations
+            ],
+            validate_only=validate_only,
+            timeout_ms=budget,
+            request_id=b"" if validate_only else new_request_id(),
+        )
+        response = await self._call("Admin/AlterClientQuotas", request, budget)
+        outcomes: Outcomes[ClientQuotaEntity, None] = {}
+        for result in response.results:
+            outcomes[_quota_entity(result.entity)] = _item_error(
+                result.error_code, result.error_message
+            )
+        _fill_missing(outcomes, [a.entity for a in alterations], "quota entity")
         return outcomes
 
     async def _call(self, method: str, request: Any, timeout_ms: int | None) -> Any:
@@ -490,6 +549,12 @@ class GrpcTransport:
             result.user: scram_outcome(result.error_code, result.error_message)
             for result in response.results
         }
+
+
+def _quota_entity(message: Any) -> ClientQuotaEntity:
+    return ClientQuotaEntity.of(
+        (part.entity_type, None if part.is_default else part.entity_name) for part in message.parts
+    )
 
 
 def _new_topic(topic: NewTopic) -> pb.NewTopic:

@@ -19,10 +19,11 @@ the listener's signature, so a listener that does not hold the credential is not
 refused login is SASL_AUTHENTICATION_FAILED with the listener's words, never retried on another
 controller with the same password.
 
-ACLs, the unregistration of a broker and the voter changes go over Kafka's own ACL,
-UnregisterBroker and AddRaftVoter/RemoveRaftVoter APIs. Cluster descriptions and features are
-not carried here (Kafka's DescribeCluster lacks the broker states raftmeta's has): those
-operations fail with UNSUPPORTED_VERSION, naming ``bootstrap.servers``.
+ACLs, client quotas, the unregistration of a broker and the voter changes go over Kafka's own
+ACL, DescribeClientQuotas/AlterClientQuotas, UnregisterBroker and AddRaftVoter/RemoveRaftVoter
+APIs. Cluster descriptions and features are not carried here (Kafka's DescribeCluster lacks
+the broker states raftmeta's has): those operations fail with UNSUPPORTED_VERSION, naming
+``bootstrap.servers``.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from raftmeta.admin.types import (
 )
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
+from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
 from raftmeta.common.reassignments import (
     PartitionReassignment,
     ReassignmentTarget,
@@ -101,6 +103,8 @@ LOGIN_REFUSALS = frozenset(
 """A login refused: the same credentials would be refused by every controller."""
 DESCRIBE_USER_SCRAM_CREDENTIALS = (50, 0)
 ALTER_USER_SCRAM_CREDENTIALS = (51, 0)
+DESCRIBE_CLIENT_QUOTAS = (48, 1)
+ALTER_CLIENT_QUOTAS = (49, 1)
 TOPIC_RESOURCE = 2
 TOPIC_CONFIG_SOURCE = 1
 NO_ID = bytes(16)
@@ -469,6 +473,64 @@ class KafkaTransport:
             for result in answer.responses
             if (key := config_resource_of(result.resource_type, result.resource_name))
         }
+
+    # ------------------------------------------------------------------------ client quotas
+
+    async def describe_client_quotas(
+        self, quota_filter: ClientQuotaFilter, timeout_ms: int | None
+    ) -> dict[ClientQuotaEntity, dict[str, float]]:
+        """From the active controller, so that a caller reads its own writes."""
+        budget = self._budget(timeout_ms)
+        values = {
+            "components": [
+                {
+                    "entity_type": component.entity_type,
+                    "match_type": component.match_type,
+                    "match": component.match,
+                }
+                for component in quota_filter.components
+            ],
+            "strict": quota_filter.strict,
+        }
+        answer = await self._to_controller(
+            DESCRIBE_CLIENT_QUOTAS,
+            values,
+            budget,
+            lambda answer: answer.error_code == ErrorCode.NOT_CONTROLLER,
+        )
+        error = _item_error(answer)
+        if error is not None:
+            raise error
+        return {
+            _quota_entity(entry.entity): {value.key: value.value for value in entry.values}
+            for entry in answer.entries or ()
+        }
+
+    async def alter_client_quotas(
+        self,
+        alterations: Sequence[ClientQuotaAlteration],
+        validate_only: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[ClientQuotaEntity, None]:
+        budget = self._budget(timeout_ms)
+        values = {
+            "entries": [
+                {
+                    "entity": [
+                        {"entity_type": kind, "entity_name": name}
+                        for kind, name in alteration.entity.parts
+                    ],
+                    "ops": [
+                        {"key": op.key, "value": op.value, "remove": op.remove}
+                        for op in alteration.ops
+                    ],
+                }
+                for alteration in alterations
+            ],
+            "validate_only": validate_only,
+        }
+        answer = await self._to_controller(ALTER_CLIENT_QUOTAS, values, budget, _moved("entries"))
+        return {_quota_entity(entry.entity): _item_error(entry) for entry in answer.entries}
 
     # ------------------------------------------------------------------------ elections
 
@@ -867,6 +929,10 @@ def _item_error(item: Any) -> KafkaException | None:
     if not item.error_code:
         return None
     return KafkaException(item.error_code, item.error_message or ErrorCode(item.error_code).name)
+
+
+def _quota_entity(parts: Any) -> ClientQuotaEntity:
+    return ClientQuotaEntity.of((part.entity_type, part.entity_name) for part in parts or ())
 
 
 def _item_errors(items: Iterable[Any]) -> Outcomes[str, None]:

@@ -40,6 +40,7 @@ from raftmeta.admin.types import (
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import ElectionType, TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
 from raftmeta.common.reassignments import PartitionReassignment
 
 K = TypeVar("K")
@@ -222,6 +223,16 @@ class AdminClient:
         self, acl_binding_filters: Sequence[AclBindingFilter], **options: Unpack[Timeout]
     ) -> dict[AclBindingFilter, Future[list[AclBinding]]]:
         return self._each(lambda core: core.delete_acls(acl_binding_filters, **options))
+
+    def describe_client_quotas(
+        self, quota_filter: ClientQuotaFilter, **options: Unpack[Timeout]
+    ) -> Future[dict[ClientQuotaEntity, dict[str, float]]]:
+        return self._one(lambda core: core.describe_client_quotas(quota_filter, **options))
+
+    def alter_client_quotas(
+        self, alterations: Sequence[ClientQuotaAlteration], **options: Unpack[Write]
+    ) -> dict[ClientQuotaEntity, Future[None]]:
+        return self._each(lambda core: core.alter_client_quotas(alterations, **options))
 
     def describe_quorum(self, **options: Unpack[Timeout]) -> Future[QuorumInfo]:
         return self._one(lambda core: core.describe_quorum(**options))

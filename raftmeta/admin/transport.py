@@ -37,6 +37,7 @@ from raftmeta.admin.types import (
 from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.common.elections import TopicPartition
 from raftmeta.common.features import FeatureUpdate
+from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaFilter
 from raftmeta.common.reassignments import PartitionReassignment, ReassignmentTarget
 from raftmeta.common.scram import ScramDeletion, ScramUpsertion
 from raftmeta.errors import ErrorCode
@@ -133,6 +134,16 @@ class AdminTransport(Protocol):
     async def remove_raft_voter(
         self, voter_id: int, directory_id: str, timeout_ms: int | None
     ) -> None: ...
+    async def describe_client_quotas(
+        self, quota_filter: ClientQuotaFilter, timeout_ms: int | None
+    ) -> dict[ClientQuotaEntity, dict[str, float]]: ...
+
+    async def alter_client_quotas(
+        self,
+        alterations: Sequence[ClientQuotaAlteration],
+        validate_only: bool,
+        timeout_ms: int | None,
+    ) -> Outcomes[ClientQuotaEntity, None]: ...
 
     async def describe_user_scram_credentials(
         self, users: Sequence[str] | None, timeout_ms: int | None

@@ -16,6 +16,7 @@ from raftmeta.apis.cluster import ClusterApis
 from raftmeta.apis.configs import ConfigApis
 from raftmeta.apis.elections import ElectionApis
 from raftmeta.apis.features import FeatureApis
+from raftmeta.apis.quotas import QuotaApis
 from raftmeta.apis.reassignments import ReassignmentApis
 from raftmeta.apis.scram import ScramApis
 from raftmeta.apis.topics import TopicApis
@@ -33,5 +34,6 @@ class ControllerApis(
     VoterApis,
     ReassignmentApis,
     ScramApis,
+    QuotaApis,
 ):
     """Every controller operation, by domain (see each base's module)."""

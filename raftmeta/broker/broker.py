@@ -211,6 +211,18 @@ class Broker:
         ``retention.ms``, ...)."""
         return self._config.topic_config(self._replica.image, topic_name)
 
+    def client_quotas(self, user: str, client_id: str) -> dict[str, float]:
+        """The quotas this broker enforces on ``user`` connecting as ``client_id``, each key
+        from the most specific level that sets it, in Kafka's order: the user with this client
+        id, the user with the default client id, the user, the default user with this client
+        id, the default user with the default client id, the default user, this client id,
+        the default client id. A key no level sets is absent: no limit."""
+        return self._replica.image.effective_client_quotas(user, client_id)
+
+    def ip_quotas(self, ip: str) -> dict[str, float]:
+        """The quotas of connections from ``ip``: its own, else the default ip's."""
+        return self._replica.image.effective_ip_quotas(ip)
+
     # --- partition moves -----------------------------------------------------------------
 
     def adding_partitions(self) -> list[tuple[str, int]]:

@@ -14,6 +14,7 @@ from raftmeta.cli import (
     brokers,
     chaos,
     cluster,
+    configs,
     demo,
     dev,
     dump,
@@ -50,6 +51,7 @@ COMMANDS: tuple[Command, ...] = (
     audit,
     spark_cluster,
     cluster,
+    configs,
 )
 """Every command, in the order ``--help`` lists them. A command module imports what its work
 needs when it runs, so building the parser stays cheap."""

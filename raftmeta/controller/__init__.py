@@ -16,8 +16,8 @@ Where things are:
   the queue hands it: ``replication.py`` (topics, partitions, ISR changes, elections; record
   builders in ``topics.py`` and ``alter_partition.py``), ``cluster.py`` (brokers, sessions,
   fencing, controller registrations; built on ``brokers.py`` and ``registration.py``),
-  ``configs.py``, ``acls.py``, ``scram.py``, ``features.py``; request ids and kept outcomes in
-  ``requests_seen.py``.
+  ``configs.py``, ``acls.py``, ``scram.py``, ``quotas.py``, ``features.py``; request ids and
+  kept outcomes in ``requests_seen.py``.
 
 Holds the controller's logic only; the values its requests and replies carry are in
 :mod:`raftmeta.common`. May import ``common/``, the policy packages (``elections/``,
@@ -32,6 +32,7 @@ from raftmeta.controller.configs import ConfigurationControlManager
 from raftmeta.controller.controller import NotControllerError, QuorumController, not_controller
 from raftmeta.controller.features import FeatureControlManager
 from raftmeta.controller.log import MetadataLog, RaftClientLog
+from raftmeta.controller.quotas import ClientQuotaControlManager
 from raftmeta.controller.registration import ControllerRegistrationRequest
 from raftmeta.controller.replication import ReplicationControlManager
 from raftmeta.controller.requests_seen import AnsweredBefore, RequestTag, check_request_id
@@ -45,6 +46,7 @@ __all__ = [
     "AnsweredBefore",
     "BrokerSession",
     "BrokerState",
+    "ClientQuotaControlManager",
     "ClusterControlManager",
     "ConfigurationControlManager",
     "ControllerRegistrationRequest",

@@ -13,6 +13,7 @@ into appended records and a reply at commit. The managers, as Kafka divides them
 ``configs.py``                   IncrementalAlterConfigs, DescribeConfigs
 ``acls.py``                      CreateAcls, DeleteAcls, DescribeAcls
 ``scram.py``                     AlterUserScramCredentials, DescribeUserScramCredentials
+``quotas.py``                    AlterClientQuotas, DescribeClientQuotas
 ``features.py``                  UpdateFeatures, DescribeFeatures, bootstrap levels
 ``requests_seen.py``             request ids and the outcomes kept for retries (run by the queue)
 ===============================  =================================================================
@@ -45,6 +46,7 @@ from raftmeta.common.configs import (
 from raftmeta.common.elections import ElectionType, TopicPartition, TopicResults
 from raftmeta.common.features import FeatureUpdate
 from raftmeta.common.items import ItemError
+from raftmeta.common.quotas import ClientQuotaAlteration, ClientQuotaFilter, DescribedQuotas
 from raftmeta.common.reassignments import (
     PartitionReassignment,
     ReassignmentResult,
@@ -65,6 +67,7 @@ from raftmeta.controller.event_queue import (
 from raftmeta.controller.features import FeatureControlManager, SupportedRange
 from raftmeta.controller.log import MetadataLog
 from raftmeta.controller.pending import fork
+from raftmeta.controller.quotas import ClientQuotaControlManager
 from raftmeta.controller.reassignment import ReassignmentControlManager
 from raftmeta.controller.registration import ControllerRegistrationRequest
 from raftmeta.controller.replication import ReplicationControlManager
@@ -84,9 +87,9 @@ class QuorumController(EventQueue):
     """The controller state machine of one node: the queue, and the domains' managers.
 
     The managers are public attributes (``replication``, ``reassignment``, ``cluster``,
-    ``configs``, ``acls``, ``features``) so that tests and tools can read their state;
-    requests go through the methods below, never to a manager directly, so that they run in
-    the queue's order.
+    ``configs``, ``acls``, ``quotas``, ``features``) so that tests and tools can read their
+    state; requests go through the methods below, never to a manager directly, so that they
+    run in the queue's order.
     """
 
     def __init__(
@@ -114,6 +117,7 @@ class QuorumController(EventQueue):
         self.configs = ConfigurationControlManager(settings)
         self.acls = AclControlManager()
         self.scram = ScramControlManager()
+        self.quotas = ClientQuotaControlManager()
         self.features = FeatureControlManager(settings)
         self._bootstrap_due = False
         self._next_rebalance_ms = 0
@@ -411,6 +415,37 @@ class QuorumController(EventQueue):
             "describeUserScramCredentials",
             lambda: ControllerResult(
                 (), self.scram.describe_credentials(self.committed_image, named)
+            ),
+            timeout_ms=timeout_ms,
+            needs_leadership=False,
+            wait_for_commit=False,
+        )
+
+    async def alter_client_quotas(
+        self,
+        alterations: Sequence[ClientQuotaAlteration],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+        request: RequestTag | None = None,
+    ) -> list[ItemError]:
+        """AlterClientQuotas: one outcome per alteration, once its records commit."""
+        alterations = list(alterations)
+        return await self._submit_each(
+            "alterClientQuotas",
+            lambda: self.quotas.alter_client_quotas(self.latest_image, alterations, validate_only),
+            timeout_ms=timeout_ms,
+            request=request,
+        )
+
+    async def describe_client_quotas(
+        self, quota_filter: ClientQuotaFilter, *, timeout_ms: int | None = None
+    ) -> DescribedQuotas:
+        """DescribeClientQuotas from the committed image (any controller answers)."""
+        return await self._submit(
+            "describeClientQuotas",
+            lambda: ControllerResult(
+                (), self.quotas.describe_client_quotas(self.committed_image, quota_filter)
             ),
             timeout_ms=timeout_ms,
             needs_leadership=False,

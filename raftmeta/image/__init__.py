@@ -13,6 +13,7 @@ owns it, as Kafka's image does:
 * :class:`ClusterImage`: broker and controller registrations;
 * :class:`ConfigurationsImage`: dynamic configuration by resource;
 * :class:`AclIndex`: the ACLs, indexed for the authorizer;
+* :class:`ClientQuotasImage`: client quotas by entity (user, client id, ip);
 * :class:`FeaturesImage`: finalized feature levels;
 * :class:`ScramImage`: SCRAM credentials by user and mechanism;
 * :class:`RequestsSeen`: outcomes of recent admin requests by request id.
@@ -39,6 +40,14 @@ from raftmeta.image.partitions import (
     TopicImage,
     topic_collision_key,
 )
+from raftmeta.image.quotas import (
+    ClientQuotasImage,
+    QuotaEntity,
+    client_precedence,
+    entity_order,
+    ip_precedence,
+    quota_entity,
+)
 from raftmeta.image.requests_seen import (
     REQUEST_ID_RETENTION_MS,
     REQUEST_IDS_KEPT,
@@ -57,6 +66,7 @@ __all__ = [
     "AclIndex",
     "AclResourceKey",
     "BrokerRegistration",
+    "ClientQuotasImage",
     "ClusterImage",
     "ConfigResource",
     "ConfigurationsImage",
@@ -64,6 +74,7 @@ __all__ = [
     "MetadataImage",
     "PartitionKey",
     "PartitionRegistration",
+    "QuotaEntity",
     "ReplayError",
     "RequestsSeen",
     "ScramImage",
@@ -72,5 +83,9 @@ __all__ = [
     "TopicsImage",
     "acl_binding_key",
     "acl_problem",
+    "client_precedence",
+    "entity_order",
+    "ip_precedence",
+    "quota_entity",
     "topic_collision_key",
 ]

@@ -13,6 +13,7 @@ from raftmeta.image.configs import ConfigResource, ConfigurationsImage
 from raftmeta.image.errors import ReplayError
 from raftmeta.image.features import FeaturesImage
 from raftmeta.image.partitions import PartitionKey, PartitionRegistration, TopicImage
+from raftmeta.image.quotas import ClientQuotasImage, QuotaEntity, client_precedence, ip_precedence
 from raftmeta.image.requests_seen import RequestsSeen
 from raftmeta.image.scram import ScramImage
 from raftmeta.image.snapshot_content import SnapshotContent, collector_paused
@@ -21,6 +22,7 @@ from raftmeta.records import (
     AccessControlEntryRecord,
     BrokerRegistrationChangeRecord,
     ClearElrRecord,
+    ClientQuotaRecord,
     ConfigRecord,
     ConfigResourceType,
     FeatureLevelRecord,
@@ -56,6 +58,7 @@ class MetadataImage:
         self._topics = TopicsImage()
         self._configs = ConfigurationsImage()
         self._acls = AclIndex()
+        self._quotas = ClientQuotasImage()
         self._requests_seen = RequestsSeen()
         self._scram = ScramImage()
         self._replay_by_type = self._replay_table()
@@ -92,6 +95,7 @@ class MetadataImage:
             RequestOutcomeRecord: self._requests_seen.add,
             UserScramCredentialRecord: self._scram.replay_credential,
             RemoveUserScramCredentialRecord: self._scram.replay_remove,
+            ClientQuotaRecord: self._quotas.replay_client_quota,
         }
 
     def copy(self) -> MetadataImage:
@@ -113,6 +117,7 @@ class MetadataImage:
         other._topics = self._topics.copy()
         other._configs = self._configs.copy()
         other._acls = self._acls.copy()
+        other._quotas = self._quotas.copy()
         other._requests_seen = self._requests_seen.copy()
         other._scram = self._scram.copy()
         other._replay_by_type = other._replay_table()
@@ -250,6 +255,23 @@ class MetadataImage:
         return self._configs.resources
 
     @property
+    def client_quotas(self) -> ClientQuotasImage:
+        """The client quotas by entity. Read it; only replay changes it."""
+        return self._quotas
+
+    def effective_client_quotas(self, user: str, client_id: str) -> dict[str, float]:
+        """The quotas of ``user`` connecting as ``client_id``, each key from the most
+        specific of Kafka's eight levels that sets it; a key none sets is absent."""
+        return self._quotas.effective(client_precedence(user, client_id))
+
+    def effective_ip_quotas(self, ip: str) -> dict[str, float]:
+        """The quotas of connections from ``ip``: its own, else the default ip's."""
+        return self._quotas.effective(ip_precedence(ip))
+
+    def quotas_of(self, entity: QuotaEntity) -> Mapping[str, float]:
+        return self._quotas.quotas(entity)
+
+    @property
     def requests_seen(self) -> RequestsSeen:
         """Outcomes of recent admin requests that carried a request id."""
         return self._requests_seen
@@ -325,6 +347,7 @@ class MetadataImage:
             dict(self._cluster._controllers),
             self._requests_seen.records(),
             tuple(self._scram.records()),
+            {entity: dict(values) for entity, values in self._quotas._quotas.items()},
         )
         return lambda: encode_each(frozen.records())
 
@@ -332,8 +355,9 @@ class MetadataImage:
         """The image as records, in a canonical order so equal images write equal snapshots.
 
         Order: feature levels, brokers, controllers, then per topic (by name) its TopicRecord,
-        its configs and its partitions (by id), then every other config, then the ACLs by id, then
-        the SCRAM credentials by user and mechanism.
+        its configs and its partitions (by id), then every other config, then the ACLs by id,
+        then the SCRAM credentials by user and mechanism, then the client quotas by entity, then
+        the request outcomes.
         """
         topics = self._topics
         return SnapshotContent(
@@ -346,6 +370,7 @@ class MetadataImage:
             self._cluster._controllers,
             self._requests_seen.records(),
             tuple(self._scram.records()),
+            self._quotas._quotas,
         ).records()
 
     def digest(self) -> str:
@@ -371,6 +396,7 @@ class MetadataImage:
             and self._configs == other._configs
             and self._acls == other._acls
             and self._scram == other._scram
+            and self._quotas == other._quotas
             and self._topics == other._topics
             and self._requests_seen == other._requests_seen
         )

@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from raftmeta.image.cluster import BrokerRegistration
 from raftmeta.image.configs import ConfigResource, config_records
 from raftmeta.image.partitions import PartitionRegistration, TopicImage
+from raftmeta.image.quotas import QuotaEntity, client_quota_records, entity_order
 from raftmeta.records import (
     AccessControlEntryRecord,
     ConfigResourceType,
@@ -56,6 +58,9 @@ class SnapshotContent:
     requests_seen: tuple[RequestOutcomeRecord, ...] = ()
     scram: tuple[UserScramCredentialRecord, ...] = ()
     """In the canonical order (by user, then mechanism)."""
+    client_quotas: Mapping[QuotaEntity, Mapping[str, float]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     def records(self) -> Iterator[Record]:
         features, brokers, configs = self.features, self.brokers, self.configs
@@ -86,5 +91,8 @@ class SnapshotContent:
         for acl_id in sorted(acls):
             yield acls[acl_id]
         yield from self.scram
+        client_quotas = self.client_quotas
+        for entity in sorted(client_quotas, key=entity_order):
+            yield from client_quota_records(entity, client_quotas[entity])
         # Last, and in the order they were applied, which replaying them keeps.
         yield from self.requests_seen

@@ -130,6 +130,16 @@ class AdminStub:
                 request_serializer=raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsRequest.SerializeToString,
                 response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsResponse.FromString,
                 _registered_method=True)
+        self.DescribeClientQuotas = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/DescribeClientQuotas',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeClientQuotasRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeClientQuotasResponse.FromString,
+                _registered_method=True)
+        self.AlterClientQuotas = channel.unary_unary(
+                '/raftmeta.admin.v1.Admin/AlterClientQuotas',
+                request_serializer=raftmeta_dot_rpc_dot_admin__pb2.AlterClientQuotasRequest.SerializeToString,
+                response_deserializer=raftmeta_dot_rpc_dot_admin__pb2.AlterClientQuotasResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -274,6 +284,21 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeClientQuotas(self, request, context):
+        """Client quotas (Kafka's api keys 48 and 49), kept as ClientQuotaRecords. Describe needs
+        DESCRIBE_CONFIGS on the cluster, Alter ALTER_CONFIGS; Alter answers per entry once the
+        records commit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterClientQuotas(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -371,6 +396,16 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.AlterUserScramCredentials,
                     request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsRequest.FromString,
                     response_serializer=raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsResponse.SerializeToString,
+            ),
+            'DescribeClientQuotas': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeClientQuotas,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeClientQuotasRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.DescribeClientQuotasResponse.SerializeToString,
+            ),
+            'AlterClientQuotas': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterClientQuotas,
+                    request_deserializer=raftmeta_dot_rpc_dot_admin__pb2.AlterClientQuotasRequest.FromString,
+                    response_serializer=raftmeta_dot_rpc_dot_admin__pb2.AlterClientQuotasResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -886,6 +921,60 @@ class Admin:
             '/raftmeta.admin.v1.Admin/AlterUserScramCredentials',
             raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsRequest.SerializeToString,
             raftmeta_dot_rpc_dot_admin__pb2.AlterUserScramCredentialsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeClientQuotas(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/DescribeClientQuotas',
+            raftmeta_dot_rpc_dot_admin__pb2.DescribeClientQuotasRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.DescribeClientQuotasResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterClientQuotas(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/raftmeta.admin.v1.Admin/AlterClientQuotas',
+            raftmeta_dot_rpc_dot_admin__pb2.AlterClientQuotasRequest.SerializeToString,
+            raftmeta_dot_rpc_dot_admin__pb2.AlterClientQuotasResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -81,6 +81,12 @@ class AdminStub:
     and iterations only; Alter needs ALTER and is answered per user once the records commit.
     """
     AlterUserScramCredentials: _UnaryUnary[admin_pb2.AlterUserScramCredentialsRequest, admin_pb2.AlterUserScramCredentialsResponse]
+    DescribeClientQuotas: _UnaryUnary[admin_pb2.DescribeClientQuotasRequest, admin_pb2.DescribeClientQuotasResponse]
+    """Client quotas (Kafka's api keys 48 and 49), kept as ClientQuotaRecords. Describe needs
+    DESCRIBE_CONFIGS on the cluster, Alter ALTER_CONFIGS; Alter answers per entry once the
+    records commit.
+    """
+    AlterClientQuotas: _UnaryUnary[admin_pb2.AlterClientQuotasRequest, admin_pb2.AlterClientQuotasResponse]
 
 class AdminServicer:
     def CreateTopics(
@@ -250,6 +256,25 @@ class AdminServicer:
         request: admin_pb2.AlterUserScramCredentialsRequest,
         context: Any,
     ) -> admin_pb2.AlterUserScramCredentialsResponse | Awaitable[admin_pb2.AlterUserScramCredentialsResponse]:
+        """Not implemented unless overridden."""
+        ...
+
+    def DescribeClientQuotas(
+        self,
+        request: admin_pb2.DescribeClientQuotasRequest,
+        context: Any,
+    ) -> admin_pb2.DescribeClientQuotasResponse | Awaitable[admin_pb2.DescribeClientQuotasResponse]:
+        """Client quotas (Kafka's api keys 48 and 49), kept as ClientQuotaRecords. Describe needs
+        DESCRIBE_CONFIGS on the cluster, Alter ALTER_CONFIGS; Alter answers per entry once the
+        records commit.
+        """
+        ...
+
+    def AlterClientQuotas(
+        self,
+        request: admin_pb2.AlterClientQuotasRequest,
+        context: Any,
+    ) -> admin_pb2.AlterClientQuotasResponse | Awaitable[admin_pb2.AlterClientQuotasResponse]:
         """Not implemented unless overridden."""
         ...
 

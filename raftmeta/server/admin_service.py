@@ -20,6 +20,7 @@ from raftmeta.rpc import admin_pb2_grpc as apb_grpc
 from raftmeta.rpc import raft_pb2 as rpb
 from raftmeta.server import convert
 from raftmeta.server.acl_service import AclMethods
+from raftmeta.server.quota_service import QuotaMethods
 from raftmeta.server.scram_service import ScramMethods
 
 
@@ -29,7 +30,7 @@ def _quorum_error(code: ErrorCode) -> rpb.DescribeQuorumResponse:
     )
 
 
-class AdminService(AclMethods, ScramMethods, apb_grpc.AdminServicer):
+class AdminService(AclMethods, ScramMethods, QuotaMethods, apb_grpc.AdminServicer):
     # ------------------------------------------------------------------------ topics
 
     async def CreateTopics(

@@ -38,6 +38,7 @@ from raftmeta.common.elections import (
 )
 from raftmeta.common.features import RequestedFeatureUpdate, UpdateFeaturesRequest
 from raftmeta.common.items import ItemError
+from raftmeta.common.quotas import ClientQuotaEntity
 from raftmeta.common.reassignments import (
     AlterPartitionReassignmentsRequest,
     ListPartitionReassignmentsRequest,
@@ -654,3 +655,32 @@ def ongoing_reassignments_from_pb(
         for topic in topics
         for partition in topic.partitions
     }
+
+
+# --- client quotas -------------------------------------------------------------------------
+
+
+def quota_entity_from_pb(message: apb.QuotaEntity) -> ClientQuotaEntity:
+    return ClientQuotaEntity.of(
+        (part.entity_type, None if part.is_default else part.entity_name) for part in message.parts
+    )
+
+
+def quota_entity_to_pb(entity: ClientQuotaEntity) -> apb.QuotaEntity:
+    return apb.QuotaEntity(
+        parts=[
+            apb.QuotaEntityPart(entity_type=kind, entity_name=name or "", is_default=name is None)
+            for kind, name in entity.parts
+        ]
+    )
+
+
+def quota_result_to_pb(result: ItemError) -> apb.AlterClientQuotaResult:
+    """One alteration's outcome (the entity is filled in by the caller that knows it)."""
+    return apb.AlterClientQuotaResult(
+        error_code=int(result.code), error_message=item_message(result)
+    )
+
+
+def quota_result_from_pb(result: apb.AlterClientQuotaResult) -> ItemError:
+    return item_error(result.error_code, result.error_message)

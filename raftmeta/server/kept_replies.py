@@ -104,6 +104,12 @@ _CODECS: dict[str, tuple[_Encode, _Decode]] = {
         convert.acl_deletion_from_pb,
     ),
     "AlterPartitionReassignments": _reassignments(),
+    "AlterClientQuotas": _each(
+        apb.AlterClientQuotasResponse,
+        "results",
+        convert.quota_result_to_pb,
+        convert.quota_result_from_pb,
+    ),
 }
 
 

@@ -14,7 +14,7 @@ from analytics.schemas import SCHEMAS, spark_ddl
 from analytics.sources import AnalyticsInputError, discover
 from analytics.synthetic import build_image, write_node_directory, write_snapshot
 from raftmeta.raft.batch import SnapshotId
-from raftmeta.records import PartitionRecord, Record, TopicRecord, encode_record
+from raftmeta.records import ConfigRecord, PartitionRecord, Record, TopicRecord, encode_record
 from raftmeta.storage.snapshots import SnapshotWriter
 from tests.analytics.helpers import (
     TOPIC_ID,
@@ -33,7 +33,7 @@ def test_snapshot_rows_equal_the_image_rows_whatever_the_split(history: list[Rec
     image = image_of(history)
     with tempfile.TemporaryDirectory() as directory:
         path = write_snapshot(image, directory, cluster_id="c1")
-        for kind in ("partitions", "brokers", "topics"):
+        for kind in ("partitions", "brokers", "topics", "configs"):
             expected = normalised(image_rows(image, "c1", kind))
             assert normalised(read_rows(path, kind, max_split_bytes=64)) == expected
             assert normalised(read_rows(path, kind)) == expected
@@ -53,8 +53,13 @@ def test_a_large_snapshot_is_split_at_batch_boundaries(tmp_path: Path) -> None:
 def test_arrow_batches_carry_the_declared_schema_and_the_spark_ddl_names_every_column(
     tmp_path: Path,
 ) -> None:
+    # The story plus a topic config, so that every kind has rows.
+    configured: list[Record] = [ConfigRecord(2, "orders", "retention.ms", "1000")]
     directory = write_node_directory(
-        tmp_path / "node", cluster_id="c1", batches=failover_history(), snapshot_at=6
+        tmp_path / "node",
+        cluster_id="c1",
+        batches=[*failover_history(), (configured, 3, 300_000)],
+        snapshot_at=6,
     )
     for kind, schema in SCHEMAS.items():
         batches = read_batches(directory, kind)
@@ -75,7 +80,7 @@ def test_a_directory_is_its_latest_snapshot_plus_the_log_after_it(tmp_path: Path
     (source,) = discover(directory)
     assert source.cluster == "c1"
     assert source.snapshot is not None and source.segments
-    for kind in ("partitions", "brokers", "topics"):
+    for kind in ("partitions", "brokers", "topics", "configs"):
         assert normalised(read_rows(directory, kind)) == normalised(image_rows(image, "c1", kind))
 
 

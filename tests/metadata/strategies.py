@@ -26,12 +26,14 @@ from raftmeta.records import (
     BrokerFeature,
     BrokerRegistrationChangeRecord,
     ClearElrRecord,
+    ClientQuotaRecord,
     ConfigRecord,
     ConfigResourceType,
     FeatureLevelRecord,
     NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
+    QuotaEntityData,
     Record,
     RegisterBrokerRecord,
     RegisterControllerRecord,
@@ -56,6 +58,7 @@ optional_int32_tuples = st.none() | int32_tuples
 
 endpoints = st.builds(BrokerEndpoint, names, names, st.integers(0, 65535), int16s)
 features = st.builds(BrokerFeature, names, int16s, int16s)
+quota_parts = st.builds(QuotaEntityData, names, st.none() | names)
 
 RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
     RegisterBrokerRecord: st.builds(
@@ -131,6 +134,13 @@ RECORD_STRATEGIES: dict[type[Record], st.SearchStrategy[Record]] = {
         int32s,
     ),
     RemoveUserScramCredentialRecord: st.builds(RemoveUserScramCredentialRecord, names, int8s),
+    ClientQuotaRecord: st.builds(
+        ClientQuotaRecord,
+        st.lists(quota_parts, max_size=3).map(tuple),
+        names,
+        st.floats(allow_nan=False),
+        st.booleans(),
+    ),
 }
 
 
@@ -346,6 +356,27 @@ def _remove_acl(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Record]
     return [RemoveAccessControlEntryRecord(acl_id)]
 
 
+QUOTA_ENTITIES = (
+    (QuotaEntityData("user", "alice"),),
+    (QuotaEntityData("user", None),),
+    (QuotaEntityData("client-id", "c1"), QuotaEntityData("user", "alice")),
+    (QuotaEntityData("client-id", None),),
+    (QuotaEntityData("ip", "10.0.0.1"),),
+)
+
+
+def _client_quota(draw: st.DrawFn, cluster: _Cluster, offset: int) -> list[Record]:
+    """A quota set or removed, on entities from a small pool so both meet a set key."""
+    return [
+        ClientQuotaRecord(
+            draw(st.sampled_from(QUOTA_ENTITIES)),
+            draw(st.sampled_from(("producer_byte_rate", "request_percentage"))),
+            draw(st.sampled_from((1024.0, 12.5))),
+            draw(st.booleans()),
+        )
+    ]
+
+
 CONTROLLER_IDS = (3000, 3001, 3002)
 
 
@@ -400,6 +431,7 @@ _STEPS = (
     _create_acl,
     _create_acl,
     _remove_acl,
+    _client_quota,
     _register_controller,
     _request_outcome,
     _no_op,

@@ -74,6 +74,7 @@ def test_type_ids_and_versions_are_kraft_api_keys() -> None:
         "ClearElrRecord": (28, 0),
         "UserScramCredentialRecord": (11, 0),
         "RemoveUserScramCredentialRecord": (22, 0),
+        "ClientQuotaRecord": (14, 0),
     }
 
 

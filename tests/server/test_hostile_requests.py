@@ -155,10 +155,23 @@ _FIELD_OVERRIDES: dict[str, st.SearchStrategy[Any]] = {
 }
 
 
+_NOT_OVERRIDDEN = frozenset(
+    (
+        pbd.FieldDescriptor.TYPE_MESSAGE,
+        pbd.FieldDescriptor.TYPE_DOUBLE,
+        pbd.FieldDescriptor.TYPE_FLOAT,
+    )
+)
+"""Field types an override by name does not apply to: a quota's ``value`` is a number (any,
+NaN and the infinities included), a config's is text."""
+
+
 def _field_values(field: pbd.FieldDescriptor, depth: int) -> st.SearchStrategy[Any]:
-    if field.name in _FIELD_OVERRIDES and field.type != pbd.FieldDescriptor.TYPE_MESSAGE:
-        return _FIELD_OVERRIDES[field.name]
     kind = field.type
+    if field.name in _FIELD_OVERRIDES and kind not in _NOT_OVERRIDDEN:
+        return _FIELD_OVERRIDES[field.name]
+    if kind in (pbd.FieldDescriptor.TYPE_DOUBLE, pbd.FieldDescriptor.TYPE_FLOAT):
+        return st.floats(width=32 if kind == pbd.FieldDescriptor.TYPE_FLOAT else 64)
     if kind in (pbd.FieldDescriptor.TYPE_INT32, pbd.FieldDescriptor.TYPE_SINT32):
         return _ints32
     if kind in (pbd.FieldDescriptor.TYPE_INT64, pbd.FieldDescriptor.TYPE_SINT64):

@@ -71,6 +71,7 @@ from raftmeta.server.kafka import (
     limits,
     partitions,
     quorum,
+    quotas,
     reassignments,
     sasl,
     scram,
@@ -102,7 +103,7 @@ RETIRE_AFTER_S = 1.0
 """How long a connection told of a controller this node no longer names must stay so, with no
 request, before it is closed. A client that learned of the new controller elsewhere sends its
 next call at once, which keeps the connection; a call sent just as it closes would be lost."""
-CONTROLLER_BOUND = frozenset({19, 20, 30, 31, 33, 37, 43, 44, 45, 51, 57, 64, 80, 81})
+CONTROLLER_BOUND = frozenset({19, 20, 30, 31, 33, 37, 43, 44, 45, 49, 51, 57, 64, 80, 81})
 """Writes, sent to the controller a client was told of: one answered here while this node is
 the active controller shows the client knows it."""
 """How long a stopping listener lets requests in progress finish before cancelling them."""
@@ -131,6 +132,8 @@ def _served() -> dict[int, Api]:
         44: Api(0, 1, configs.incremental_alter_configs, configs.incremental_alter_configs_failed),
         45: Api(0, 1, reassignments.alter_partition_reassignments),
         46: Api(0, 0, reassignments.list_partition_reassignments),
+        48: Api(0, 1, quotas.describe_client_quotas),
+        49: Api(0, 1, quotas.alter_client_quotas, quotas.alter_client_quotas_failed),
         55: Api(0, 2, quorum.describe_quorum),
         57: Api(0, 2, features.update_features),
         60: Api(0, 2, cluster.describe_cluster),
