@@ -4,9 +4,13 @@ shape of Kafka's ``kafka-configs.sh``.
 ``--entity-type`` names what to act on: ``topics`` and ``brokers`` (configs; a broker by id,
 or ``--entity-default`` for the cluster-wide defaults), ``users``, ``clients`` and ``ips``
 (client quotas; ``--entity-default`` for the type's default entity, ``users`` and ``clients``
-together for a user with a client id). ``--describe`` prints Kafka's blocks ("Dynamic configs
-for topic t are:", one ``name=value sensitive=... synonyms={...}`` line each; "Quota configs
-for user-principal 'alice' are ..."); ``--alter`` sets ``--add-config`` and deletes
+together for a user with a client id; for one named user also SCRAM credentials,
+``--add-config 'SCRAM-SHA-256=[iterations=8192,password=secret]'`` and ``--delete-config
+SCRAM-SHA-256``, salted by the admin client so the password never crosses the wire).
+``--describe`` prints Kafka's blocks ("Dynamic configs for topic t are:", one ``name=value
+sensitive=... synonyms={...}`` line each; "Quota configs for user-principal 'alice' are ...";
+"SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=8192");
+``--alter`` sets ``--add-config`` and deletes
 ``--delete-config`` keys, then prints "Completed updating config for topic t.". A command line
 that cannot work exits 2 with one line; a refusal by the controller exits 1 with one line.
 """
@@ -183,13 +187,42 @@ def check_options(args: argparse.Namespace) -> tuple[list[AddedConfig], list[str
         raise _usage(f"--add-config: {error}") from None
     if args.alter and not added and not deleted:
         raise _usage("--alter needs --add-config or --delete-config")
-    for config in added:
-        if config.key in SCRAM_MECHANISMS:
+    scram_keys = [config.key for config in added if config.key in SCRAM_MECHANISMS]
+    scram_keys += [key for key in deleted if key in SCRAM_MECHANISMS]
+    if scram_keys:
+        types, names = args.entity_type, args.entity_names or []
+        if types != ["users"] or len(names) != 1 or names[0] is None:
             raise _usage(
-                f"{config.key} credentials cannot be set here: SCRAM credentials are not "
-                "supported yet"
+                f"{scram_keys[0]} credentials are set for one named user only "
+                "(--entity-type users --entity-name NAME)"
             )
+        for config in added:
+            if config.key in SCRAM_MECHANISMS:
+                scram_parameters(config)  # a malformed credential fails before anything is sent
     return added, deleted
+
+
+def scram_parameters(config: AddedConfig) -> tuple[int, str]:
+    """The iteration count and password of ``SCRAM-SHA-256=[iterations=N,password=P]``, as
+    kafka-configs.sh takes them (iterations default to 4096; the password is required)."""
+    from raftmeta.security.scram import DEFAULT_ITERATIONS
+
+    if not config.bracketed:
+        raise _usage(f"{config.key} takes [iterations=N,password=P]")
+    fields: dict[str, str] = {}
+    for item in config.items:
+        key, equals, value = item.partition("=")
+        key = key.strip()
+        if not equals or key not in ("iterations", "password") or key in fields:
+            raise _usage(f"{config.key}: expected iterations=N and password=P, got {item!r}")
+        fields[key] = value
+    password = fields.get("password", "")
+    if not password:
+        raise _usage(f"{config.key}: password=P is required")
+    iterations_text = fields.get("iterations", str(DEFAULT_ITERATIONS)).strip()
+    if not iterations_text.isdigit():
+        raise _usage(f"{config.key}: iterations must be a whole number, got {iterations_text!r}")
+    return int(iterations_text), password
 
 
 def run(args: argparse.Namespace) -> int:
@@ -198,13 +231,27 @@ def run(args: argparse.Namespace) -> int:
     first = named[0]
     connection = admin_connection(args)
     if first.kind in QUOTA_TYPES:
+        with_scram = [entity.kind for entity in named] == ["users"] and not first.is_default
         if args.describe:
             return run_admin(
-                connection, lambda client: _describe_quotas(client, named), FAILURE_PREFIX
+                connection,
+                lambda client: _describe_quotas(client, named, with_scram=with_scram),
+                FAILURE_PREFIX,
             )
-        values = {config.key: _quota_value(config) for config in added}
+        credentials = [config for config in added if config.key in SCRAM_MECHANISMS]
+        removed_credentials = [key for key in deleted if key in SCRAM_MECHANISMS]
+        values = {
+            config.key: _quota_value(config)
+            for config in added
+            if config.key not in SCRAM_MECHANISMS
+        }
+        quota_deletions = [key for key in deleted if key not in SCRAM_MECHANISMS]
         return run_admin(
-            connection, lambda client: _alter_quotas(client, named, values, deleted), FAILURE_PREFIX
+            connection,
+            lambda client: _alter_users_and_quotas(
+                client, named, values, quota_deletions, credentials, removed_credentials
+            ),
+            FAILURE_PREFIX,
         )
     if args.describe:
         return run_admin(
@@ -341,7 +388,7 @@ def quota_line(entity: Any, values: dict[str, float]) -> str:
     return f"Quota configs for {', '.join(parts)} are {entries}"
 
 
-async def _describe_quotas(client: Any, named: list[Entity]) -> int:
+async def _describe_quotas(client: Any, named: list[Entity], *, with_scram: bool) -> int:
     """Kafka's tool asks for exactly the named types (a strict filter): each by name, as the
     default entity, or any entity of the type when neither is given."""
     from raftmeta.admin import ClientQuotaFilter, QuotaFilterComponent, QuotaMatchType
@@ -358,7 +405,76 @@ async def _describe_quotas(client: Any, named: list[Entity]) -> int:
     described = await client.describe_client_quotas(ClientQuotaFilter(tuple(components), True))
     for entity in sorted(described, key=_entity_order):
         print(quota_line(entity, described[entity]))
+    if with_scram:
+        await _describe_credentials(client, named[0].name)
     return 0
+
+
+async def _describe_credentials(client: Any, user: str | None) -> None:
+    """Kafka's "SCRAM credential configs for user-principal 'alice' are
+    SCRAM-SHA-256=iterations=8192" lines: mechanisms and iteration counts, never a key."""
+    from raftmeta.errors import ErrorCode, KafkaError
+
+    if user is None:
+        found = await client.describe_user_scram_credentials()
+    else:
+        try:
+            found = {user: await client.describe_user_scram_credentials([user])[user]}
+        except KafkaError as error:
+            if error.code is not ErrorCode.RESOURCE_NOT_FOUND:
+                raise
+            return  # a user with quotas but no credential: nothing to show
+    for name in sorted(found):
+        infos = ", ".join(
+            f"{info.mechanism.mechanism_name}=iterations={info.iterations}"
+            for info in found[name].scram_credential_infos
+        )
+        print(f"SCRAM credential configs for user-principal '{name}' are {infos}")
+
+
+async def _alter_users_and_quotas(
+    client: Any,
+    named: list[Entity],
+    values: dict[str, float],
+    quota_deletions: Sequence[str],
+    credentials: Sequence[AddedConfig],
+    removed_credentials: Sequence[str],
+) -> int:
+    """Quotas first, then SCRAM credentials (one user's, as Kafka's tool allows both in one
+    command); one completion line as Kafka prints it."""
+    from raftmeta.admin import (
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
+
+    if values or quota_deletions:
+        await _alter_quotas(client, named, values, quota_deletions, announce=False)
+    if credentials or removed_credentials:
+        user = named[0].name
+        assert user is not None  # check_options allows credentials for a named user only
+        alterations: list[UserScramCredentialUpsertion | UserScramCredentialDeletion] = []
+        for config in credentials:
+            iterations, password = scram_parameters(config)
+            mechanism = ScramMechanism[config.key.replace("-", "_")]
+            info = ScramCredentialInfo(mechanism, iterations)
+            alterations.append(UserScramCredentialUpsertion(user, info, password))
+        alterations.extend(
+            UserScramCredentialDeletion(user, ScramMechanism[key.replace("-", "_")])
+            for key in removed_credentials
+        )
+        await client.alter_user_scram_credentials(alterations)[user]
+    _announce(named)
+    return 0
+
+
+def _announce(named: list[Entity]) -> None:
+    kind, name = named[0].kind, named[0].name
+    if name is None:
+        print(f"Completed updating default config for {kind} in the cluster.")
+    else:
+        print(f"Completed updating config for {kind[:-1]} {name}.")
 
 
 def _entity_order(entity: Any) -> tuple[tuple[str, bool, str], ...]:
@@ -366,7 +482,12 @@ def _entity_order(entity: Any) -> tuple[tuple[str, bool, str], ...]:
 
 
 async def _alter_quotas(
-    client: Any, named: list[Entity], values: dict[str, float], deleted: Sequence[str]
+    client: Any,
+    named: list[Entity],
+    values: dict[str, float],
+    deleted: Sequence[str],
+    *,
+    announce: bool = True,
 ) -> int:
     from raftmeta.admin import ClientQuotaAlteration, ClientQuotaEntity, QuotaOp
 
@@ -375,9 +496,6 @@ async def _alter_quotas(
     ops.extend(QuotaOp(key, remove=True) for key in deleted)
     alteration = ClientQuotaAlteration(entity, tuple(ops))
     await client.alter_client_quotas([alteration])[entity]
-    kind, name = named[0].kind, named[0].name
-    if name is None:
-        print(f"Completed updating default config for {kind} in the cluster.")
-    else:
-        print(f"Completed updating config for {kind[:-1]} {name}.")
+    if announce:
+        _announce(named)
     return 0

@@ -224,13 +224,51 @@ def test_all_lists_every_config_and_brackets_hold_a_list_value(
                 "--alter",
                 "--entity-type",
                 "users",
-                "--entity-name",
-                "a",
+                "--entity-default",
                 "--add-config",
                 "SCRAM-SHA-256=[iterations=8192,password=secret]",
             ],
             2,
-            "SCRAM-SHA-256 credentials cannot be set here",
+            "SCRAM-SHA-256 credentials are set for one named user only",
+        ),
+        (
+            [
+                "--alter",
+                "--entity-type",
+                "users",
+                "--entity-name",
+                "a",
+                "--add-config",
+                "SCRAM-SHA-512=[iterations=8192]",
+            ],
+            2,
+            "SCRAM-SHA-512: password=P is required",
+        ),
+        (
+            [
+                "--alter",
+                "--entity-type",
+                "users",
+                "--entity-name",
+                "a",
+                "--add-config",
+                "SCRAM-SHA-256=[iterations=many,password=secret]",
+            ],
+            2,
+            "iterations must be a whole number",
+        ),
+        (
+            [
+                "--alter",
+                "--entity-type",
+                "users",
+                "--entity-name",
+                "a",
+                "--add-config",
+                "SCRAM-SHA-256=[iterations=100,password=secret]",
+            ],
+            1,
+            "Too few iterations",
         ),
         (
             [
@@ -307,3 +345,28 @@ def test_bad_input_gets_one_line_and_the_right_exit_status(
     assert got == status
     assert said in err
     assert err.count("\n") == 1, err
+
+
+def test_scram_credentials_round_trip_beside_a_users_quotas(
+    capsys: pytest.CaptureFixture[str], door: list[str]
+) -> None:
+    user = f"scram-{door[0].rsplit('-', 1)[1]}"
+    who = ["--entity-type", "users", "--entity-name", user]
+    credential = "SCRAM-SHA-256=[iterations=8192,password=alice-secret]"
+    status, out, err = configs(
+        capsys, door, "--alter", *who, "--add-config", f"{credential},producer_byte_rate=512"
+    )
+    assert (status, out, err) == (0, f"Completed updating config for user {user}.\n", "")
+    assert "alice-secret" not in out + err
+    status, out, err = configs(capsys, door, "--describe", *who)
+    assert status == 0, err
+    assert out.splitlines() == [
+        f"Quota configs for user-principal '{user}' are producer_byte_rate=512.0",
+        f"SCRAM credential configs for user-principal '{user}' are SCRAM-SHA-256=iterations=8192",
+    ]
+    status, out, err = configs(
+        capsys, door, "--alter", *who, "--delete-config", "SCRAM-SHA-256,producer_byte_rate"
+    )
+    assert status == 0, err
+    status, out, err = configs(capsys, door, "--describe", *who)
+    assert (status, out) == (0, ""), err
