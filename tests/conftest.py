@@ -9,6 +9,16 @@ JVM with a ``preexec_fn``, and a fork that runs Python code in a process whose g
 are busy (as they are after the quorum tests) can kill the child before it execs ("Java
 gateway process exited before sending its port number").
 
+``make test`` runs the tests in two pytest-xdist worker processes (``-n 2``): most tests wait
+on timers and real processes rather than compute, so two at a time nearly halve the run. Every
+worker collects every test, so the eager start above would give each worker a JVM. Under
+xdist the Spark tests instead form one group (``--dist loadgroup``, the default here whenever
+``-n`` is given), which goes to one worker as the first work it is handed; that worker starts
+the session when its first Spark test asks for it, which is before it has run anything with
+gRPC threads. The other worker never starts one. Tests that use both cores on their own (the
+simulator's schedules, a Spark cluster, the fault campaign) form another group, so no two of
+them run at once, and they are handed out first, so that the longest work does not start last.
+
 Property tests draw the same examples on every run (the ``suite`` profile): the suite is a gate,
 and a gate that passes or fails by luck tells nobody anything. Looking for new counterexamples
 is a separate job, ``make properties``, which loads the ``explore`` profile and draws fresh
@@ -34,9 +44,53 @@ if TYPE_CHECKING:
 
 _SESSION: list[SparkSession] = []
 
+SPARK_GROUP = "spark-session"
+"""The xdist group of the tests that use the in-process SparkSession."""
+CPU_BOUND_GROUP = "cpu-bound"
+"""The xdist group of the tests marked ``cpu_bound``."""
+IN_XDIST_WORKER = "PYTEST_XDIST_WORKER" in os.environ
+"""Whether this process is a pytest-xdist worker (xdist sets the variable before collecting)."""
+
+
+def uses_spark(item: pytest.Item) -> bool:
+    return "spark" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``-n`` alone would spread the Spark tests over every worker: make it mean loadgroup, in
+    the order the workers collect (the Spark group first), not xdist's largest group first."""
+    if getattr(config.option, "numprocesses", None) and config.option.dist == "no":
+        config.option.dist = "loadgroup"
+    if getattr(config.option, "dist", "no") == "loadgroup":
+        config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, group the Spark tests and the CPU-bound tests (see the module docstring).
+
+    Runs before xdist's own hook, which names each grouped test after its group. Every worker
+    sorts the same collection the same way, as xdist requires.
+    """
+    if not (IN_XDIST_WORKER and config.getoption("dist", "no") == "loadgroup"):
+        return
+    spark = [item for item in items if uses_spark(item)]
+    cpu_bound = [
+        item
+        for item in items
+        if not uses_spark(item) and item.get_closest_marker("cpu_bound") is not None
+    ]
+    for item in spark:
+        item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+    for item in cpu_bound:
+        item.add_marker(pytest.mark.xdist_group(CPU_BOUND_GROUP))
+    grouped = {id(item) for item in spark + cpu_bound}
+    items[:] = spark + cpu_bound + [item for item in items if id(item) not in grouped]
+
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if any("spark" in getattr(item, "fixturenames", ()) for item in session.items):
+    if not IN_XDIST_WORKER and any(uses_spark(item) for item in session.items):
         _SESSION.append(_start_spark())
 
 
