@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
@@ -48,33 +48,48 @@ SPARK_GROUP = "spark-session"
 """The xdist group of the tests that use the in-process SparkSession."""
 CPU_BOUND_GROUP = "cpu-bound"
 """The xdist group of the tests marked ``cpu_bound``."""
-IN_XDIST_WORKER = "PYTEST_XDIST_WORKER" in os.environ
-"""Whether this process is a pytest-xdist worker (xdist sets the variable before collecting)."""
+DIST_KEY = "raftmeta_dist"
+"""The controller's ``--dist`` mode, handed to each worker (whose own option says "no")."""
 
 
 def uses_spark(item: pytest.Item) -> bool:
     return "spark" in getattr(item, "fixturenames", ())
 
 
+def in_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """``-n`` alone would spread the Spark tests over every worker: make it mean loadgroup, in
     the order the workers collect (the Spark group first), not xdist's largest group first."""
+    if in_xdist_worker(config):
+        return
     if getattr(config.option, "numprocesses", None) and config.option.dist == "no":
         config.option.dist = "loadgroup"
     if getattr(config.option, "dist", "no") == "loadgroup":
         config.option.loadscopereorder = False
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """An xdist hook, run in the controller for each worker before it starts."""
+    node.workerinput[DIST_KEY] = node.config.option.dist
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under xdist, group the Spark tests and the CPU-bound tests (see the module docstring).
+    """In an xdist worker, group the Spark tests and the CPU-bound tests (see the module
+    docstring), Spark first.
 
     Runs before xdist's own hook, which names each grouped test after its group. Every worker
     sorts the same collection the same way, as xdist requires.
     """
-    if not (IN_XDIST_WORKER and config.getoption("dist", "no") == "loadgroup"):
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+    if workerinput.get(DIST_KEY) != "loadgroup":
         return
+    config.option.loadgroup = True
     spark = [item for item in items if uses_spark(item)]
     cpu_bound = [
         item
@@ -90,7 +105,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if not IN_XDIST_WORKER and any(uses_spark(item) for item in session.items):
+    if not in_xdist_worker(session.config) and any(uses_spark(item) for item in session.items):
         _SESSION.append(_start_spark())
 
 
