@@ -11,13 +11,13 @@ gateway process exited before sending its port number").
 
 ``make test`` runs the tests in two pytest-xdist worker processes (``-n 2``): most tests wait
 on timers and real processes rather than compute, so two at a time nearly halve the run. Every
-worker collects every test, so the eager start above would give each worker a JVM. Under
-xdist the Spark tests instead form one group (``--dist loadgroup``, the default here whenever
-``-n`` is given), which goes to one worker as the first work it is handed; that worker starts
-the session when its first Spark test asks for it, which is before it has run anything with
-gRPC threads. The other worker never starts one. Tests that use both cores on their own (the
-simulator's schedules, a Spark cluster, the fault campaign) form another group, so no two of
-them run at once, and they are handed out first, so that the longest work does not start last.
+worker collects every test, so the eager start above would give each worker a JVM; a worker
+does not start one at collection. Instead the tests in ``ONE_AT_A_TIME`` (everything under
+tests/analytics, the only place the ``spark`` fixture may be used, and the tests that keep both
+cores busy on their own) form one work unit, handed first to one worker, Spark's tests at its
+head: that worker starts the session when its first Spark test asks for it, before it has run
+anything with gRPC threads, and no two of the heavy tests run at once. The other worker takes
+the rest, one test at a time, and both share what is left when the unit is done.
 
 Property tests draw the same examples on every run (the ``suite`` profile): the suite is a gate,
 and a gate that passes or fails by luck tells nobody anything. Looking for new counterexamples
@@ -44,12 +44,13 @@ if TYPE_CHECKING:
 
 _SESSION: list[SparkSession] = []
 
-SPARK_GROUP = "spark-session"
-"""The xdist group of the tests that use the in-process SparkSession."""
-CPU_BOUND_GROUP = "cpu-bound"
-"""The xdist group of the tests marked ``cpu_bound``."""
-DIST_KEY = "raftmeta_dist"
-"""The controller's ``--dist`` mode, handed to each worker (whose own option says "no")."""
+ONE_AT_A_TIME = (
+    "tests/analytics/",
+    "tests/sim/test_simulator.py::test_ci_fault_schedules_hold_every_invariant",
+    "tests/process/test_chaos.py::",
+)
+"""Node id prefixes of the tests one xdist worker runs in order (see the module docstring)."""
+ONE_AT_A_TIME_UNIT = "one-at-a-time"
 
 
 def uses_spark(item: pytest.Item) -> bool:
@@ -62,46 +63,40 @@ def in_xdist_worker(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """``-n`` alone would spread the Spark tests over every worker: make it mean loadgroup, in
-    the order the workers collect (the Spark group first), not xdist's largest group first."""
-    if in_xdist_worker(config):
-        return
-    if getattr(config.option, "numprocesses", None) and config.option.dist == "no":
-        config.option.dist = "loadgroup"
-    if getattr(config.option, "dist", "no") == "loadgroup":
+    """Keep the work units in the order the workers collect (``ONE_AT_A_TIME`` first), not
+    xdist's largest unit first."""
+    if not in_xdist_worker(config):
         config.option.loadscopereorder = False
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node: Any) -> None:
-    """An xdist hook, run in the controller for each worker before it starts."""
-    node.workerinput[DIST_KEY] = node.config.option.dist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """An xdist hook, run in the controller: ``ONE_AT_A_TIME`` as one unit, every other test a
+    unit of its own. Only node ids reach the controller, hence prefixes rather than markers."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneAtATimeScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return ONE_AT_A_TIME_UNIT if nodeid.startswith(ONE_AT_A_TIME) else nodeid
+
+    return OneAtATimeScheduling(config, log)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In an xdist worker, group the Spark tests and the CPU-bound tests (see the module
-    docstring), Spark first.
-
-    Runs before xdist's own hook, which names each grouped test after its group. Every worker
-    sorts the same collection the same way, as xdist requires.
-    """
-    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
-    if workerinput.get(DIST_KEY) != "loadgroup":
+    """In an xdist worker, put ``ONE_AT_A_TIME`` first and Spark's tests at its head. Every
+    worker sorts the same collection the same way, as xdist requires."""
+    if not in_xdist_worker(config):
         return
-    config.option.loadgroup = True
+    for item in items:
+        if uses_spark(item) and not item.nodeid.startswith(ONE_AT_A_TIME):
+            raise pytest.UsageError(f"{item.nodeid} uses Spark: list it in ONE_AT_A_TIME")
     spark = [item for item in items if uses_spark(item)]
-    cpu_bound = [
-        item
-        for item in items
-        if not uses_spark(item) and item.get_closest_marker("cpu_bound") is not None
+    heavy = [
+        item for item in items if item.nodeid.startswith(ONE_AT_A_TIME) and not uses_spark(item)
     ]
-    for item in spark:
-        item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
-    for item in cpu_bound:
-        item.add_marker(pytest.mark.xdist_group(CPU_BOUND_GROUP))
-    grouped = {id(item) for item in spark + cpu_bound}
-    items[:] = spark + cpu_bound + [item for item in items if id(item) not in grouped]
+    first = {id(item) for item in spark + heavy}
+    items[:] = spark + heavy + [item for item in items if id(item) not in first]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

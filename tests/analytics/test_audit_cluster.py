@@ -234,7 +234,6 @@ def _upload(local: Path, uri: str) -> None:
             files.write_file(files.join(uri, path.relative_to(local).as_posix()), path.read_bytes())
 
 
-@pytest.mark.cpu_bound
 def test_the_audit_of_s3_on_a_standalone_cluster_equals_the_local_audit(
     cluster: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
 from raftmeta.devkit.chaos.campaign import Plan, report_lines, run_campaign
 from raftmeta.devkit.chaos.faults import DEFAULT_KINDS
 from raftmeta.devkit.chaos.history import read_history
@@ -16,7 +14,6 @@ from raftmeta.devkit.chaos.history import read_history
 DURATION_S = 25.0
 
 
-@pytest.mark.cpu_bound
 def test_a_short_campaign_loses_nothing_and_echoes_nothing(tmp_path: Path) -> None:
     plan = Plan(tmp_path / "campaign", seed=11, duration_s=DURATION_S, kinds=DEFAULT_KINDS)
     lines: list[str] = []

@@ -36,7 +36,6 @@ from raftmeta.sim.soak import replay_command, soak
 CI_SCHEDULES = int(os.environ.get("RAFTMETA_SIM_SCHEDULES", "2000"))
 
 
-@pytest.mark.cpu_bound
 def test_ci_fault_schedules_hold_every_invariant() -> None:
     outcomes = soak(0, CI_SCHEDULES, workers=2, progress=False)
     failures = [o for o in outcomes if o.violation]
