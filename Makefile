@@ -15,12 +15,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m raftmeta demo
 
+# Two worker processes: most tests wait on timers and real processes rather than compute
+# (tests/conftest.py keeps the Spark tests on one worker and the CPU-bound ones apart).
 test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

@@ -9,6 +9,16 @@ JVM with a ``preexec_fn``, and a fork that runs Python code in a process whose g
 are busy (as they are after the quorum tests) can kill the child before it execs ("Java
 gateway process exited before sending its port number").
 
+``make test`` runs the tests in two pytest-xdist worker processes (``-n 2``): most tests wait
+on timers and real processes rather than compute, so two at a time nearly halve the run. Every
+worker collects every test, so the eager start above would give each worker a JVM; a worker
+does not start one at collection. Instead the tests in ``ONE_AT_A_TIME`` (everything under
+tests/analytics, the only place the ``spark`` fixture may be used, and the tests that keep both
+cores busy on their own) form one work unit, handed first to one worker, Spark's tests at its
+head: that worker starts the session when its first Spark test asks for it, before it has run
+anything with gRPC threads, and no two of the heavy tests run at once. The other worker takes
+the rest, one test at a time, and both share what is left when the unit is done.
+
 Property tests draw the same examples on every run (the ``suite`` profile): the suite is a gate,
 and a gate that passes or fails by luck tells nobody anything. Looking for new counterexamples
 is a separate job, ``make properties``, which loads the ``explore`` profile and draws fresh
@@ -19,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
@@ -34,9 +44,63 @@ if TYPE_CHECKING:
 
 _SESSION: list[SparkSession] = []
 
+ONE_AT_A_TIME = (
+    "tests/analytics/",
+    "tests/sim/test_simulator.py::test_ci_fault_schedules_hold_every_invariant",
+    "tests/process/test_chaos.py::",
+)
+"""Node id prefixes of the tests one xdist worker runs in order (see the module docstring)."""
+ONE_AT_A_TIME_UNIT = "one-at-a-time"
+
+
+def uses_spark(item: pytest.Item) -> bool:
+    return "spark" in getattr(item, "fixturenames", ())
+
+
+def in_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Keep the work units in the order the workers collect (``ONE_AT_A_TIME`` first), not
+    xdist's largest unit first."""
+    if not in_xdist_worker(config):
+        config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """An xdist hook, run in the controller: ``ONE_AT_A_TIME`` as one unit, every other test a
+    unit of its own. Only node ids reach the controller, hence prefixes rather than markers."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneAtATimeScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return ONE_AT_A_TIME_UNIT if nodeid.startswith(ONE_AT_A_TIME) else nodeid
+
+    return OneAtATimeScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In an xdist worker, put ``ONE_AT_A_TIME`` first and Spark's tests at its head. Every
+    worker sorts the same collection the same way, as xdist requires."""
+    if not in_xdist_worker(config):
+        return
+    for item in items:
+        if uses_spark(item) and not item.nodeid.startswith(ONE_AT_A_TIME):
+            raise pytest.UsageError(f"{item.nodeid} uses Spark: list it in ONE_AT_A_TIME")
+    spark = [item for item in items if uses_spark(item)]
+    heavy = [
+        item for item in items if item.nodeid.startswith(ONE_AT_A_TIME) and not uses_spark(item)
+    ]
+    first = {id(item) for item in spark + heavy}
+    items[:] = spark + heavy + [item for item in items if id(item) not in first]
+
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if any("spark" in getattr(item, "fixturenames", ()) for item in session.items):
+    if not in_xdist_worker(session.config) and any(uses_spark(item) for item in session.items):
         _SESSION.append(_start_spark())
 
 
