@@ -347,6 +347,7 @@ def online_elections_for_broker_removal(
     *,
     unclean_default: bool = False,
     min_isr_default: int = 1,
+    max_records: int | None = None,
 ) -> tuple[PartitionChangeRecord, ...]:
     """Takes ``broker_id`` out of every ISR and moves its leaderships elsewhere.
 
@@ -363,9 +364,21 @@ def online_elections_for_broker_removal(
     that broker returns (see :func:`elections_for_unfenced_broker`) or an unclean election.
     With them on, the broker leaves the ISR even as its last member and joins the ELR when the
     ISR is below ``min.insync.replicas`` (``min_isr_default`` is the static server config).
+
+    ``max_records`` stops after that many records: the first slice, in partition order, of a
+    removal the controller writes over several events. Each record is a whole change to its
+    own partition, and a partition it changes no longer needs one, so asking again against
+    an image holding the slice gives the next slice; fewer than ``max_records`` means the
+    removal is complete.
     """
     return _removal_elections(
-        image, broker_id, unclean_default, min_isr_default, frozenset(), in_elr_too=False
+        image,
+        broker_id,
+        unclean_default,
+        min_isr_default,
+        frozenset(),
+        in_elr_too=False,
+        max_records=max_records,
     )
 
 
@@ -403,6 +416,7 @@ def _removal_elections(
     unclean_shutdown: frozenset[int],
     *,
     in_elr_too: bool,
+    max_records: int | None = None,
 ) -> tuple[PartitionChangeRecord, ...]:
     is_active = active_brokers(image)
 
@@ -427,6 +441,8 @@ def _removal_elections(
         )
         if change is not None:
             records.append(change.to_record(topic_id, partition_id))
+            if len(records) == max_records:
+                break
     return tuple(records)
 
 

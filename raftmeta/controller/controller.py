@@ -147,17 +147,27 @@ class QuorumController(EventQueue):
         self.cluster.clear_sessions()
 
     async def _periodic_duties(self) -> None:
-        """The bootstrap feature levels once, then: fence stale brokers one by one, and run
-        the preferred-leader rebalance and unclean elections when due."""
+        """The bootstrap feature levels once, then: fence stale brokers one by one, move
+        what is left of controlled shutdowns, and run the preferred-leader rebalance and
+        unclean elections when due."""
         if self._bootstrap_due:
             self._bootstrap_due = False
             await self._submit_periodic(
                 "bootstrapFeatures",
                 lambda: self._bootstrap(self.latest_image),
             )
+        # Both run slice by slice (raftmeta.controller.slices): each slice is its own event,
+        # queued behind what arrived meanwhile.
         while await self._submit_periodic(
             "fenceStaleBroker",
             lambda: self.cluster.fence_one_stale_broker(self.latest_image, self._clock()),
+        ):
+            pass
+        while await self._submit_periodic(
+            "controlledShutdownSlice",
+            lambda: self.cluster.controlled_shutdown_slice(
+                self.latest_image, next_offset=self._next_write_offset()
+            ),
         ):
             pass
         now = self._clock()
