@@ -26,6 +26,7 @@ the brokers' soft state kept across leadership.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 from placement import ReplicaPlacer
@@ -58,6 +59,7 @@ from raftmeta.controller.acls import AclControlManager
 from raftmeta.controller.brokers import BrokerSession
 from raftmeta.controller.cluster import ClusterControlManager
 from raftmeta.controller.configs import ConfigurationControlManager
+from raftmeta.controller.event_holds import LEADER_CHANGE
 from raftmeta.controller.event_queue import (
     CallLater,
     EventQueue,
@@ -75,6 +77,7 @@ from raftmeta.controller.requests_seen import RequestTag, wall_clock_ms
 from raftmeta.controller.result import ControllerResult
 from raftmeta.controller.scram import ScramControlManager
 from raftmeta.controller.settings import ControllerSettings
+from raftmeta.controller.slices import MAX_ELECTIONS_PER_SLICE
 from raftmeta.image import MetadataImage
 
 __all__ = ["ControllerSettings", "NotControllerError", "QuorumController", "fork", "not_controller"]
@@ -158,18 +161,16 @@ class QuorumController(EventQueue):
             )
         # Both run slice by slice (raftmeta.controller.slices): each slice is its own event,
         # queued behind what arrived meanwhile.
-        while await self._submit_periodic(
+        await self._run_slices(
             "fenceStaleBroker",
             lambda: self.cluster.fence_one_stale_broker(self.latest_image, self._clock()),
-        ):
-            pass
-        while await self._submit_periodic(
+        )
+        await self._run_slices(
             "controlledShutdownSlice",
             lambda: self.cluster.controlled_shutdown_slice(
                 self.latest_image, next_offset=self._next_write_offset()
             ),
-        ):
-            pass
+        )
         now = self._clock()
         if self.settings.auto_leader_rebalance_enable and now >= self._next_rebalance_ms:
             capped = await self._submit_periodic(
@@ -197,6 +198,26 @@ class QuorumController(EventQueue):
         levels = self.features.bootstrap_features(image)
         credentials = self.scram.bootstrap_credentials(image, self.settings.bootstrap_scram)
         return ControllerResult(levels.records + credentials, None)
+
+    async def _run_slices(self, name: str, handler: Callable[[], ControllerResult[bool]]) -> None:
+        """Queues ``handler`` again and again, one event each, until it answers False.
+
+        Once a slice's worth of this controller's records awaits its commit, the next slice
+        waits for it. That paces the slices at the quorum's speed: otherwise they would pile
+        up staged behind the append in flight and go to Raft as one batch of thousands of
+        records, whose replay at commit, on every controller and broker, would be the very
+        stall slicing avoids.
+        """
+        while await self._submit_periodic(name, handler):
+            if len(self._images.records) >= MAX_ELECTIONS_PER_SLICE:
+                await self.sync()
+
+    def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
+        """Counted as a hold (:mod:`raftmeta.controller.event_holds`): becoming active runs
+        here, on the loop, and must cost nothing that grows with the image."""
+        began = time.perf_counter()
+        super().handle_leader_change(leader_id, epoch)
+        self.holds.record(LEADER_CHANGE, time.perf_counter() - began)
 
     # --- requests: each submits its manager's handler to the queue --------------------
     #

@@ -5,7 +5,8 @@ long every other request (a heartbeat, whose deadline is short) waited behind it
 the same as ``EventQueueProcessingTimeMs``. The longest so far, with its event's name, says
 which operation stalls the controller; big operations are written in slices
 (:mod:`raftmeta.controller.slices`) to keep it short. Committed batches applied to the image
-count too, under the name ``COMMIT``: they run on the same loop between events.
+count too, under the name ``COMMIT``, and so does a leader change (``LEADER_CHANGE``), where a
+controller becoming active sets up its state: both run on the same loop between events.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Callable
 
 COMMIT = "handleCommit"
 """The name a committed batch's replay is counted under."""
+LEADER_CHANGE = "handleLeaderChange"
+"""The name a leader change (and becoming active with it) is counted under."""
 
 
 class EventHolds:
