@@ -17,7 +17,8 @@ image given, adjusted for the broker whose transition is being written (see each
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import heapq
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -430,7 +431,7 @@ def _removal_elections(
         keys.update(key for key, partition in image.partitions() if broker_id in partition.elr)
     unclean_by_topic: dict[TopicId, bool] = {}
     records: list[PartitionChangeRecord] = []
-    for topic_id, partition_id in sorted(keys):
+    for topic_id, partition_id in _ascending(keys, max_records):
         registration = image.partition(topic_id, partition_id)
         if registration is None:  # pragma: no cover - the index only holds real partitions
             continue
@@ -444,6 +445,21 @@ def _removal_elections(
             if len(records) == max_records:
                 break
     return tuple(records)
+
+
+def _ascending(keys: set[PartitionKey], first: int | None) -> Iterator[PartitionKey]:
+    """``keys`` in order; with ``first``, the first that many found without sorting them all.
+
+    A slice usually needs only its first ``first`` keys, and a broker in 60,000 ISRs would
+    otherwise sort all 60,000 for every slice of 500. The rest are sorted only if the slice
+    runs past them (keys where nothing changes, such as partitions the broker is alone in).
+    """
+    if first is None or first >= len(keys):
+        yield from sorted(keys)
+        return
+    smallest = heapq.nsmallest(first, keys)
+    yield from smallest
+    yield from sorted(keys)[first:]
 
 
 def elections_for_unfenced_broker(

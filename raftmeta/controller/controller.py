@@ -26,7 +26,6 @@ the brokers' soft state kept across leadership.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 
 from placement import ReplicaPlacer
@@ -215,9 +214,9 @@ class QuorumController(EventQueue):
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
         """Counted as a hold (:mod:`raftmeta.controller.event_holds`): becoming active runs
         here, on the loop, and must cost nothing that grows with the image."""
-        began = time.perf_counter()
+        began = self.holds.begin()
         super().handle_leader_change(leader_id, epoch)
-        self.holds.record(LEADER_CHANGE, time.perf_counter() - began)
+        self.holds.record(LEADER_CHANGE, began)
 
     # --- requests: each submits its manager's handler to the queue --------------------
     #

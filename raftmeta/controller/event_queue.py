@@ -260,7 +260,7 @@ class EventQueue:
     def _run_guarded(self, event: _Event) -> None:
         if self.queue_time_observer is not None:
             self.queue_time_observer(time.monotonic() - event.queued_at)
-        began = time.perf_counter()
+        began = self.holds.begin()
         try:
             self._run(event)
         except Exception as error:
@@ -270,7 +270,7 @@ class EventQueue:
                 event.future.set_exception(
                     KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
                 )
-        self.holds.record(event.name, time.perf_counter() - began)
+        self.holds.record(event.name, began)
 
     async def flush_events(self) -> None:
         """Returns once every event queued before this call has run."""
@@ -582,9 +582,9 @@ class EventQueue:
     # --- Raft callbacks -----------------------------------------------------------------
 
     def handle_commit(self, batches: Sequence[Batch]) -> None:
-        began = time.perf_counter()
+        began = self.holds.begin()
         self._handle_commit(batches)
-        self.holds.record(COMMIT, time.perf_counter() - began)
+        self.holds.record(COMMIT, began)
 
     def _handle_commit(self, batches: Sequence[Batch]) -> None:
         images = self._images

@@ -212,6 +212,14 @@ class NodeCollector(Collector):
         )
         longest.add_metric([controller.holds.longest_name], controller.holds.longest_s)
         yield longest
+        longest_cpu = GaugeMetricFamily(
+            "raftmeta_controller_event_max_hold_cpu_seconds",
+            "The same in the event loop thread's CPU time: what the longest event cost itself, "
+            "however busy the machine was with other work.",
+            labels=["event"],
+        )
+        longest_cpu.add_metric([controller.holds.longest_cpu_name], controller.holds.longest_cpu_s)
+        yield longest_cpu
         fenced = sum(1 for registration in image.brokers.values() if registration.fenced)
         brokers.add_metric(["fenced"], fenced)
         brokers.add_metric(["unfenced"], len(image.brokers) - fenced)
