@@ -1,9 +1,9 @@
-"""What a partition costs in memory: broker ids shared, not one int object per mention."""
+"""What a partition costs in memory: ids shared, not one int object per mention."""
 
 from __future__ import annotations
 
 from raftmeta.image import MetadataImage
-from raftmeta.records import PartitionRecord, TopicRecord, decode_record, encode_each
+from raftmeta.records import PartitionRecord, Record, TopicRecord, decode_record, encode_each
 
 
 def test_partitions_share_one_int_per_broker_id() -> None:
@@ -23,3 +23,20 @@ def test_partitions_share_one_int_per_broker_id() -> None:
         for broker_id in (*registration.replicas, *registration.isr, registration.leader)
     ]
     assert len({id(broker_id) for broker_id in mentions}) == len(set(mentions)) == 4
+
+
+def test_topics_share_one_int_per_partition_id() -> None:
+    records: list[Record] = []
+    for index in range(2):
+        topic_id = bytes([index]) * 16
+        records.append(TopicRecord(f"t{index}", topic_id))
+        records.append(PartitionRecord(300, topic_id, (1,), (1,), leader=1))
+    image = MetadataImage()
+    image.apply_batch([decode_record(data) for data in encode_each(records)], 0)
+    ids = [
+        partition_id
+        for name in ("t0", "t1")
+        if (topic := image.topic_by_name(name)) is not None
+        for partition_id in topic.partitions
+    ]
+    assert ids == [300, 300] and ids[0] is ids[1]
