@@ -18,7 +18,7 @@ image given, adjusted for the broker whose transition is being written (see each
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -447,7 +447,7 @@ def _removal_elections(
     return tuple(records)
 
 
-def _ascending(keys: set[PartitionKey], first: int | None) -> Iterator[PartitionKey]:
+def _ascending(keys: Collection[PartitionKey], first: int | None) -> Iterator[PartitionKey]:
     """``keys`` in order; with ``first``, the first that many found without sorting them all.
 
     A slice usually needs only its first ``first`` keys, and a broker in 60,000 ISRs would
@@ -597,20 +597,29 @@ def preferred_rebalance(
         if (preferred - image.preferred_and_leading_count(broker_id)) * 100
         > threshold_percent * preferred
     }
-    records: list[PartitionChangeRecord] = []
     if not over_threshold:
         return PeriodicElections((), capped=False)
-    for key in sorted(image.partitions_not_led_by_preferred):
+
+    def could_move(key: PartitionKey) -> bool:
         registration = image.partition(*key)
         if registration is None:  # pragma: no cover - the index only holds real partitions
-            continue
+            return False
         preferred = registration.preferred_leader
-        if (
-            preferred not in over_threshold
-            or preferred not in registration.isr
-            or not is_acceptable(preferred)
-            or (eligible is not None and not eligible(preferred, key))
-        ):
+        return (
+            preferred in over_threshold
+            and preferred in registration.isr
+            and is_acceptable(preferred)
+        )
+
+    # In order, but without sorting every partition not led by its preferred replica for
+    # each run: after a rack returns that is a tenth of the cluster, and a run takes 1,000.
+    candidates = [key for key in image.partitions_not_led_by_preferred if could_move(key)]
+    records: list[PartitionChangeRecord] = []
+    for key in _ascending(candidates, max_elections + 1):
+        registration = image.partition(*key)
+        assert registration is not None
+        preferred = registration.preferred_leader
+        if eligible is not None and not eligible(preferred, key):
             continue
         if len(records) == max_elections:
             return PeriodicElections(tuple(records), capped=True)
