@@ -17,7 +17,8 @@ image given, adjusted for the broker whose transition is being written (see each
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import heapq
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -347,6 +348,7 @@ def online_elections_for_broker_removal(
     *,
     unclean_default: bool = False,
     min_isr_default: int = 1,
+    max_records: int | None = None,
 ) -> tuple[PartitionChangeRecord, ...]:
     """Takes ``broker_id`` out of every ISR and moves its leaderships elsewhere.
 
@@ -363,9 +365,21 @@ def online_elections_for_broker_removal(
     that broker returns (see :func:`elections_for_unfenced_broker`) or an unclean election.
     With them on, the broker leaves the ISR even as its last member and joins the ELR when the
     ISR is below ``min.insync.replicas`` (``min_isr_default`` is the static server config).
+
+    ``max_records`` stops after that many records: the first slice, in partition order, of a
+    removal the controller writes over several events. Each record is a whole change to its
+    own partition, and a partition it changes no longer needs one, so asking again against
+    an image holding the slice gives the next slice; fewer than ``max_records`` means the
+    removal is complete.
     """
     return _removal_elections(
-        image, broker_id, unclean_default, min_isr_default, frozenset(), in_elr_too=False
+        image,
+        broker_id,
+        unclean_default,
+        min_isr_default,
+        frozenset(),
+        in_elr_too=False,
+        max_records=max_records,
     )
 
 
@@ -403,6 +417,7 @@ def _removal_elections(
     unclean_shutdown: frozenset[int],
     *,
     in_elr_too: bool,
+    max_records: int | None = None,
 ) -> tuple[PartitionChangeRecord, ...]:
     is_active = active_brokers(image)
 
@@ -416,7 +431,7 @@ def _removal_elections(
         keys.update(key for key, partition in image.partitions() if broker_id in partition.elr)
     unclean_by_topic: dict[TopicId, bool] = {}
     records: list[PartitionChangeRecord] = []
-    for topic_id, partition_id in sorted(keys):
+    for topic_id, partition_id in _ascending(keys, max_records):
         registration = image.partition(topic_id, partition_id)
         if registration is None:  # pragma: no cover - the index only holds real partitions
             continue
@@ -427,7 +442,24 @@ def _removal_elections(
         )
         if change is not None:
             records.append(change.to_record(topic_id, partition_id))
+            if len(records) == max_records:
+                break
     return tuple(records)
+
+
+def _ascending(keys: Collection[PartitionKey], first: int | None) -> Iterator[PartitionKey]:
+    """``keys`` in order; with ``first``, the first that many found without sorting them all.
+
+    A slice usually needs only its first ``first`` keys, and a broker in 60,000 ISRs would
+    otherwise sort all 60,000 for every slice of 500. The rest are sorted only if the slice
+    runs past them (keys where nothing changes, such as partitions the broker is alone in).
+    """
+    if first is None or first >= len(keys):
+        yield from sorted(keys)
+        return
+    smallest = heapq.nsmallest(first, keys)
+    yield from smallest
+    yield from sorted(keys)[first:]
 
 
 def elections_for_unfenced_broker(
@@ -565,20 +597,29 @@ def preferred_rebalance(
         if (preferred - image.preferred_and_leading_count(broker_id)) * 100
         > threshold_percent * preferred
     }
-    records: list[PartitionChangeRecord] = []
     if not over_threshold:
         return PeriodicElections((), capped=False)
-    for key in sorted(image.partitions_not_led_by_preferred):
+
+    def could_move(key: PartitionKey) -> bool:
         registration = image.partition(*key)
         if registration is None:  # pragma: no cover - the index only holds real partitions
-            continue
+            return False
         preferred = registration.preferred_leader
-        if (
-            preferred not in over_threshold
-            or preferred not in registration.isr
-            or not is_acceptable(preferred)
-            or (eligible is not None and not eligible(preferred, key))
-        ):
+        return (
+            preferred in over_threshold
+            and preferred in registration.isr
+            and is_acceptable(preferred)
+        )
+
+    # In order, but without sorting every partition not led by its preferred replica for
+    # each run: after a rack returns that is a tenth of the cluster, and a run takes 1,000.
+    candidates = [key for key in image.partitions_not_led_by_preferred if could_move(key)]
+    records: list[PartitionChangeRecord] = []
+    for key in _ascending(candidates, max_elections + 1):
+        registration = image.partition(*key)
+        assert registration is not None
+        preferred = registration.preferred_leader
+        if eligible is not None and not eligible(preferred, key):
             continue
         if len(records) == max_elections:
             return PeriodicElections(tuple(records), capped=True)

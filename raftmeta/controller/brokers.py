@@ -190,22 +190,39 @@ def next_state(
 
 
 def fence_records(
-    image: MetadataImage, broker_id: int, *, unclean_default: bool, min_isr_default: int = 1
+    image: MetadataImage,
+    broker_id: int,
+    *,
+    unclean_default: bool,
+    min_isr_default: int = 1,
+    max_elections: int | None = None,
 ) -> list[Record]:
     """Out of every ISR with leaderships moved (ONLINE, or UNCLEAN where the topic allows it),
-    then the fencing record: the order of Kafka's ``handleBrokerFenced``."""
+    then the fencing record: the order of Kafka's ``handleBrokerFenced``.
+
+    With ``max_elections``, one slice of a fencing written over several events (see
+    :mod:`raftmeta.controller.slices`): at most that many elections, and the fencing record
+    only in the slice that finds fewer, the last. Until then the broker stays unfenced, so a
+    controller that fails over mid-way fences it again from the start when its new session
+    expires, and every slice leaves each partition it touched in a state the rules allow.
+    """
     registration = image.broker(broker_id)
     assert registration is not None
     records: list[Record] = list(
         online_elections_for_broker_removal(
-            image, broker_id, unclean_default=unclean_default, min_isr_default=min_isr_default
+            image,
+            broker_id,
+            unclean_default=unclean_default,
+            min_isr_default=min_isr_default,
+            max_records=max_elections,
         )
     )
-    records.append(
-        BrokerRegistrationChangeRecord(
-            broker_id, registration.broker_epoch, fenced=int(FencingChange.FENCE)
+    if max_elections is None or len(records) < max_elections:
+        records.append(
+            BrokerRegistrationChangeRecord(
+                broker_id, registration.broker_epoch, fenced=int(FencingChange.FENCE)
+            )
         )
-    )
     return records
 
 
@@ -229,9 +246,19 @@ def unfence_records(
 
 
 def controlled_shutdown_records(
-    image: MetadataImage, broker_id: int, *, unclean_default: bool, min_isr_default: int = 1
+    image: MetadataImage,
+    broker_id: int,
+    *,
+    unclean_default: bool,
+    min_isr_default: int = 1,
+    max_elections: int | None = None,
 ) -> list[Record]:
-    """The shutdown marker, then the same ISR removal and leader moves as fencing."""
+    """The shutdown marker, then the same ISR removal and leader moves as fencing.
+
+    With ``max_elections``, only the first slice of the moves follows the marker; the rest
+    come from :func:`controlled_shutdown_slice` in later events. The marker goes first so
+    that from it on no election hands the broker a leadership.
+    """
     registration = image.broker(broker_id)
     assert registration is not None
     records: list[Record] = [
@@ -243,7 +270,32 @@ def controlled_shutdown_records(
     ]
     records.extend(
         online_elections_for_broker_removal(
-            image, broker_id, unclean_default=unclean_default, min_isr_default=min_isr_default
+            image,
+            broker_id,
+            unclean_default=unclean_default,
+            min_isr_default=min_isr_default,
+            max_records=max_elections,
         )
     )
     return records
+
+
+def controlled_shutdown_slice(
+    image: MetadataImage,
+    broker_id: int,
+    *,
+    unclean_default: bool,
+    min_isr_default: int = 1,
+    max_elections: int,
+) -> list[Record]:
+    """The next slice of a controlled shutdown's moves (the marker already written); fewer
+    than ``max_elections`` records means the shutdown has moved everything it can."""
+    return list(
+        online_elections_for_broker_removal(
+            image,
+            broker_id,
+            unclean_default=unclean_default,
+            min_isr_default=min_isr_default,
+            max_records=max_elections,
+        )
+    )

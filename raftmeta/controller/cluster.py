@@ -29,6 +29,7 @@ from raftmeta.controller.features import check_broker_features
 from raftmeta.controller.registration import ControllerRegistrationRequest, registration_records
 from raftmeta.controller.result import ControllerResult
 from raftmeta.controller.settings import ControllerSettings
+from raftmeta.controller.slices import MAX_ELECTIONS_PER_SLICE
 from raftmeta.errors import ErrorCode, KafkaError
 from raftmeta.image import MetadataImage
 from raftmeta.records import Record, RegisterBrokerRecord, UnregisterBrokerRecord
@@ -57,6 +58,9 @@ class ClusterControlManager:
         self.settings = settings
         self.sessions: dict[int, BrokerSession] = {}
         """Per registered broker, what this controller saw of it since it became active."""
+        self.shutdowns_moving: set[int] = set()
+        """Brokers in controlled shutdown whose leaderships and ISR places are still being
+        moved, slice by slice (:meth:`controlled_shutdown_slice`)."""
 
     @property
     def _unclean_default(self) -> bool:
@@ -69,14 +73,18 @@ class ClusterControlManager:
         session. A broker already in controlled shutdown waits until the others report the
         image's offset, since where its shutdown began was not kept."""
         self.sessions = {}
+        self.shutdowns_moving = set()
         for broker_id, registration in image.brokers.items():
             session = self.sessions[broker_id] = BrokerSession(now_ms)
             if registration.in_controlled_shutdown:
                 session.controlled_shutdown_offset = image.offset
+                # The previous controller may have stopped between two slices of its moves.
+                self.shutdowns_moving.add(broker_id)
 
     def clear_sessions(self) -> None:
         """Leadership is gone: the next active controller keeps sessions of its own."""
         self.sessions.clear()
+        self.shutdowns_moving.clear()
 
     def touch_session(
         self, image: MetadataImage, broker_id: int, broker_epoch: int, now_ms: int
@@ -221,10 +229,16 @@ class ClusterControlManager:
                 session.unfenced_at_ms = now_ms
             elif target is BrokerState.CONTROLLED_SHUTDOWN:
                 records = lifecycle.controlled_shutdown_records(
-                    image, broker_id, unclean_default=unclean, min_isr_default=min_isr
+                    image,
+                    broker_id,
+                    unclean_default=unclean,
+                    min_isr_default=min_isr,
+                    max_elections=MAX_ELECTIONS_PER_SLICE,
                 )
-                # The shutdown counts from the offset of its last record.
+                # The shutdown counts from the offset of its last record (so far).
                 session.controlled_shutdown_offset = next_offset + len(records) - 1
+                if len(records) > MAX_ELECTIONS_PER_SLICE:
+                    self.shutdowns_moving.add(broker_id)
             elif current is not BrokerState.FENCED:
                 records = lifecycle.fence_records(
                     image, broker_id, unclean_default=unclean, min_isr_default=min_isr
@@ -262,11 +276,13 @@ class ClusterControlManager:
         )
 
     def fence_one_stale_broker(self, image: MetadataImage, now_ms: int) -> ControllerResult[bool]:
-        """Fences the unfenced broker whose last contact is oldest, if its session expired;
-        True if it fenced one.
+        """One slice of the fencing of the unfenced broker whose last contact is oldest, if
+        its session expired; True if it wrote one.
 
-        One broker per event, as in Kafka: each fencing is its own append, and the caller
-        runs the check again at once until no broker is stale.
+        One broker at a time, as in Kafka, and one slice of it per event (see
+        :mod:`raftmeta.controller.slices`): the caller runs the check again at once until it
+        writes nothing, and whatever was queued meanwhile runs between two slices. The broker
+        stays the oldest until its last slice fences it, so its slices follow one another.
         """
         timeout = self.settings.broker_session_timeout_ms
         stale: tuple[int, int] | None = None
@@ -281,9 +297,41 @@ class ClusterControlManager:
         if stale is None:
             return ControllerResult((), False, atomic=False)
         broker_id = stale[1]
-        log.info("fencing broker %d: no heartbeat for %d ms", broker_id, now_ms - stale[0])
-        records = lifecycle.fence_records(image, broker_id, unclean_default=self._unclean_default)
+        records = lifecycle.fence_records(
+            image,
+            broker_id,
+            unclean_default=self._unclean_default,
+            max_elections=MAX_ELECTIONS_PER_SLICE,
+        )
+        if len(records) <= MAX_ELECTIONS_PER_SLICE:  # the last slice: it holds the fencing
+            log.info("fencing broker %d: no heartbeat for %d ms", broker_id, now_ms - stale[0])
         return ControllerResult(tuple(records), True, atomic=False)
+
+    def controlled_shutdown_slice(
+        self, image: MetadataImage, *, next_offset: int
+    ) -> ControllerResult[bool]:
+        """The next slice of moves of a broker in controlled shutdown, if one is left; True
+        if there may be more (the caller asks again at once until False)."""
+        while self.shutdowns_moving:
+            broker_id = min(self.shutdowns_moving)
+            registration = image.broker(broker_id)
+            if registration is None or not registration.in_controlled_shutdown:
+                self.shutdowns_moving.discard(broker_id)  # fenced or gone meanwhile
+                continue
+            records = lifecycle.controlled_shutdown_slice(
+                image,
+                broker_id,
+                unclean_default=self._unclean_default,
+                min_isr_default=self.settings.min_insync_replicas,
+                max_elections=MAX_ELECTIONS_PER_SLICE,
+            )
+            if len(records) < MAX_ELECTIONS_PER_SLICE:
+                self.shutdowns_moving.discard(broker_id)
+            session = self.sessions.get(broker_id)
+            if records and session is not None:
+                session.controlled_shutdown_offset = next_offset + len(records) - 1
+            return ControllerResult(tuple(records), True, atomic=False)
+        return ControllerResult((), False, atomic=False)
 
     # --- controllers ------------------------------------------------------------------
 

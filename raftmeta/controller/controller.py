@@ -58,6 +58,7 @@ from raftmeta.controller.acls import AclControlManager
 from raftmeta.controller.brokers import BrokerSession
 from raftmeta.controller.cluster import ClusterControlManager
 from raftmeta.controller.configs import ConfigurationControlManager
+from raftmeta.controller.event_holds import LEADER_CHANGE
 from raftmeta.controller.event_queue import (
     CallLater,
     EventQueue,
@@ -75,6 +76,7 @@ from raftmeta.controller.requests_seen import RequestTag, wall_clock_ms
 from raftmeta.controller.result import ControllerResult
 from raftmeta.controller.scram import ScramControlManager
 from raftmeta.controller.settings import ControllerSettings
+from raftmeta.controller.slices import MAX_ELECTIONS_PER_SLICE
 from raftmeta.image import MetadataImage
 
 __all__ = ["ControllerSettings", "NotControllerError", "QuorumController", "fork", "not_controller"]
@@ -147,19 +149,27 @@ class QuorumController(EventQueue):
         self.cluster.clear_sessions()
 
     async def _periodic_duties(self) -> None:
-        """The bootstrap feature levels once, then: fence stale brokers one by one, and run
-        the preferred-leader rebalance and unclean elections when due."""
+        """The bootstrap feature levels once, then: fence stale brokers one by one, move
+        what is left of controlled shutdowns, and run the preferred-leader rebalance and
+        unclean elections when due."""
         if self._bootstrap_due:
             self._bootstrap_due = False
             await self._submit_periodic(
                 "bootstrapFeatures",
                 lambda: self._bootstrap(self.latest_image),
             )
-        while await self._submit_periodic(
+        # Both run slice by slice (raftmeta.controller.slices): each slice is its own event,
+        # queued behind what arrived meanwhile.
+        await self._run_slices(
             "fenceStaleBroker",
             lambda: self.cluster.fence_one_stale_broker(self.latest_image, self._clock()),
-        ):
-            pass
+        )
+        await self._run_slices(
+            "controlledShutdownSlice",
+            lambda: self.cluster.controlled_shutdown_slice(
+                self.latest_image, next_offset=self._next_write_offset()
+            ),
+        )
         now = self._clock()
         if self.settings.auto_leader_rebalance_enable and now >= self._next_rebalance_ms:
             capped = await self._submit_periodic(
@@ -187,6 +197,26 @@ class QuorumController(EventQueue):
         levels = self.features.bootstrap_features(image)
         credentials = self.scram.bootstrap_credentials(image, self.settings.bootstrap_scram)
         return ControllerResult(levels.records + credentials, None)
+
+    async def _run_slices(self, name: str, handler: Callable[[], ControllerResult[bool]]) -> None:
+        """Queues ``handler`` again and again, one event each, until it answers False.
+
+        Once a slice's worth of this controller's records awaits its commit, the next slice
+        waits for it. That paces the slices at the quorum's speed: otherwise they would pile
+        up staged behind the append in flight and go to Raft as one batch of thousands of
+        records, whose replay at commit, on every controller and broker, would be the very
+        stall slicing avoids.
+        """
+        while await self._submit_periodic(name, handler):
+            if len(self._images.records) >= MAX_ELECTIONS_PER_SLICE:
+                await self.sync()
+
+    def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
+        """Counted as a hold (:mod:`raftmeta.controller.event_holds`): becoming active runs
+        here, on the loop, and must cost nothing that grows with the image."""
+        began = self.holds.begin()
+        super().handle_leader_change(leader_id, epoch)
+        self.holds.record(LEADER_CHANGE, began)
 
     # --- requests: each submits its manager's handler to the queue --------------------
     #

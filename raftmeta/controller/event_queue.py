@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
 from elections import EXCESSIVE_BATCH_MESSAGE
+from raftmeta.controller.event_holds import COMMIT, EventHolds
 from raftmeta.controller.log import MetadataLog
 from raftmeta.controller.pending import PendingImages
 from raftmeta.controller.purgatory import Purgatory, Waiter
@@ -181,6 +182,7 @@ class EventQueue:
         # A metric (raftmeta.server.metrics reads it; nothing here depends on it).
         self.queue_time_observer: Callable[[float], None] | None = None
         """Called with each event's seconds in the queue before it ran."""
+        self.holds = EventHolds()  # how long each event (and commit) held the queue
 
     # --- reading ------------------------------------------------------------------------
 
@@ -258,6 +260,7 @@ class EventQueue:
     def _run_guarded(self, event: _Event) -> None:
         if self.queue_time_observer is not None:
             self.queue_time_observer(time.monotonic() - event.queued_at)
+        began = self.holds.begin()
         try:
             self._run(event)
         except Exception as error:
@@ -267,6 +270,7 @@ class EventQueue:
                 event.future.set_exception(
                     KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
                 )
+        self.holds.record(event.name, began)
 
     async def flush_events(self) -> None:
         """Returns once every event queued before this call has run."""
@@ -578,6 +582,11 @@ class EventQueue:
     # --- Raft callbacks -----------------------------------------------------------------
 
     def handle_commit(self, batches: Sequence[Batch]) -> None:
+        began = self.holds.begin()
+        self._handle_commit(batches)
+        self.holds.record(COMMIT, began)
+
+    def _handle_commit(self, batches: Sequence[Batch]) -> None:
         images = self._images
         for batch in batches:
             if batch.next_offset <= images.committed_end:

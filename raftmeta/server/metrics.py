@@ -3,8 +3,9 @@
 Most values are read when Prometheus scrapes, not pushed as they change: a collector looks at
 the Raft core (role, epoch, high watermark), the controller's purgatory and election counts,
 and the committed image's indexes (offline partitions, partitions not led by their preferred
-replica, fenced brokers). Only the two latencies need hooks, because a histogram must see every
-sample: ``RaftClient.commit_latency_observer`` and ``QuorumController.queue_time_observer``.
+replica, fenced brokers). Only the three latencies need hooks, because a histogram must see every
+sample: ``RaftClient.commit_latency_observer``, ``QuorumController.queue_time_observer`` and
+``QuorumController.holds.observer``.
 
 The endpoint runs on the node's own asyncio loop rather than in prometheus_client's HTTP
 thread, so a scrape reads the image and the purgatory between two event-loop steps and never
@@ -202,6 +203,23 @@ class NodeCollector(Collector):
             "Registered brokers by state (Kafka: FencedBrokerCount and ActiveBrokerCount).",
             labels=["state"],
         )
+        longest = GaugeMetricFamily(
+            "raftmeta_controller_event_max_hold_seconds",
+            "The longest one event (or one committed batch's replay, handleCommit) held the "
+            "controller's queue since the node started, labelled with that event: how long "
+            "every other request, heartbeats included, could have waited behind it.",
+            labels=["event"],
+        )
+        longest.add_metric([controller.holds.longest_name], controller.holds.longest_s)
+        yield longest
+        longest_cpu = GaugeMetricFamily(
+            "raftmeta_controller_event_max_hold_cpu_seconds",
+            "The same in the event loop thread's CPU time: what the longest event cost itself, "
+            "however busy the machine was with other work.",
+            labels=["event"],
+        )
+        longest_cpu.add_metric([controller.holds.longest_cpu_name], controller.holds.longest_cpu_s)
+        yield longest_cpu
         fenced = sum(1 for registration in image.brokers.values() if registration.fenced)
         brokers.add_metric(["fenced"], fenced)
         brokers.add_metric(["unfenced"], len(image.brokers) - fenced)
@@ -268,6 +286,7 @@ class MetricsServer:
             self._client.commit_latency_observer = None
         if self._controller is not None:
             self._controller.queue_time_observer = None
+            self._controller.holds.observer = None
         if self._server is not None:
             self._server.close()
         self._task.cancel()
@@ -308,6 +327,14 @@ def start_metrics(
             registry=registry,
         )
         controller.queue_time_observer = queue_time.observe
+        processing_time = Histogram(
+            "raftmeta_controller_event_processing_time_seconds",
+            "Time one controller event held the queue, committed batches' replay included "
+            "(Kafka: ControllerEventManager EventQueueProcessingTimeMs).",
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        controller.holds.observer = processing_time.observe
     bind_host = node.settings.listen_host if host is None else host
     sock = socket.create_server((bind_host, port), reuse_port=False)
     sock.setblocking(False)
