@@ -22,6 +22,7 @@ import pytest
 from rich.console import Console
 
 from raftmeta.devkit.demo.errors import StepFailed
+from raftmeta.devkit.demo.replica_outcome import replica_balance_of
 from raftmeta.devkit.demo.runner import run_live_demo
 from raftmeta.devkit.demo.simulated import run_simulated_demo
 from raftmeta.devkit.demo.steps import Step, start_quorum
@@ -115,6 +116,37 @@ def test_simulated_demo_reports_a_new_leader_and_agreeing_logs() -> None:
     assert run_simulated_demo(2026, lines.append) == 0
     assert any("committed logs agree on every node: yes" in line for line in lines)
     assert sum(line.strip().startswith("epoch ") for line in lines) >= 2
+
+
+def test_the_replica_section_reads_who_is_outside_and_what_the_plan_leaves(tmp_path: Path) -> None:
+    def row(broker_id: int, replicas: int, within: bool | None, after: int) -> dict[str, Any]:
+        return {
+            "broker_id": broker_id,
+            "rack": f"rack-{broker_id}",
+            "replicas": replicas,
+            "within_threshold": within,
+            "replicas_after": after,
+        }
+
+    cluster = {
+        "replica_balance": {
+            "ideal_replicas": 4.0,
+            "bounds": [3, 5],
+            "broker_table": [row(2, 6, False, 4), row(1, 6, False, 5), row(3, 0, False, 3)],
+            "plan": {
+                "partitions_moved": 3,
+                "replicas_moved": 4,
+                "brokers_outside_threshold_after": [],
+            },
+        }
+    }
+    balance = replica_balance_of(cluster, tmp_path)
+    assert balance.plan == tmp_path / "reassignment-plan.json"
+    assert [b.broker_id for b in balance.brokers] == [1, 2, 3]
+    assert balance.outside() == [1, 2, 3]
+    assert (balance.replicas_of(3), balance.after_plan(3), balance.after_plan(9)) == (0, 3, 0)
+    assert balance.bounds == (3, 5) and balance.outside_after == ()
+    assert balance.as_json()["replicas"] == {"1": 6, "2": 6, "3": 0}
 
 
 def test_a_non_empty_data_dir_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ def register(commands: Any) -> None:
         "snapshot with Spark, run the preferred election the audit plans, add a 7th broker on a "
         "new rack, audit again, move replicas onto it with the audit's reassignment plan, "
         "audit once more, and stop everything. Ctrl-C stops every process it started. Takes "
-        "two to three minutes.",
+        "one to three minutes.",
     )
     demo.add_argument(
         "--data-dir", type=Path, help="an empty or new directory (default: a fresh temporary one)"

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 NEW_BROKER = 7
 NEW_BROKER_RACK = "rack-4"
 WHY_A_NEW_RACK = (
-    "broker 7 goes on a new rack, rack-4: every partition already spans rack-1, rack-2 and "
-    "rack-3, so a broker on one of those could take few replicas without two sharing a rack"
+    "broker 7 is on a new rack, rack-4: every partition already spans rack-1 to rack-3, so on "
+    "one of those it could not take its share without breaking rack spread"
 )
 REASSIGNMENT_LOG = "reassign-partitions.log"
 JOIN_DEADLINE_S = 30.0
