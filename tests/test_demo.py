@@ -22,6 +22,7 @@ import pytest
 from rich.console import Console
 
 from raftmeta.devkit.demo.errors import StepFailed
+from raftmeta.devkit.demo.replica_outcome import replica_balance_of
 from raftmeta.devkit.demo.runner import run_live_demo
 from raftmeta.devkit.demo.simulated import run_simulated_demo
 from raftmeta.devkit.demo.steps import Step, start_quorum
@@ -117,6 +118,37 @@ def test_simulated_demo_reports_a_new_leader_and_agreeing_logs() -> None:
     assert sum(line.strip().startswith("epoch ") for line in lines) >= 2
 
 
+def test_the_replica_section_reads_who_is_outside_and_what_the_plan_leaves(tmp_path: Path) -> None:
+    def row(broker_id: int, replicas: int, within: bool | None, after: int) -> dict[str, Any]:
+        return {
+            "broker_id": broker_id,
+            "rack": f"rack-{broker_id}",
+            "replicas": replicas,
+            "within_threshold": within,
+            "replicas_after": after,
+        }
+
+    cluster = {
+        "replica_balance": {
+            "ideal_replicas": 4.0,
+            "bounds": [3, 5],
+            "broker_table": [row(2, 6, False, 4), row(1, 6, False, 5), row(3, 0, False, 3)],
+            "plan": {
+                "partitions_moved": 3,
+                "replicas_moved": 4,
+                "brokers_outside_threshold_after": [],
+            },
+        }
+    }
+    balance = replica_balance_of(cluster, tmp_path)
+    assert balance.plan == tmp_path / "reassignment-plan.json"
+    assert [b.broker_id for b in balance.brokers] == [1, 2, 3]
+    assert balance.outside() == [1, 2, 3]
+    assert (balance.replicas_of(3), balance.after_plan(3), balance.after_plan(9)) == (0, 3, 0)
+    assert balance.bounds == (3, 5) and balance.outside_after == ()
+    assert balance.as_json()["replicas"] == {"1": 6, "2": 6, "3": 0}
+
+
 def test_a_non_empty_data_dir_is_refused_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "something").write_text("x")
     result = subprocess.run(
@@ -195,7 +227,12 @@ def test_ctrl_c_while_the_quorum_starts_stops_every_process(tmp_path: Path) -> N
 
 
 def _missing_parts() -> list[str]:
-    needed = ("raftmeta.cli.broker", "raftmeta.cli.leader_election", "analytics.audit")
+    needed = (
+        "raftmeta.cli.broker",
+        "raftmeta.cli.leader_election",
+        "raftmeta.cli.reassign_partitions",
+        "analytics.audit",
+    )
     return [name for name in needed if importlib.util.find_spec(name) is None]
 
 
@@ -238,9 +275,66 @@ def test_the_demo_runs_end_to_end_over_mutual_tls_and_ends_balanced(tmp_path: Pa
         if entry["broker_id"] == state["victim"]
     ]
     assert victim_changes and victim_changes[0] < 0 and victim_changes[-1] > 0, victim_changes
-    assert len(_broker_rows(report)) == 6
+    assert len(_broker_rows(report)) == 7
     assert str(root / "audit-balanced" / "report.json") in stdout
+    _assert_moved_onto_the_new_broker(root, state, stdout)
     _assert_nothing_left(root, marker)
+
+
+NEW_BROKER = 7
+
+
+def _assert_moved_onto_the_new_broker(root: Path, state: dict[str, Any], stdout: str) -> None:
+    """The seventh broker joined empty on rack-4; the audit flagged it and planned moves;
+    ``reassign-partitions`` ran them; the last audit finds every broker within the threshold."""
+    joined = json.loads((root / "audit-balanced" / "report.json").read_text())
+    assert _replica_counts(joined)[NEW_BROKER] == 0
+    assert NEW_BROKER in _brokers_outside_replica_threshold(joined)
+    assert NEW_BROKER in state["audits"]["balanced"]["replicas"]["outside_threshold"]
+    plan = json.loads((root / "audit-balanced" / "reassignment-plan.json").read_text())
+    moves = plan["partitions"]
+    assert plan["version"] == 1 and moves, plan
+    assert sum(NEW_BROKER in entry["replicas"] for entry in moves) >= 1
+    racks = {row["broker_id"]: row["rack"] for row in _broker_rows(joined)}
+    assert racks[NEW_BROKER] == "rack-4"
+    for entry in moves:  # every partition keeps three replicas on three racks
+        assert len({racks[b] for b in entry["replicas"]}) == 3, entry
+    transcript = (root / "reassign-partitions.log").read_text()
+    assert "--execute --command-config " in transcript
+    assert "Successfully started partition reassignments for " in transcript
+    last_verify = transcript.rsplit("$ raftmeta reassign-partitions", 1)[1]
+    assert "--verify" in last_verify.splitlines()[0]
+    assert last_verify.count(" is completed.") == len(moves), last_verify
+    assert "still in progress" not in last_verify
+    assert "$ raftmeta reassign-partitions --execute" in stdout
+    moved = json.loads((root / "audit-moved" / "report.json").read_text())
+    assert _brokers_outside_replica_threshold(moved) == []
+    assert _brokers_over_threshold(moved) == []
+    counts = _replica_counts(moved)
+    assert counts[NEW_BROKER] > 0
+    assert sum(counts.values()) == 3 * 50 * 3
+    assert state["audits"]["moved"]["replicas"]["outside_threshold"] == []
+    assert str(root / "audit-moved" / "replicas.png") in stdout
+
+
+def _replica_counts(report: dict[str, Any]) -> dict[int, int]:
+    (cluster,) = report["clusters"].values()
+    return {row["broker_id"]: row["replicas"] for row in cluster["replica_balance"]["broker_table"]}
+
+
+def _brokers_outside_replica_threshold(report: dict[str, Any]) -> list[int]:
+    """Active brokers whose replica count lies outside the audit's bounds, recomputed from each
+    row's count."""
+    (cluster,) = report["clusters"].values()
+    section = cluster["replica_balance"]
+    low, high = section["bounds"]
+    outside = [
+        row["broker_id"]
+        for row in section["broker_table"]
+        if row["active"] and not low <= row["replicas"] <= high
+    ]
+    assert outside == section["brokers_outside_threshold"]
+    return outside
 
 
 def _broker_rows(report: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,8 +1,9 @@
 """The Spark audit as the demo uses it: run it on an exported history, read back what it wrote.
 
-The audit (``analytics``) writes ``report.json``, the plots and ``election-plan.json`` into its
-output folder; the demo shows the per-broker imbalance table from the report, checks the
-brokers against the threshold, and hands the plan to the election tool.
+The audit (``analytics``) writes ``report.json``, the plots, ``election-plan.json`` and
+``reassignment-plan.json`` into its output folder; the demo shows the per-broker imbalance table
+from the report, checks the brokers against the threshold, and hands the election plan to the
+election tool and the reassignment plan (:mod:`replica_outcome`) to ``reassign-partitions``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from rich.table import Table
 
 from raftmeta.devkit.demo.errors import StepFailed, require_module
+from raftmeta.devkit.demo.replica_outcome import ReplicaBalance, replica_balance_of
 from raftmeta.devkit.demo.spark import STARTER
 
 REPORT_FILE = "report.json"
@@ -45,6 +47,8 @@ class AuditOutcome:
     threshold: float
     brokers: tuple[BrokerBalance, ...]
     plan_size: int
+    replicas: ReplicaBalance
+    """Replicas per broker and the reassignment plan."""
 
     def over_threshold(self) -> list[int]:
         return [b.broker_id for b in self.brokers if b.imbalance_percent > self.threshold]
@@ -75,6 +79,7 @@ class AuditOutcome:
             "threshold": self.threshold,
             "over_threshold": self.over_threshold(),
             "plan_size": self.plan_size,
+            "replicas": self.replicas.as_json(),
         }
 
 
@@ -126,6 +131,7 @@ def outcome_of(report: dict[str, Any], out_dir: Path, plots: tuple[Path, ...]) -
         threshold=threshold,
         brokers=brokers,
         plan_size=int(cluster["election_plan"]["count"]),
+        replicas=replica_balance_of(cluster, out_dir),
     )
 
 

@@ -200,4 +200,8 @@ def _conclude(
             _say(console, f"  election plan: {ctx.audits['skewed'].plan}")
         if ctx.election_log is not None:
             _say(console, f"  election output: {ctx.election_log}")
+        if "balanced" in ctx.audits:
+            _say(console, f"  reassignment plan: {ctx.audits['balanced'].replicas.plan}")
+        if ctx.reassignment_log is not None:
+            _say(console, f"  reassign-partitions output: {ctx.reassignment_log}")
     return 0

@@ -21,6 +21,13 @@ from raftmeta.devkit.cluster import BrokerProcess, DevCluster
 from raftmeta.devkit.demo.audit import AuditOutcome, run_audit
 from raftmeta.devkit.demo.display import StepDisplay
 from raftmeta.devkit.demo.errors import StepFailed, require_module
+from raftmeta.devkit.demo.moves import (
+    NEW_BROKER,
+    NEW_BROKER_RACK,
+    execute_reassignment,
+    join_new_broker,
+    verify_reassignment,
+)
 from raftmeta.devkit.demo.processes import ProcessBook
 from raftmeta.devkit.demo.snapshots import copy_snapshot_after, export_history_after
 from raftmeta.devkit.demo.spark import STARTER
@@ -79,9 +86,14 @@ class DemoContext:
     victim_down: bool = False
     skew_offset: int = -1
     election_offset: int = -1
+    join_offset: int = -1
+    """The metadata offset once the seventh broker is unfenced."""
+    moves_offset: int = -1
+    """The metadata offset once the reassignment has completed."""
     snapshots: dict[str, Path] = field(default_factory=dict)
     audits: dict[str, AuditOutcome] = field(default_factory=dict)
     election_log: Path | None = None
+    reassignment_log: Path | None = None
     tls: bool = False
     """Mutual TLS for every process and tool (``DevCluster(tls=True)``)."""
 
@@ -98,6 +110,10 @@ class DemoContext:
         if self.view is None:
             raise StepFailed("no AdminClient: the quorum is not running")
         return self.view
+
+    def first_brokers(self) -> list[int]:
+        """The brokers that start with the cluster; broker ``NEW_BROKER`` joins later."""
+        return [b for b in self.require_cluster().brokers if b != NEW_BROKER]
 
     def client_properties(self) -> dict[str, str]:
         """``security.protocol`` and the ``ssl.*`` keys the admin tools use (from the dev
@@ -151,7 +167,13 @@ def start_quorum(ctx: DemoContext) -> str:
     from raftmeta.admin.quorum import DescribeError, wait_for_leader
 
     cluster = DevCluster(
-        ctx.root, free_port_run(3), CLUSTER_OVERRIDES, brokers=BROKERS, racks=RACKS, tls=ctx.tls
+        ctx.root,
+        free_port_run(3),
+        CLUSTER_OVERRIDES,
+        brokers=BROKERS + 1,
+        racks=RACKS,
+        tls=ctx.tls,
+        node_overrides={NEW_BROKER: {"broker.rack": NEW_BROKER_RACK}},
     )
     ctx.cluster = cluster
     try:
@@ -186,7 +208,9 @@ def start_quorum(ctx: DemoContext) -> str:
 def start_brokers(ctx: DemoContext) -> str:
     require_module("the broker command", "raftmeta.cli.broker")
     cluster = ctx.require_cluster()
-    for broker_id, broker in cluster.brokers.items():
+    first = ctx.first_brokers()
+    for broker_id in first:
+        broker = cluster.brokers[broker_id]
         broker.start()
         ctx.book.add(f"broker {broker_id}", "broker", broker, broker.log_path)
     view = ctx.require_view()
@@ -194,11 +218,11 @@ def start_brokers(ctx: DemoContext) -> str:
 
     def all_unfenced() -> bool:
         brokers = view.brokers()
-        return all(b in brokers and not brokers[b].fenced for b in cluster.brokers)
+        return all(b in brokers and not brokers[b].fenced for b in first)
 
     wait_for(all_unfenced, "every broker unfenced", CLUSTER_DEADLINE_S, give_up=ctx.process_died)
-    racks = sorted({cluster.rack_of(b) or "no rack" for b in cluster.brokers})
-    return f"brokers {', '.join(map(str, cluster.brokers))} on {', '.join(racks)}"
+    racks = sorted({cluster.rack_of(b) or "no rack" for b in first})
+    return f"brokers {', '.join(map(str, first))} on {', '.join(racks)}"
 
 
 def create_topics(ctx: DemoContext) -> str:
@@ -212,7 +236,7 @@ def create_topics(ctx: DemoContext) -> str:
         return state if ready else None
 
     state = wait_for(settled, "leaders on every partition", CLUSTER_DEADLINE_S)
-    leaders = {b: len(state.led_by(b)) for b in ctx.require_cluster().brokers}
+    leaders = {b: len(state.led_by(b)) for b in ctx.first_brokers()}
     spread = f"{min(leaders.values())}-{max(leaders.values())}"
     return f"{len(state.partitions)} partitions; {spread} leaders per broker"
 
@@ -221,7 +245,7 @@ def kill_broker(ctx: DemoContext) -> str:
     """kill -9 the broker leading the most partitions; wait until the controller fences it."""
     view = ctx.require_view()
     state = ctx.partitions()
-    broker_ids = list(ctx.require_cluster().brokers)
+    broker_ids = ctx.first_brokers()
     victim = max(broker_ids, key=lambda b: (len(state.led_by(b)), -b))
     led = len(state.led_by(victim))
     ctx.victim = victim
@@ -322,17 +346,55 @@ def run_preferred_election(ctx: DemoContext) -> str:
     return f"{moved} partitions moved back to their preferred leader"
 
 
-def snapshot_after_election(ctx: DemoContext) -> str:
-    return _await_snapshot(ctx, "balanced", ctx.election_offset)
+def snapshot_after_join(ctx: DemoContext) -> str:
+    return _await_snapshot(ctx, "balanced", max(ctx.election_offset, ctx.join_offset))
 
 
 def audit_balanced(ctx: DemoContext) -> str:
-    outcome = _audit(ctx, "balanced")
-    over = outcome.over_threshold()
-    if over:
-        names = ", ".join(str(b) for b in over)
-        raise StepFailed(f"brokers {names} are still over the threshold; see {outcome.report}")
-    return f"every broker at or under {outcome.threshold:g}%"
+    """Leadership is balanced again; the replicas are not: broker 7 holds none, and the audit
+    plans the moves that bring every broker within the threshold."""
+    outcome = _audit(ctx, "balanced", replicas=True)
+    _require_leaders_balanced(outcome)
+    replicas = outcome.replicas
+    if NEW_BROKER not in replicas.outside():
+        raise StepFailed(
+            f"the audit did not find broker {NEW_BROKER} outside the threshold; "
+            f"see {outcome.report}"
+        )
+    if replicas.partitions_moved == 0 or replicas.outside_after:
+        raise StepFailed(
+            f"the audit planned no moves that balance the replicas; see {replicas.plan}"
+        )
+    band = "" if replicas.bounds is None else f" {replicas.bounds[0]}-{replicas.bounds[1]}"
+    return (
+        f"leaders: every broker at or under {outcome.threshold:g}%; replicas: "
+        f"{len(replicas.outside())} brokers outside{band} (broker {NEW_BROKER} has "
+        f"{replicas.replicas_of(NEW_BROKER)}); plan: {replicas.replicas_moved} moves in "
+        f"{replicas.partitions_moved} partitions"
+    )
+
+
+def snapshot_after_moves(ctx: DemoContext) -> str:
+    return _await_snapshot(ctx, "moved", ctx.moves_offset)
+
+
+def audit_moved(ctx: DemoContext) -> str:
+    outcome = _audit(ctx, "moved", replicas=True)
+    _require_leaders_balanced(outcome)
+    replicas = outcome.replicas
+    outside = replicas.outside()
+    if outside:
+        names = ", ".join(str(b) for b in outside)
+        raise StepFailed(
+            f"brokers {names} still hold too many or too few replicas; see {outcome.report}"
+        )
+    if replicas.bounds is None:
+        raise StepFailed(f"the audit found no active broker; see {outcome.report}")
+    low, high = replicas.bounds
+    return (
+        f"replicas: every broker within {outcome.threshold:g}% ({low}-{high}); broker "
+        f"{NEW_BROKER} holds {replicas.replicas_of(NEW_BROKER)}"
+    )
 
 
 def stop_everything(ctx: DemoContext) -> str:
@@ -357,8 +419,13 @@ STEPS = (
     Step("export the history up to a snapshot of the skew", snapshot_after_skew),
     Step("audit the history with Spark", audit_skewed, needs_spark=True),
     Step("preferred election from the plan", run_preferred_election),
-    Step("export the history again, past the election", snapshot_after_election),
-    Step("audit again", audit_balanced, needs_spark=True),
+    Step("a 7th broker joins, empty, on a new rack", join_new_broker),
+    Step("export the history again, past the election and the join", snapshot_after_join),
+    Step("audit again: leaders balanced, replicas not", audit_balanced, needs_spark=True),
+    Step("reassign-partitions --execute the plan", execute_reassignment),
+    Step("reassign-partitions --verify until done", verify_reassignment),
+    Step("export the history past the moves", snapshot_after_moves),
+    Step("audit the replicas again", audit_moved, needs_spark=True),
     Step("stop everything", stop_everything),
 )
 
@@ -383,7 +450,16 @@ def _await_snapshot(ctx: DemoContext, label: str, offset: int) -> str:
     return f"history exported: offsets {first} to {end}"
 
 
-def _audit(ctx: DemoContext, label: str) -> AuditOutcome:
+def _require_leaders_balanced(outcome: AuditOutcome) -> None:
+    over = outcome.over_threshold()
+    if over:
+        names = ", ".join(str(b) for b in over)
+        raise StepFailed(f"brokers {names} are still over the threshold; see {outcome.report}")
+
+
+def _audit(ctx: DemoContext, label: str, *, replicas: bool = False) -> AuditOutcome:
+    """The Spark audit of the history exported as ``label``; its leader table shown, and with
+    ``replicas`` its replicas-per-broker table too."""
     snapshot = ctx.snapshots.get(label)
     if snapshot is None:
         raise StepFailed(f"no history to audit ({label})")
@@ -397,6 +473,9 @@ def _audit(ctx: DemoContext, label: str) -> AuditOutcome:
     )
     ctx.audits[label] = outcome
     ctx.display.show(outcome.table(title=f"leaders per broker ({label})"))
+    if replicas:
+        title = f"replicas per broker ({label})"
+        ctx.display.show(outcome.replicas.table(title, outcome.threshold))
     return outcome
 
 
@@ -409,6 +488,7 @@ def summary(ctx: DemoContext) -> dict[str, Any]:
         "snapshots": {k: str(v) for k, v in ctx.snapshots.items()},
         "audits": {k: v.as_json() for k, v in ctx.audits.items()},
         "election_log": None if ctx.election_log is None else str(ctx.election_log),
+        "reassignment_log": None if ctx.reassignment_log is None else str(ctx.reassignment_log),
     }
 
 
