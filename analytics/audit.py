@@ -9,7 +9,9 @@ in Spark; only the few rows of the results come back to the driver.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,14 +25,45 @@ from analytics.plain_audit import (
     EXAMPLES,
     MIN_ISR_PATTERN,
 )
+from analytics.readers import KINDS, Split, plan
 from analytics.replica_frames import replica_findings, replica_sections, replicas_per_broker
 from analytics.schemas import spark_ddl
-from analytics.spark_source import SOURCE_NAME
+from analytics.sources import Source
+from analytics.spark_source import SOURCE_NAME, read_splits
 from placement.reassignment import DEFAULT_MAX_MOVES
 
 FINDINGS = ("under_replicated", "under_min_isr", "leaderless", "led_from_elr", "unclean_only")
 AFTER_COLUMNS = ("leaders", "imbalance", "above_threshold")
 """Broker-table columns predicted for after the election plan, with an ``_after`` suffix."""
+PARTITION_COLUMNS = (
+    *("cluster", "snapshot_offset", "topic", "partition", "replicas", "isr"),
+    *("leader", "preferred_leader", "elr"),
+)
+"""The partition columns the audit reads: Spark converts no others (a million topic ids and
+recovery states, as strings, cost more to take in than all that the audit uses)."""
+
+Plan = Mapping[str, Sequence[Split]]
+"""The splits of every kind (see :func:`plan_reads`)."""
+
+
+def plan_reads(
+    path: str | os.PathLike[str],
+    *,
+    allow_partial: bool = False,
+    sources: Sequence[Source] | None = None,
+) -> dict[str, list[Split]]:
+    """The splits of every kind the audit reads, planned here on the driver, once.
+
+    ``sources`` are the already checked sources of ``path`` (see
+    :func:`analytics.integrity.check_sources`); without them ``path`` is discovered and
+    checked here. Damage raises :class:`~analytics.integrity.DamagedInputError` unless
+    ``allow_partial``. No Spark is needed, so a caller may plan while the session starts."""
+    if sources is None:
+        from analytics.integrity import check_sources
+        from analytics.sources import discover
+
+        sources = check_sources(discover(path), allow_partial=allow_partial).sources
+    return {kind: plan(sources, kind) for kind in KINDS}
 
 
 def read(spark: SparkSession, path: str, kind: str, allow_partial: bool = False) -> DataFrame:
@@ -53,6 +86,7 @@ class AuditFrames:
     led_from_elr, unclean_only (KIP-966; see :mod:`analytics.plain_audit`),
     in_plan (the election plan would move its leadership to the preferred replica)."""
     brokers: DataFrame
+    topics: DataFrame
     events: DataFrame
     clusters: DataFrame
     """One row per cluster: snapshot offset, counts, preferred-leader ratio, finding counts."""
@@ -87,33 +121,46 @@ def _above(ratio: Column, threshold_percent: float) -> Column:
 
 def audit_frames(
     spark: SparkSession,
-    path: str,
+    path: str | os.PathLike[str],
     *,
     threshold_percent: float = DEFAULT_THRESHOLD_PERCENT,
     bucket_ms: int = DEFAULT_BUCKET_MS,
     cache: bool = True,
     allow_partial: bool = False,
     max_moves: int = DEFAULT_MAX_MOVES,
+    planned: Plan | None = None,
 ) -> AuditFrames:
     """Builds the audit's DataFrames for ``path``; nothing runs until they are used.
 
-    With ``cache``, the frames several figures read (brokers, events, the flagged partitions
-    and the cluster summary) are cached, so each file is scanned once per report. A damaged
-    log fails the read unless ``allow_partial`` (see :mod:`analytics.integrity`).
+    The files are planned on the driver (``planned``, from :func:`plan_reads`, or here) and
+    read one task per split. With ``cache``, the frames several figures read (brokers,
+    topics, events, the flagged partitions, the cluster summary and the broker rows) are
+    cached, so each file is read once per report. A damaged log fails the planning unless
+    ``allow_partial`` (see :mod:`analytics.integrity`).
     """
-    brokers = read(spark, path, "brokers", allow_partial)
-    topics = read(spark, path, "topics", allow_partial)
-    events = read(spark, path, "events", allow_partial)
+    if planned is None:
+        planned = plan_reads(path, allow_partial=allow_partial)
+    location = os.fspath(path)
+    brokers = read_splits(spark, location, planned["brokers"], "brokers")
+    topics = read_splits(spark, location, planned["topics"], "topics")
+    events = read_splits(spark, location, planned["events"], "events")
     if cache:
         brokers = brokers.cache()
+        topics = topics.cache()
         events = events.cache()
-    partitions = flagged_partitions(read(spark, path, "partitions", allow_partial), brokers, topics)
+    partitions = flagged_partitions(
+        read_splits(spark, location, planned["partitions"], "partitions", PARTITION_COLUMNS),
+        brokers,
+        topics,
+    )
     if cache:
         partitions = partitions.cache()
     clusters = cluster_summary(partitions, brokers, topics, events)
     if cache:
         clusters = clusters.cache()
     rows = broker_rows(brokers, leadership_shares(partitions), clusters)
+    if cache:
+        rows = rows.cache()
     table = broker_table(rows, threshold_percent)
     elections = _elections(events, bucket_ms)
     assignment = partitions.where(F.col("topic").isNotNull()).select(
@@ -124,6 +171,7 @@ def audit_frames(
         bucket_ms=bucket_ms,
         partitions=partitions,
         brokers=brokers,
+        topics=topics,
         events=events,
         clusters=clusters,
         broker_table=table,
@@ -501,28 +549,87 @@ def _grouped(rows: list[Any], make: Callable[[Any], dict[str, Any]]) -> dict[str
     return grouped
 
 
+QUERY_THREADS = 4
+"""Queries submitted at once: while one is planned on the driver, another's tasks run."""
+
+
+def _concurrently(actions: Mapping[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Runs independent Spark actions from several driver threads and returns their results
+    by name: Spark schedules their tasks side by side, so small queries do not queue."""
+    if len(actions) <= 1:
+        return {name: action() for name, action in actions.items()}
+    with ThreadPoolExecutor(max_workers=QUERY_THREADS, thread_name_prefix="audit-query") as pool:
+        futures = {name: pool.submit(action) for name, action in actions.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def _findings_query(frames: AuditFrames, topic_order: list[Column]) -> DataFrame:
+    flagged = None
+    for finding in FINDINGS:
+        rows = frames.partitions.where(finding).select(
+            "cluster", F.lit(finding).alias("finding"), "topic", "partition"
+        )
+        flagged = rows if flagged is None else flagged.unionByName(rows)
+    assert flagged is not None
+    return _first_examples(flagged, ["cluster", "finding"], topic_order).orderBy(
+        "cluster", "finding", *topic_order
+    )
+
+
 def collect_report(
     frames: AuditFrames, progress: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
     """Runs the audit and returns the report (the structure of
-    :func:`analytics.plain_audit.plain_audit`)."""
+    :func:`analytics.plain_audit.plain_audit`).
+
+    The cached frames are filled first, in the order they depend on each other, each by one
+    query (a query that meets an empty cache twice, through a union or a self-join, would
+    read the files twice); then every figure is queried at once."""
 
     def step(message: str) -> None:
         if progress is not None:
             progress(message)
 
     topic_order = [F.coalesce(F.col("topic"), F.lit("")), F.col("partition")]
-    # Fill the caches with one scan each before any query uses them: a query that meets an
-    # empty cache twice (a union, a self-join) would read the files twice.
-    for name in ("brokers", "events", "partitions"):
-        frame = getattr(frames, name)
-        if frame.is_cached:
-            step(f"reading {name}")
-            frame.count()
+    small = {name: getattr(frames, name) for name in ("brokers", "topics", "events")}
+    small = {name: frame for name, frame in small.items() if frame.is_cached}
+    if small:
+        step(f"reading {', '.join(small)}")
+        _concurrently({name: frame.count for name, frame in small.items()})
+    if frames.partitions.is_cached:
+        step("reading partitions")
+        frames.partitions.count()
     step("summarising clusters")
     cluster_rows = frames.clusters.collect()
     step("per-broker leadership")
     broker_rows = frames.broker_table.orderBy("cluster", "broker_id").collect()
+    step("findings, election plan and events")
+    counted = frames.unclean_elections.withColumn(
+        "_total", F.count(F.lit(1)).over(Window.partitionBy("cluster"))
+    )
+    results = _concurrently(
+        {
+            # A plan can name a sizeable share of a million partitions: fetch it as Arrow.
+            "plan": frames.election_plan.select("cluster", "topic", "partition")
+            .orderBy("cluster", *topic_order)
+            .toArrow,
+            "findings": _findings_query(frames, topic_order).collect,
+            "racks": frames.leaders_per_rack.orderBy(
+                "cluster", F.col("rack").isNotNull(), F.coalesce("rack", F.lit(""))
+            ).collect,
+            "over_time": frames.elections_over_time.orderBy(
+                "cluster", "time_ms", "election"
+            ).collect,
+            "unclean": _first_examples(counted, ["cluster"], [F.col("offset")])
+            .orderBy("cluster", "offset")
+            .collect,
+            "isr": frames.isr_changes.orderBy("cluster", "broker_id").collect,
+            "fencing": frames.fencing.orderBy("cluster", "broker_id").collect,
+            "leadership": frames.leadership_changes.orderBy(
+                "cluster", "time_ms", "broker_id"
+            ).collect,
+        }
+    )
     table = _grouped(
         broker_rows,
         lambda row: {
@@ -537,9 +644,7 @@ def collect_report(
         },
     )
     racks = _grouped(
-        frames.leaders_per_rack.orderBy(
-            "cluster", F.col("rack").isNotNull(), F.coalesce("rack", F.lit(""))
-        ).collect(),
+        results["racks"],
         lambda row: {
             "rack": row["rack"],
             "brokers": row["brokers"],
@@ -547,30 +652,12 @@ def collect_report(
             "preferred": row["preferred"],
         },
     )
-    step("partition findings")
-    flagged = None
-    for finding in FINDINGS:
-        rows = frames.partitions.where(finding).select(
-            "cluster", F.lit(finding).alias("finding"), "topic", "partition"
-        )
-        flagged = rows if flagged is None else flagged.unionByName(rows)
-    assert flagged is not None
     examples: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in (
-        _first_examples(flagged, ["cluster", "finding"], topic_order)
-        .orderBy("cluster", "finding", *topic_order)
-        .collect()
-    ):
+    for row in results["findings"]:
         examples.setdefault((row["cluster"], row["finding"]), []).append(
             {"topic": row["topic"], "partition": row["partition"]}
         )
-    step("election plan")
-    # A plan can name a sizeable share of a million partitions: fetch it as Arrow, not Rows.
-    plan_table = (
-        frames.election_plan.select("cluster", "topic", "partition")
-        .orderBy("cluster", *topic_order)
-        .toArrow()
-    )
+    plan_table = results["plan"]
     plans: dict[str, list[dict[str, Any]]] = {}
     for cluster_name, topic, partition in zip(
         plan_table.column("cluster").to_pylist(),
@@ -579,33 +666,23 @@ def collect_report(
         strict=True,
     ):
         plans.setdefault(cluster_name, []).append({"topic": topic, "partition": partition})
-    step("events")
     over_time = _grouped(
-        frames.elections_over_time.orderBy("cluster", "time_ms", "election").collect(),
+        results["over_time"],
         lambda row: {"time_ms": row["time_ms"], "election": row["election"], "count": row["count"]},
     )
-    counted = frames.unclean_elections.withColumn(
-        "_total", F.count(F.lit(1)).over(Window.partitionBy("cluster"))
-    )
-    unclean_rows = (
-        _first_examples(counted, ["cluster"], [F.col("offset")])
-        .orderBy("cluster", "offset")
-        .collect()
-    )
+    unclean_rows = results["unclean"]
     unclean_examples = _grouped(
         unclean_rows,
         lambda row: {key: row[key] for key in row.asDict() if key not in ("cluster", "_total")},
     )
     unclean_counts = {row["cluster"]: row["_total"] for row in unclean_rows}
-    isr = _grouped(
-        frames.isr_changes.orderBy("cluster", "broker_id").collect(), lambda row: row.asDict()
-    )
+    isr = _grouped(results["isr"], lambda row: row.asDict())
     fencing = _grouped(
-        frames.fencing.orderBy("cluster", "broker_id").collect(),
+        results["fencing"],
         lambda row: {key: row[key] for key in row.asDict() if key != "cluster"},
     )
     leadership = _grouped(
-        frames.leadership_changes.orderBy("cluster", "time_ms", "broker_id").collect(),
+        results["leadership"],
         lambda row: {
             "time_ms": row["time_ms"],
             "broker_id": row["broker_id"],

@@ -6,6 +6,8 @@ batches the readers yield cannot drift apart (a test compares them). No Spark im
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
 
 KINDS = ("partitions", "brokers", "topics", "events", "configs")
@@ -127,14 +129,18 @@ _SPARK_TYPES = {
 }
 
 
-def _spark_type(arrow_type: pa.DataType) -> str:
+def spark_type(arrow_type: pa.DataType) -> str:
+    """An Arrow type of these schemas in Spark DDL, e.g. ``ARRAY<INT>``."""
     if pa.types.is_list(arrow_type):
-        return f"ARRAY<{_spark_type(arrow_type.value_type)}>"
+        return f"ARRAY<{spark_type(arrow_type.value_type)}>"
     if pa.types.is_map(arrow_type):
-        return f"MAP<{_spark_type(arrow_type.key_type)},{_spark_type(arrow_type.item_type)}>"
+        return f"MAP<{spark_type(arrow_type.key_type)},{spark_type(arrow_type.item_type)}>"
     return _SPARK_TYPES[arrow_type]
 
 
-def spark_ddl(kind: str) -> str:
-    """The Spark schema of ``kind`` as a DDL string, e.g. ``cluster STRING, ...``."""
-    return ", ".join(f"`{field.name}` {_spark_type(field.type)}" for field in SCHEMAS[kind])
+def spark_ddl(kind: str, columns: Sequence[str] | None = None) -> str:
+    """The Spark schema of ``kind`` as a DDL string, e.g. ``cluster STRING, ...``; with
+    ``columns``, of those columns only, in the order given."""
+    schema = SCHEMAS[kind]
+    fields = list(schema) if columns is None else [schema.field(name) for name in columns]
+    return ", ".join(f"`{field.name}` {spark_type(field.type)}" for field in fields)

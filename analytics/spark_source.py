@@ -18,21 +18,30 @@ the driver lists and plans, each executor opens the files of its own splits. Pla
 reading are done by :mod:`analytics.readers`; this module only adapts them to Spark's
 interface, so workers must be able to import the ``analytics`` package (installing raftmeta
 is enough).
+
+:func:`read_splits` is for a driver that has planned already (the audit does, once for every
+kind, while its session starts): the splits travel in the ``plannedSplits`` option, so the
+source's planning step only unpacks them instead of listing, checking and planning the path
+again in a Python process of its own.
 """
 
 from __future__ import annotations
 
+import base64
+import pickle
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from analytics.integrity import check_sources
 from analytics.readers import DEFAULT_MAX_SPLIT_BYTES, Split, plan, read_split
-from analytics.schemas import KINDS, spark_ddl
+from analytics.schemas import KINDS, SCHEMAS, spark_ddl
 from analytics.sources import AnalyticsInputError, discover
 
 SOURCE_NAME = "raftmeta"
+PLANNED_SPLITS_OPTION = "plannedSplits"
 
 
 def _kind(options: Any) -> str:
@@ -53,7 +62,7 @@ class RaftmetaDataSource(DataSource):
         return spark_ddl(_kind(self.options))
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return RaftmetaReader(self.options)
+        return RaftmetaReader(self.options, [field.name for field in schema.fields])
 
 
 class SplitPartition(InputPartition):
@@ -65,7 +74,10 @@ class SplitPartition(InputPartition):
 
 
 class RaftmetaReader(DataSourceReader):
-    def __init__(self, options: Any) -> None:
+    """Reads the splits of one kind; a schema given with ``.schema(...)`` may name only some of
+    the kind's columns, in its order, and only those are handed to Spark."""
+
+    def __init__(self, options: Any, columns: Sequence[str] | None = None) -> None:
         path = options.get("path")
         if not path:
             raise AnalyticsInputError("the raftmeta source needs a path: .load(PATH)")
@@ -73,12 +85,49 @@ class RaftmetaReader(DataSourceReader):
         self.kind = _kind(options)
         self.max_split_bytes = int(options.get("maxSplitBytes", DEFAULT_MAX_SPLIT_BYTES))
         self.allow_partial = str(options.get("allowPartial", "false")).lower() == "true"
+        whole = columns is None or list(columns) == list(SCHEMAS[self.kind].names)
+        self.columns = None if whole else list(columns or ())
+        planned = options.get(PLANNED_SPLITS_OPTION)
+        self.planned: tuple[Split, ...] | None = None
+        if planned:
+            # Written by encode_splits in this session's own driver, like the rest of its plan.
+            self.planned = pickle.loads(base64.b64decode(str(planned)))
 
     def partitions(self) -> Sequence[InputPartition]:
+        if self.planned is not None:
+            return [SplitPartition(split) for split in self.planned]
         checked = check_sources(discover(self.path), allow_partial=self.allow_partial)
         splits = plan(checked.sources, self.kind, self.max_split_bytes)
         return [SplitPartition(split) for split in splits]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, SplitPartition)
-        yield from read_split(partition.split)
+        if self.columns is None:
+            yield from read_split(partition.split)
+            return
+        for batch in read_split(partition.split):
+            yield batch.select(self.columns)
+
+
+def encode_splits(splits: Sequence[Split]) -> str:
+    """Splits planned on the driver, as the text of the ``plannedSplits`` option."""
+    return base64.b64encode(pickle.dumps(tuple(splits), protocol=pickle.HIGHEST_PROTOCOL)).decode()
+
+
+def read_splits(
+    spark: SparkSession,
+    path: str,
+    splits: Sequence[Split],
+    kind: str,
+    columns: Sequence[str] | None = None,
+) -> DataFrame:
+    """The rows of ``kind`` from ``splits`` the driver planned for ``path``: the source reads
+    them as they are, without discovering, checking or planning the path again. ``columns``
+    (of the kind's schema, in its order) keeps Spark from converting the others at all."""
+    return (
+        spark.read.format(SOURCE_NAME)
+        .schema(spark_ddl(kind, columns))
+        .option("kind", kind)
+        .option(PLANNED_SPLITS_OPTION, encode_splits(splits))
+        .load(path)
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,7 @@ def run_audit(args: argparse.Namespace) -> int:
             if args.engine == "plain":
                 report = _plain_report(args, threshold, progress)
             else:
-                report = _spark_report(args, threshold, progress)
+                report = _spark_report(args, threshold, progress, checked.sources)
         except AnalyticsInputError as error:
             raise CommandLineError(str(error)) from None
         except OSError as error:
@@ -209,7 +210,9 @@ def _max_moves(args: argparse.Namespace) -> int:
     return DEFAULT_MAX_MOVES if args.max_moves is None else int(args.max_moves)
 
 
-def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> dict[str, Any]:
+def _spark_report(
+    args: argparse.Namespace, threshold: float, progress: Any, sources: list[Any]
+) -> dict[str, Any]:
     try:
         import pyarrow  # noqa: F401  (the readers hand Spark Arrow batches)
         import pyspark  # noqa: F401
@@ -219,28 +222,28 @@ def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> 
             "(pip install 'raftmeta[spark]'); --engine plain needs neither",
             USAGE_ERROR,
         ) from None
-    from analytics.session import SparkUnavailableError, get_spark, resolve_master
+    from analytics.session import resolve_master
 
-    progress(f"starting Spark ({resolve_master(args.master)})")
+    progress(f"starting Spark ({resolve_master(args.master)}) and planning the reads")
     from pyspark.sql import SparkSession
 
     # A session this process already runs (a notebook, a test) is used and left running.
     owned = SparkSession.getActiveSession() is None
-    try:
-        spark = get_spark(args.master, app_name="raftmeta audit", settings=dict(args.conf))
-    except SparkUnavailableError as error:
-        raise CommandLineError(str(error)) from None
-    from analytics.audit import audit_frames, collect_report
+    starting = _SessionStart(args.master, dict(args.conf))
+    from analytics.audit import audit_frames, collect_report, plan_reads
 
+    # The driver plans every read while the JVM starts: both take seconds, on different
+    # threads. Input the planning rejects fails the audit without waiting for the session.
+    planned = plan_reads(args.path, allow_partial=args.allow_partial, sources=sources)
+    spark = starting.result()
     try:
-        from analytics.files import absolute
-
         frames = audit_frames(
             spark,
-            absolute(args.path),
+            args.path,
             threshold_percent=threshold,
             allow_partial=args.allow_partial,
             max_moves=_max_moves(args),
+            planned=planned,
         )
         return collect_report(frames, progress)
     except CommandLineError:
@@ -250,3 +253,38 @@ def _spark_report(args: argparse.Namespace, threshold: float, progress: Any) -> 
     finally:
         if owned:
             spark.stop()
+
+
+class _SessionStart:
+    """``get_spark`` on a thread of its own, so the driver can plan meanwhile. The thread is a
+    daemon: an audit that fails before it needs the session exits without waiting for the
+    JVM, which stops by itself when this process ends."""
+
+    def __init__(self, master: str | None, settings: dict[str, str]) -> None:
+        self._master = master
+        self._settings = settings
+        self._session: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, name="spark-start", daemon=True)
+        self._thread.start()
+
+    def _start(self) -> None:
+        from analytics.session import get_spark
+
+        try:
+            self._session = get_spark(
+                self._master, app_name="raftmeta audit", settings=self._settings
+            )
+        except BaseException as error:  # handed to the thread that waits for the session
+            self._error = error
+
+    def result(self) -> Any:
+        """The session, or :class:`CommandLineError` in one line if Spark did not start."""
+        from analytics.session import SparkUnavailableError
+
+        self._thread.join()
+        if isinstance(self._error, SparkUnavailableError):
+            raise CommandLineError(str(self._error)) from None
+        if self._error is not None:
+            raise self._error
+        return self._session
