@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from raftmeta.devkit.demo.context import NEW_BROKER, NEW_BROKER_RACK, DemoContext
 from raftmeta.devkit.demo.errors import StepFailed, require_module
 from raftmeta.devkit.demo.tools import ToolRun, run_tool
 from raftmeta.devkit.demo.view import Partitions
@@ -20,10 +21,7 @@ from raftmeta.devkit.demo.waiting import wait_for
 
 if TYPE_CHECKING:
     from raftmeta.devkit.demo.audit import AuditOutcome
-    from raftmeta.devkit.demo.steps import DemoContext
 
-NEW_BROKER = 7
-NEW_BROKER_RACK = "rack-4"
 WHY_A_NEW_RACK = (
     "broker 7 is on a new rack, rack-4: every partition already spans rack-1 to rack-3, so on "
     "one of those it could not take its share without breaking rack spread"

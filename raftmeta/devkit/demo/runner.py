@@ -21,11 +21,12 @@ from typing import Any
 
 from rich.console import Console
 
+from raftmeta.devkit.demo.context import DemoContext
 from raftmeta.devkit.demo.display import StepDisplay, steps_table
 from raftmeta.devkit.demo.errors import StepFailed
 from raftmeta.devkit.demo.processes import ProcessBook
 from raftmeta.devkit.demo.spark import STARTER
-from raftmeta.devkit.demo.steps import SPARK_LOG, STEPS, DemoContext, Step, summary, write_json
+from raftmeta.devkit.demo.steps import SPARK_LOG, STEPS, Step, summary, write_json
 
 STATE_FILE = "demo.json"
 LOG_FILE = "demo.log"
