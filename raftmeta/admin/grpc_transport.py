@@ -23,7 +23,7 @@ from raftmeta.admin.transport import (
     config_entry,
     config_resource_of,
     not_offered,
-    scram_description,
+    scram_descriptions,
     scram_outcome,
 )
 from raftmeta.admin.types import (
@@ -513,13 +513,7 @@ class GrpcTransport:
             users=list(users or ()), timeout_ms=_timeout_ms(self.channel, timeout_ms)
         )
         response = await self._call("Admin/DescribeUserScramCredentials", request, timeout_ms)
-        return {
-            result.user: scram_outcome(result.error_code, result.error_message)
-            or scram_description(
-                result.user, ((i.mechanism, i.iterations) for i in result.credential_infos)
-            )
-            for result in response.results
-        }
+        return scram_descriptions(response.results)
 
     async def alter_user_scram_credentials(
         self,

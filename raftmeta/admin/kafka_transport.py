@@ -43,7 +43,7 @@ from raftmeta.admin.transport import (
     config_entry,
     config_resource_of,
     not_offered,
-    scram_description,
+    scram_descriptions,
     scram_outcome,
 )
 from raftmeta.admin.types import (
@@ -91,6 +91,12 @@ UNREGISTER_BROKER = (64, 0)
 ADD_RAFT_VOTER = (80, 0)
 REMOVE_RAFT_VOTER = (81, 0)
 
+MOVED_BACKOFF_S = 0.05
+MAX_MOVED_BACKOFF_S = 1.0
+"""The pause before asking again after a node said it is not the controller (or the Raft
+leader): doubled each time up to the maximum, within the call's timeout."""
+NOT_THE_LEADER = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_CONTROLLER})
+"""A voter change sent where no leader is known yet is answered with either."""
 SASL_HANDSHAKE = (17, 1)
 SASL_AUTHENTICATE = (36, 2)
 LOGIN_REFUSALS = frozenset(
@@ -263,16 +269,28 @@ class KafkaTransport:
         raise KafkaException(ErrorCode.BROKER_NOT_AVAILABLE, "; ".join(problems))
 
     async def _active_controller(self, timeout_ms: int) -> str:
-        """The KAFKA address of the active controller, as a controller names it."""
+        """The KAFKA address of the active controller, as a controller names it. Right after
+        an election or a start no controller may be named yet: Metadata is asked again,
+        backing off, until one is or ``timeout_ms`` has passed."""
         if self._controller is not None:
             return self._controller
-        answer = await self._metadata([], timeout_ms)
-        self.cluster_id = answer.cluster_id or ""
-        for node in answer.brokers:
-            if node.node_id == answer.controller_id:
-                self._controller = f"{node.host}:{node.port}"
-                return self._controller
-        raise KafkaException(ErrorCode.NOT_CONTROLLER, "No controller appears to be active.")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000
+        backoff_s = MOVED_BACKOFF_S
+        while True:
+            left_ms = max(1, int((deadline - loop.time()) * 1000))
+            answer = await self._metadata([], left_ms)
+            self.cluster_id = answer.cluster_id or ""
+            for node in answer.brokers:
+                if node.node_id == answer.controller_id:
+                    self._controller = f"{node.host}:{node.port}"
+                    return self._controller
+            if loop.time() + backoff_s >= deadline:
+                raise KafkaException(
+                    ErrorCode.NOT_CONTROLLER, "No controller appears to be active."
+                )
+            await asyncio.sleep(backoff_s)
+            backoff_s = min(backoff_s * 2, MAX_MOVED_BACKOFF_S)
 
     async def _to_controller(
         self,
@@ -281,13 +299,20 @@ class KafkaTransport:
         timeout_ms: int,
         moved: Callable[[Any], bool],
     ) -> Any:
-        """Send to the active controller; when ``moved(answer)`` says it no longer is, ask
-        Metadata again and send once more."""
+        """Send to the active controller; while ``moved(answer)`` says it is not (it moved, or
+        no controller is active yet after a failover), ask Metadata again and send again,
+        backing off, until ``timeout_ms`` has passed; the last answer is returned."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000
+        backoff_s = MOVED_BACKOFF_S
         answer = await self.call(await self._active_controller(timeout_ms), api, values, timeout_ms)
-        if moved(answer):
+        while moved(answer) and loop.time() + backoff_s < deadline:
+            await asyncio.sleep(backoff_s)
+            backoff_s = min(backoff_s * 2, MAX_MOVED_BACKOFF_S)
             self._controller = None
-            controller = await self._active_controller(timeout_ms)
-            answer = await self.call(controller, api, values, timeout_ms)
+            left_ms = max(1, int((deadline - loop.time()) * 1000))
+            controller = await self._active_controller(left_ms)
+            answer = await self.call(controller, api, values, left_ms)
         return answer
 
     # ------------------------------------------------------------------------ topics
@@ -804,7 +829,7 @@ class KafkaTransport:
 
     async def _voter_change(self, api: tuple[int, int], values: Any, timeout_ms: int) -> None:
         answer = await self._to_controller(
-            api, values, timeout_ms, lambda a: a.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+            api, values, timeout_ms, lambda a: a.error_code in NOT_THE_LEADER
         )
         failure = _item_error(answer)
         if failure is not None:
@@ -827,13 +852,7 @@ class KafkaTransport:
         if answer.error_code:
             code = ErrorCode(answer.error_code)
             raise KafkaException(code, answer.error_message or code.name)
-        return {
-            result.user: scram_outcome(result.error_code, result.error_message)
-            or scram_description(
-                result.user, ((i.mechanism, i.iterations) for i in result.credential_infos)
-            )
-            for result in answer.results
-        }
+        return scram_descriptions(answer.results)
 
     async def alter_user_scram_credentials(
         self,

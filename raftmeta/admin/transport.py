@@ -221,17 +221,21 @@ def not_offered(operation: str, instead: str) -> Callable[..., Coroutine[Any, An
     return refuse
 
 
-def scram_description(
-    user: str, infos: Iterable[tuple[int, int]]
-) -> UserScramCredentialsDescription:
-    """A described user from its (mechanism id, iterations) pairs."""
-    return UserScramCredentialsDescription(
-        user,
-        tuple(
-            ScramCredentialInfo(ScramMechanism.of(mechanism), iterations)
-            for mechanism, iterations in infos
-        ),
-    )
+def scram_descriptions(results: Iterable[Any]) -> Outcomes[str, UserScramCredentialsDescription]:
+    """Each user's description or error, from DescribeUserScramCredentials results as either
+    wire decodes them (``user``, ``error_code``, ``error_message``, ``credential_infos`` of
+    ``mechanism`` and ``iterations``: gRPC and Kafka name the fields alike)."""
+    return {
+        result.user: scram_outcome(result.error_code, result.error_message)
+        or UserScramCredentialsDescription(
+            result.user,
+            tuple(
+                ScramCredentialInfo(ScramMechanism.of(info.mechanism), info.iterations)
+                for info in result.credential_infos
+            ),
+        )
+        for result in results
+    }
 
 
 def scram_outcome(code: int, message: str | None) -> KafkaException | None:

@@ -25,8 +25,8 @@ from raftmeta.common.acls import (
     DeleteAclsRequest,
 )
 from raftmeta.common.items import ItemError
-from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.server.kafka.context import Fields, KafkaContext, error_fields
+from raftmeta.errors import KafkaError
+from raftmeta.server.kafka.context import Fields, KafkaContext, active_or_here, error_fields
 
 
 def _filter(item: Any) -> AclBindingFilter:
@@ -60,14 +60,10 @@ def _entry(acl: AclBinding) -> Fields:
 
 async def _described(context: KafkaContext, acl_filter: AclBindingFilter) -> tuple[AclBinding, ...]:
     """The active controller's answer; a standby's own (or the refusal) otherwise."""
-    try:
-        return await context.apis.describe_acls(context.principal, acl_filter)
-    except KafkaError as error:
-        if error.code == ErrorCode.NOT_CONTROLLER:
-            here = await context.apis.describe_acls_here(context.principal, acl_filter)
-            if here is not None:
-                return here
-        raise
+    return await active_or_here(
+        lambda: context.apis.describe_acls(context.principal, acl_filter),
+        lambda: context.apis.describe_acls_here(context.principal, acl_filter),
+    )
 
 
 async def describe_acls(context: KafkaContext, request: Any, version: int) -> Fields:

@@ -31,8 +31,8 @@ from raftmeta.common.configs import (
     RequestedConfigChange,
 )
 from raftmeta.common.items import ItemError
-from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.server.kafka.context import Fields, KafkaContext, error_fields
+from raftmeta.errors import KafkaError
+from raftmeta.server.kafka.context import Fields, KafkaContext, active_or_here, error_fields
 
 FIRST_VERSION_WITH_TYPES = 3
 """DescribeConfigs v3 adds each entry's config type and, when asked, its documentation."""
@@ -68,14 +68,10 @@ async def _described(
     context: KafkaContext, resources: list[ConfigResourceRef]
 ) -> list[DescribeConfigsResult]:
     """The active controller's answer; a standby's own (or the refusal) otherwise."""
-    try:
-        return await context.apis.describe_configs(context.principal, resources)
-    except KafkaError as error:
-        if error.code == ErrorCode.NOT_CONTROLLER:
-            here = await context.apis.describe_configs_here(context.principal, resources)
-            if here is not None:
-                return here
-        raise
+    return await active_or_here(
+        lambda: context.apis.describe_configs(context.principal, resources),
+        lambda: context.apis.describe_configs_here(context.principal, resources),
+    )
 
 
 async def describe_configs(context: KafkaContext, request: Any, version: int) -> Fields:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from raftmeta.apis import ControllerApis, ControllerHost
 from raftmeta.auth import ANONYMOUS
-from raftmeta.errors import KafkaError
+from raftmeta.errors import ErrorCode, KafkaError
+
+T = TypeVar("T")
 
 Fields = dict[str, Any]
 """A response body as plain values, for :func:`raftmeta.kafka_protocol.codec.encode_response`."""
@@ -41,3 +44,19 @@ class KafkaContext:
 def error_fields(error: KafkaError) -> tuple[int, str]:
     """A failed request's code and message, as Kafka's error fields."""
     return int(error.code), error.message
+
+
+async def active_or_here(
+    active: Callable[[], Awaitable[T]], here: Callable[[], Awaitable[T | None]]
+) -> T:
+    """A describe answered as Kafka's controllers answer it: by the active controller after its
+    pending records commit, or, on a standby (NOT_CONTROLLER), from the standby's own committed
+    image when it has one; any other refusal stands."""
+    try:
+        return await active()
+    except KafkaError as error:
+        if error.code == ErrorCode.NOT_CONTROLLER:
+            answer = await here()
+            if answer is not None:
+                return answer
+        raise

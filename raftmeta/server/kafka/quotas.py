@@ -22,8 +22,8 @@ from raftmeta.common.quotas import (
     QuotaFilterComponent,
     QuotaOp,
 )
-from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.server.kafka.context import Fields, KafkaContext, error_fields
+from raftmeta.errors import KafkaError
+from raftmeta.server.kafka.context import Fields, KafkaContext, active_or_here, error_fields
 
 
 def _entity_fields(entity: ClientQuotaEntity) -> list[Fields]:
@@ -35,14 +35,10 @@ def _entity_of(parts: Any) -> ClientQuotaEntity:
 
 
 async def _described(context: KafkaContext, quota_filter: ClientQuotaFilter) -> DescribedQuotas:
-    try:
-        return await context.apis.describe_client_quotas(context.principal, quota_filter)
-    except KafkaError as error:
-        if error.code == ErrorCode.NOT_CONTROLLER:
-            here = await context.apis.describe_client_quotas_here(context.principal, quota_filter)
-            if here is not None:
-                return here
-        raise
+    return await active_or_here(
+        lambda: context.apis.describe_client_quotas(context.principal, quota_filter),
+        lambda: context.apis.describe_client_quotas_here(context.principal, quota_filter),
+    )
 
 
 async def describe_client_quotas(context: KafkaContext, request: Any, version: int) -> Fields:
