@@ -11,7 +11,6 @@ or refused without a traceback."""
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,24 +27,14 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ResourcePatternType,
     ResourceType,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from raftmeta.channel import ControllerChannel
 from raftmeta.cli.main import main
 from raftmeta.errors import ErrorCode
 from raftmeta.kafka_protocol import codec
 from raftmeta.rpc import admin_pb2 as apb
-from raftmeta.server.kafka.listener import SERVED
 from tests.kafka.quorum import KafkaQuorum, kafka_quorum
-from tests.kafka.test_hostile_input import (
-    EXAMPLES_PER_API,
-    Session,
-    framed,
-    refusals,
-    tracebacks,
-    values_of,
-)
+from tests.kafka.test_hostile_input import fuzz_one_api, tracebacks
 from tests.kafka.test_wire import connect, read_response
 
 TIMEOUT_S = 15.0
@@ -458,38 +447,7 @@ def test_the_acls_command_manages_acls_through_the_kafka_listener(
 def test_hostile_acl_requests_are_answered_or_refused_without_a_traceback(
     open_authorized: KafkaQuorum, api_key: int, caplog: pytest.LogCaptureFixture
 ) -> None:
-    api = SERVED[api_key]
-    cls = codec._REQUESTS[api_key]
-    session = Session(open_authorized.kafka_address(open_authorized.active()))
-    caplog.set_level(logging.INFO)
-
-    @settings(
-        max_examples=EXAMPLES_PER_API,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
-    @given(data=st.data())
-    def one_request(data: st.DataObject) -> None:
-        version = data.draw(st.integers(api.low, api.high), label="version")
-        values = data.draw(values_of(cls, version), label="values")
-        try:
-            frame = framed(api_key, version, 4343, values)
-        except codec.CodecError:
-            return
-        refused_before = refusals(caplog.records)
-        answer = session.exchange(frame)
-        if answer is None:
-            assert refusals(caplog.records) > refused_before, "closed without a logged refusal"
-        else:
-            assert codec.correlation_id_of(answer) == 4343
-            codec.decode_response(answer, api_key, version)
-        assert tracebacks(caplog.records) == []
-
-    try:
-        one_request()
-    finally:
-        session.close()
+    fuzz_one_api(open_authorized.kafka_address(open_authorized.active()), api_key, 4343, caplog)
     assert tracebacks(caplog.records) == []
 
 

@@ -149,13 +149,15 @@ def refusals(records: list[logging.LogRecord]) -> int:
     return sum("closed the connection" in record.getMessage() for record in records)
 
 
-@pytest.mark.parametrize("api_key", sorted(SERVED))
-def test_every_served_api_answers_or_refuses_hostile_bodies(
-    quorum: KafkaQuorum, api_key: int, caplog: pytest.LogCaptureFixture
+def fuzz_one_api(
+    address: str, api_key: int, correlation_id: int, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Hypothesis-drawn bodies of ``api_key`` at every served version, sent on one connection
+    to ``address``: each is answered with a decodable response or the connection is closed
+    with a logged refusal, and no handler logs a traceback."""
     api = SERVED[api_key]
     cls = codec._REQUESTS[api_key]
-    session = Session(quorum.kafka_address(quorum.active()))
+    session = Session(address)
     caplog.set_level(logging.INFO)
 
     @settings(
@@ -169,7 +171,7 @@ def test_every_served_api_answers_or_refuses_hostile_bodies(
         version = data.draw(st.integers(api.low, api.high), label="version")
         values = data.draw(values_of(cls, version), label="values")
         try:
-            frame = framed(api_key, version, 4242, values)
+            frame = framed(api_key, version, correlation_id, values)
         except codec.CodecError:
             return  # not writable at this version (a 40 000-char name before flexible ones)
         refused_before = refusals(caplog.records)
@@ -177,7 +179,7 @@ def test_every_served_api_answers_or_refuses_hostile_bodies(
         if answer is None:
             assert refusals(caplog.records) > refused_before, "closed without a logged refusal"
         else:
-            assert codec.correlation_id_of(answer) == 4242
+            assert codec.correlation_id_of(answer) == correlation_id
             codec.decode_response(answer, api_key, version)
         assert tracebacks(caplog.records) == []
 
@@ -185,6 +187,13 @@ def test_every_served_api_answers_or_refuses_hostile_bodies(
         one_request()
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("api_key", sorted(SERVED))
+def test_every_served_api_answers_or_refuses_hostile_bodies(
+    quorum: KafkaQuorum, api_key: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    fuzz_one_api(quorum.kafka_address(quorum.active()), api_key, 4242, caplog)
     assert tracebacks(caplog.records) == []
     # An UnregisterBroker body may have named the live broker, which then registers again:
     # the tests after this one need it unfenced.
