@@ -16,6 +16,7 @@ record will take as ``next_offset`` (a broker's epoch is the offset of its regis
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Set
 
 from elections import elections_for_unclean_shutdown, online_elections_for_broker_removal
 from raftmeta.common.brokers import (
@@ -54,13 +55,27 @@ def check_broker_epoch(image: MetadataImage, broker_id: int, broker_epoch: int) 
 class ClusterControlManager:
     """Broker and controller membership of the active controller, with broker sessions."""
 
-    def __init__(self, settings: ControllerSettings) -> None:
+    def __init__(
+        self, settings: ControllerSettings, voter_ids: Callable[[], Set[int]] | None = None
+    ) -> None:
+        """``voter_ids`` names the quorum's voters as the Raft log has them now; a dynamic
+        quorum (KIP-853) has no ``controller.quorum.voters`` to read them from, and its
+        voters change while the controller runs."""
         self.settings = settings
+        self._live_voter_ids = voter_ids
         self.sessions: dict[int, BrokerSession] = {}
         """Per registered broker, what this controller saw of it since it became active."""
         self.shutdowns_moving: set[int] = set()
         """Brokers in controlled shutdown whose leaderships and ISR places are still being
         moved, slice by slice (:meth:`controlled_shutdown_slice`)."""
+
+    @property
+    def voter_ids(self) -> Set[int]:
+        """The voters a registration is checked against: the live set when known, else the
+        configured static one."""
+        if self._live_voter_ids is not None:
+            return self._live_voter_ids()
+        return self.settings.voter_ids
 
     @property
     def _unclean_default(self) -> bool:
@@ -116,7 +131,7 @@ class ClusterControlManager:
                 f"Expected cluster ID {settings.cluster_id}, but got cluster ID "
                 f"{request.cluster_id}.",
             )
-        lifecycle.check_registration(request, settings.voter_ids)
+        lifecycle.check_registration(request, self.voter_ids)
         check_broker_features(image, request.broker_id, request.features)
         broker_id = request.broker_id
         existing = image.broker(broker_id)
@@ -343,7 +358,7 @@ class ClusterControlManager:
             registration_records(
                 request,
                 cluster_id=self.settings.cluster_id,
-                voter_ids=self.settings.voter_ids,
+                voter_ids=self.voter_ids,
                 image=image,
             ),
             None,

@@ -26,7 +26,7 @@ the brokers' soft state kept across leadership.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 
 from placement import ReplicaPlacer
 from raftmeta.common.acls import AclBinding, AclBindingFilter, AclDeleteResult
@@ -104,10 +104,12 @@ class QuorumController(EventQueue):
         new_topic_id: Callable[[], bytes] | None = None,
         wall_clock: Callable[[], int] = wall_clock_ms,
         call_later: CallLater | None = None,
+        voter_ids: Callable[[], Set[int]] | None = None,
     ) -> None:
         """``wall_clock`` (ms since the epoch) only dates request outcome records;
         ``call_later(seconds, callback)`` runs the adaptive wait's timer (the event loop's
-        ``call_later`` unless a test steps it)."""
+        ``call_later`` unless a test steps it); ``voter_ids`` names the Raft quorum's voters
+        now (a dynamic quorum's change while it runs; without it, the configured ones)."""
         super().__init__(
             settings, metadata_log, clock=clock, wall_clock=wall_clock, call_later=call_later
         )
@@ -115,7 +117,7 @@ class QuorumController(EventQueue):
             settings, placer=placer, new_topic_id=new_topic_id
         )
         self.reassignment = ReassignmentControlManager(settings)
-        self.cluster = ClusterControlManager(settings)
+        self.cluster = ClusterControlManager(settings, voter_ids)
         self.configs = ConfigurationControlManager(settings)
         self.acls = AclControlManager()
         self.scram = ScramControlManager()

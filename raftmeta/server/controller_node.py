@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 from placement import PlacerLoadError, ReplicaPlacer, close_placer, load_placer
@@ -273,6 +273,7 @@ class ControllerNode:
             RaftClientLog(self.client),
             clock=monotonic_ms,
             placer=self.placer,
+            voter_ids=self._voter_ids,
         )
         self._controller = controller
         self._listener.controller = controller
@@ -283,6 +284,13 @@ class ControllerNode:
         await node.start(voters)
         self._start_registration()
         self._start_metrics()
+
+    def _voter_ids(self) -> Set[int]:
+        """The voters as this node's Raft log has them now (the configured ones while the
+        node is not running): registrations are checked against them."""
+        if not self.node.running:
+            return frozenset(self.config.controller_quorum_voters)
+        return self.node.core.voter_set.ids
 
     def _start_registration(self) -> None:
         """Register this controller's listeners (KIP-919) when it serves Kafka's protocol,

@@ -9,7 +9,7 @@ pending state, purgatory, timeouts and leadership loss are all stepped by the te
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -170,10 +170,11 @@ class Harness:
         placer: ReplicaPlacer | None = None,
         new_topic_id: Callable[[], bytes] | None = None,
         real_timers: bool = False,
+        live_voter_ids: Callable[[], Set[int]] | None = None,
         **settings: Any,
     ) -> None:
         """``real_timers`` leaves the controller's timer on the event loop, not on
-        :attr:`timers`."""
+        :attr:`timers`; ``live_voter_ids`` stands for a dynamic quorum's Raft voter set."""
         self.clock = FakeClock()
         self.log = FakeLog()
         self._ids = 0
@@ -192,6 +193,7 @@ class Harness:
             placer=placer,
             new_topic_id=new_topic_id or self._next_topic_id,
             call_later=None if real_timers else self.timers.call_later,
+            voter_ids=live_voter_ids,
         )
         self.log.controller = self.controller
 

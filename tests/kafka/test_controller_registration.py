@@ -50,6 +50,23 @@ async def test_a_registration_writes_one_record_and_a_restart_replaces_it() -> N
     await h.stop()
 
 
+@run_async
+async def test_a_dynamic_quorum_checks_registrations_against_its_voters_now() -> None:
+    """A dynamic quorum has no ``controller.quorum.voters``: its voters are the Raft log's,
+    and they change while the controller runs (a controller added later registers too)."""
+    voters = {3000, 3001}
+    h = Harness(live_voter_ids=lambda: voters)
+    await h.start()
+    await h.run(h.controller.register_controller(request(3001)))
+    with pytest.raises(KafkaError) as refused:
+        await h.run(h.controller.register_controller(request(3002)))
+    assert refused.value.code is ErrorCode.INVALID_REGISTRATION
+    voters.add(3002)
+    await h.run(h.controller.register_controller(request(3002)))
+    assert set(h.log.replay_all().controllers) == {3001, 3002}
+    await h.stop()
+
+
 @pytest.mark.parametrize(
     ("bad", "code", "says"),
     [

@@ -81,7 +81,9 @@ def test_voters_change_through_the_kafka_listener(tmp_path: Path) -> None:
             )
 
         removed = remove()
-        assert removed.returncode == 0, removed.stderr
+        assert removed.returncode == 0, removed.stderr + "\n".join(
+            n.log_tail() for n in cluster.nodes.values()
+        )
         assert "Removed controller 3002" in removed.stdout
         voters_are({3000, 3001})
         again = remove()
