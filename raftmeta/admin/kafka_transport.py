@@ -773,16 +773,7 @@ class KafkaTransport:
         outcomes: Outcomes[AclBindingFilter, list[AclBinding]] = {}
         for acl_filter, result in zip(filters, answer.filter_results, strict=False):
             outcomes[acl_filter] = _item_error(result) or [
-                AclBinding(
-                    acl.resource_type,
-                    acl.resource_name,
-                    acl.pattern_type,
-                    acl.principal,
-                    acl.host,
-                    acl.operation,
-                    acl.permission_type,
-                )
-                for acl in result.matching_acls
+                AclBinding.of(acl) for acl in result.matching_acls
             ]
         return outcomes
 

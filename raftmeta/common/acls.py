@@ -13,6 +13,7 @@ everything; pattern type ``MATCH`` with a name matches the LITERAL ACLs on that 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from raftmeta.common.items import OK, ItemError
 from raftmeta.records import (
@@ -47,6 +48,26 @@ def permission_text(value: int) -> str:
         return str(value)
 
 
+class AclFields(Protocol):
+    """Anything that carries one ACL's seven fields under Kafka's names: an
+    ``AccessControlEntryRecord``, or a DeleteAcls answer's matching ACL."""
+
+    @property
+    def resource_type(self) -> int: ...
+    @property
+    def resource_name(self) -> str: ...
+    @property
+    def pattern_type(self) -> int: ...
+    @property
+    def principal(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def operation(self) -> int: ...
+    @property
+    def permission_type(self) -> int: ...
+
+
 @dataclass(frozen=True, slots=True)
 class AclBinding:
     """One ACL: ``permission_type`` for ``principal`` from ``host`` to ``operation`` on the
@@ -59,6 +80,19 @@ class AclBinding:
     host: str
     operation: int
     permission_type: int
+
+    @classmethod
+    def of(cls, acl: AclFields) -> AclBinding:
+        """The binding ``acl`` holds, whatever carried it."""
+        return cls(
+            acl.resource_type,
+            acl.resource_name,
+            acl.pattern_type,
+            acl.principal,
+            acl.host,
+            acl.operation,
+            acl.permission_type,
+        )
 
     def __str__(self) -> str:
         resource_type = enum_text(AclResourceType, self.resource_type)

@@ -41,18 +41,6 @@ log = logging.getLogger(__name__)
 CLUSTER_NAME = "kafka-cluster"
 
 
-def binding_of(acl: AccessControlEntryRecord) -> AclBinding:
-    return AclBinding(
-        acl.resource_type,
-        acl.resource_name,
-        acl.pattern_type,
-        acl.principal,
-        acl.host,
-        acl.operation,
-        acl.permission_type,
-    )
-
-
 def new_acl_problem(binding: AclBinding) -> str | None:
     """Why ``binding`` may not be created (Kafka's message), or ``None``."""
     probe = AccessControlEntryRecord(
@@ -154,7 +142,7 @@ class AclControlManager:
                 continue
             matched: list[AclBinding] = []
             for acl_id, acl in sorted(image.acls.by_id.items()):
-                binding = binding_of(acl)
+                binding = AclBinding.of(acl)
                 if acl_filter.matches(binding):
                     matched.append(binding)
                     removed.setdefault(acl_id, RemoveAccessControlEntryRecord(acl_id))
@@ -173,5 +161,5 @@ class AclControlManager:
         return tuple(
             binding
             for _, acl in sorted(image.acls.by_id.items())
-            if acl_filter.matches(binding := binding_of(acl))
+            if acl_filter.matches(binding := AclBinding.of(acl))
         )

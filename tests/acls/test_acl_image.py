@@ -6,8 +6,7 @@ import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from raftmeta.common.acls import AclBindingFilter
-from raftmeta.controller.acls import binding_of
+from raftmeta.common.acls import AclBinding, AclBindingFilter
 from raftmeta.image import MetadataImage, ReplayError
 from raftmeta.records import (
     AccessControlEntryRecord,
@@ -115,7 +114,7 @@ def test_the_index_finds_exactly_what_a_match_filter_would(history: list[Record]
             continue
         for name in (*ACL_NAMES, "orders-eu", "o", "w"):
             wanted = AclBindingFilter(int(resource_type), name, int(AclPatternType.MATCH))
-            expected = sorted(a.acl_id for a in everything if wanted.matches(binding_of(a)))
+            expected = sorted(a.acl_id for a in everything if wanted.matches(AclBinding.of(a)))
             found = [a.acl_id for a in image.acls.applicable(int(resource_type), name)]
             assert sorted(found) == expected
             assert len(found) == len(set(found))
