@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.machine import Report, process_cpu_seconds
 from placement import KafkaStripedReplicaPlacer, PlacementSpec, StaticClusterView, UsableBroker
 from raftmeta.devkit.ports import free_ports
-from raftmeta.image import MetadataImage
+from raftmeta.image import MetadataImage, load_snapshot_image
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.records import (
     BrokerEndpoint,
@@ -178,10 +178,8 @@ def collector_paused(paused: bool) -> Iterator[None]:
 
 
 def load_image(reader: SnapshotReader) -> MetadataImage:
-    """The image a snapshot holds, decoded and replayed as a stream (never a list of records)."""
-    return MetadataImage.from_records(
-        (decode_record(data) for data in reader.records()), reader.snapshot_id.end_offset - 1
-    )
+    """The image a snapshot holds, loaded as a node loads it (``load_snapshot_image``)."""
+    return load_snapshot_image(reader)
 
 
 class Stopwatch:

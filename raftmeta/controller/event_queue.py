@@ -72,10 +72,10 @@ from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 from raftmeta.controller.settings import ControllerSettings
 from raftmeta.controller.write_concurrency import WriteConcurrency
 from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.image import MetadataImage
+from raftmeta.image import MetadataImage, load_snapshot_image
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
-from raftmeta.records import NoOpRecord, Record, decode_record, encode_each
+from raftmeta.records import NoOpRecord, Record, encode_each
 from raftmeta.storage.snapshots import SnapshotReader
 
 log = logging.getLogger(__name__)
@@ -621,9 +621,8 @@ class EventQueue:
         controller's writes go on against the images in place, and the install (on the loop)
         resigns before it replaces them, failing those writes' waiters as before.
         """
-        records = (decode_record(data) for data in reader.records())
         end_offset = reader.snapshot_id.end_offset
-        image = MetadataImage.from_records(records, end_offset - 1)
+        image = load_snapshot_image(reader)
 
         def install() -> None:
             if self._active:
