@@ -149,7 +149,10 @@ def test_a_bad_partition_is_named_as_replay_names_it() -> None:
 
 
 def test_a_partition_of_no_topic_is_named_as_replay_names_it() -> None:
-    records = [broker(1000), PartitionRecord(0, TOPIC_ID, (1000,), (1000,), leader=1000)]
+    records: list[Record] = [
+        broker(1000),
+        PartitionRecord(0, TOPIC_ID, (1000,), (1000,), leader=1000),
+    ]
     with tempfile.TemporaryDirectory() as directory:
         reader = write_snapshot(Path(directory), records, len(records))
         with pytest.raises(ReplayError, match="snapshot record 1: no topic"):
