@@ -12,9 +12,11 @@ Run: ``.venv/bin/python benchmarks/metadata_bench.py [--runs 3] [--partitions 10
     * snapshot write: the image as records (``to_records``), encoded, written and fsynced by
       ``SnapshotWriter``, and the file's size;
     * snapshot load: a fresh process opens the file with ``SnapshotReader`` (which verifies the
-      checksum), decodes every record and replays them into a new image, once with the cycle
-      collector left on and once with it paused for the load (``gc.disable`` then ``gc.freeze``):
-      a million new container objects make the collector walk the heap again and again;
+      checksum) and builds a new image from it as a node does (``load_snapshot_image``: the
+      records unpacked batch by batch, the partitions built and indexed in bulk), once with the
+      cycle collector left on and once with it paused for the load (``gc.disable`` then
+      ``gc.freeze``): a million new container objects make the collector walk the heap again
+      and again;
     * observer catch-up: a three-voter quorum in one process holds the metadata as a snapshot
       plus a log after it; an observer ``RaftNode`` in another process starts from an empty
       directory and the clock runs until its image has applied everything up to the high
@@ -58,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.machine import Report, process_cpu_seconds
 from placement import KafkaStripedReplicaPlacer, PlacementSpec, StaticClusterView, UsableBroker
 from raftmeta.devkit.ports import free_ports
-from raftmeta.image import MetadataImage
+from raftmeta.image import MetadataImage, load_snapshot_image
 from raftmeta.raft.batch import Batch, SnapshotId
 from raftmeta.records import (
     BrokerEndpoint,
@@ -178,10 +180,8 @@ def collector_paused(paused: bool) -> Iterator[None]:
 
 
 def load_image(reader: SnapshotReader) -> MetadataImage:
-    """The image a snapshot holds, decoded and replayed as a stream (never a list of records)."""
-    return MetadataImage.from_records(
-        (decode_record(data) for data in reader.records()), reader.snapshot_id.end_offset - 1
-    )
+    """The image a snapshot holds, loaded as a node loads it (``load_snapshot_image``)."""
+    return load_snapshot_image(reader)
 
 
 class Stopwatch:

@@ -1,9 +1,10 @@
 """What every operation of the API layer does around its body.
 
 Find the active controller (NOT_CONTROLLER naming the one believed active, and its endpoint,
-from any other node), authorize the caller against the node's authorizer, and turn any
-failure into a :class:`~raftmeta.errors.KafkaError` carrying Kafka's code: the wire adapters
-answer a raised error as their wire's error response, and nothing else escapes.
+from any other node; while an election runs, after waiting a moment for its outcome),
+authorize the caller against the node's authorizer, and turn any failure into a
+:class:`~raftmeta.errors.KafkaError` carrying Kafka's code: the wire adapters answer a raised
+error as their wire's error response, and nothing else escapes.
 """
 
 from __future__ import annotations
@@ -25,6 +26,16 @@ _Result = TypeVar("_Result")
 _Item = TypeVar("_Item")
 _Answer = TypeVar("_Answer")
 _Args = ParamSpec("_Args")
+
+LEADER_WAIT_S = 0.4
+"""How long an operation that needs the active controller waits, on a node that knows of no
+leader (an election under way, or this node elected and still committing its epoch's start), for
+one to be named before it is answered NOT_CONTROLLER. Answered at once, NOT_CONTROLLER names
+nobody: the client can only pause and ask again, its pause growing to 250 ms, and a thousand
+brokers' heartbeats retried that way load the very voters holding the election. Waiting, the
+operation runs here if this node became the active controller, or is answered naming the new
+one, which the client follows at once. Under the channel's 0.5 s leader check
+(``raftmeta.channel.LEADER_CHECK_AFTER_S``), so a waiting call never sets that off."""
 
 AUTHORIZATION_FAILED = "Authorization failed."
 CLUSTER_DENIED = "Cluster authorization failed."
@@ -64,6 +75,8 @@ class ApisBase:
         operation passes a method and its arguments, so a call makes no closure."""
         controller = self.host.maybe_controller
         try:
+            if controller is not None and not controller.is_active and controller.leader_id is None:
+                await controller.await_leader(LEADER_WAIT_S)
             if controller is None or not controller.is_active:
                 raise self.inactive(controller)
             return await body(controller, *args, **kwargs)

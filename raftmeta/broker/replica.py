@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from raftmeta.image import MetadataImage, PartitionKey, PartitionRegistration
+from raftmeta.image import MetadataImage, PartitionKey, PartitionRegistration, load_snapshot_image
 from raftmeta.raft.batch import Batch
 from raftmeta.records import (
     NoOpRecord,
@@ -120,9 +120,7 @@ class MetadataReplica:
             # The observer restarted on its own directory: the image is already past it.
             return _nothing_to_install
         previous = self.image
-        image = MetadataImage.from_records(
-            (decode_record(data) for data in reader.records()), end_offset - 1
-        )
+        image = load_snapshot_image(reader)
         changes = self._snapshot_changes(previous, image)
         leadership = self._leadership(end_offset - 1, changes)
 

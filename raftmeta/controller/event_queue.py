@@ -72,10 +72,10 @@ from raftmeta.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 from raftmeta.controller.settings import ControllerSettings
 from raftmeta.controller.write_concurrency import WriteConcurrency
 from raftmeta.errors import ErrorCode, KafkaError
-from raftmeta.image import MetadataImage
+from raftmeta.image import MetadataImage, load_snapshot_image
 from raftmeta.raft.batch import Batch
 from raftmeta.raft.core import NotLeaderError
-from raftmeta.records import NoOpRecord, Record, decode_record, encode_each
+from raftmeta.records import NoOpRecord, Record, encode_each
 from raftmeta.storage.snapshots import SnapshotReader
 
 log = logging.getLogger(__name__)
@@ -173,6 +173,8 @@ class EventQueue:
         self._staged_deadline_ms: int | None = None
         """The earliest deadline among the staged write requests."""
         self._leader_id: int | None = None
+        self._leader_waiters: list[asyncio.Future[None]] = []
+        """Callers of :meth:`await_leader`, woken when a leader is named."""
         self._epoch = -1
         self._active = False
         self._last_write_ms = clock()
@@ -233,6 +235,7 @@ class EventQueue:
                     await task
         self._ticker = self._consumer = None
         self._reset_linger()
+        self._wake_leader_waiters()  # they find no active controller and say so
         self._purgatory.fail_all(not_controller(self._leader_id))
         while not self._queue.empty():
             event = self._queue.get_nowait()
@@ -621,9 +624,8 @@ class EventQueue:
         controller's writes go on against the images in place, and the install (on the loop)
         resigns before it replaces them, failing those writes' waiters as before.
         """
-        records = (decode_record(data) for data in reader.records())
         end_offset = reader.snapshot_id.end_offset
-        image = MetadataImage.from_records(records, end_offset - 1)
+        image = load_snapshot_image(reader)
 
         def install() -> None:
             if self._active:
@@ -639,6 +641,33 @@ class EventQueue:
         self._epoch = epoch
         if leader_id == self.settings.node_id and not self._active:
             self._activate()
+        if leader_id is not None:
+            self._wake_leader_waiters()
+
+    async def await_leader(self, timeout_s: float) -> None:
+        """Returns once a leader is known (this controller active, or another one named), at
+        once if one is, or after ``timeout_s`` if none is named by then.
+
+        For an operation that arrives while an election runs: answered NOT_CONTROLLER at once
+        it names nobody, and its client can only pause and ask again.
+        """
+        if self._active or self._leader_id is not None:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._leader_waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter, timeout_s)
+        except TimeoutError:
+            pass
+        finally:
+            with contextlib.suppress(ValueError):
+                self._leader_waiters.remove(waiter)
+
+    def _wake_leader_waiters(self) -> None:
+        waiters, self._leader_waiters = self._leader_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _activate(self) -> None:
         self._active = True

@@ -18,6 +18,9 @@ owns it, as Kafka's image does:
 * :class:`ScramImage`: SCRAM credentials by user and mechanism;
 * :class:`RequestsSeen`: outcomes of recent admin requests by request id.
 
+:func:`load_snapshot_image` builds an image from a snapshot file in bulk, as every node does at
+start-up and on installing a snapshot.
+
 Every name is importable from this package; the modules are where each part lives.
 """
 
@@ -55,6 +58,7 @@ from raftmeta.image.requests_seen import (
     RequestsSeen,
 )
 from raftmeta.image.scram import ScramImage, ScramKey
+from raftmeta.image.snapshot_load import load_snapshot_image
 from raftmeta.image.topics import TopicsImage
 
 __all__ = [
@@ -86,6 +90,7 @@ __all__ = [
     "client_precedence",
     "entity_order",
     "ip_precedence",
+    "load_snapshot_image",
     "quota_entity",
     "topic_collision_key",
 ]

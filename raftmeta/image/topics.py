@@ -43,6 +43,8 @@ than 256 partitions in a topic its id too, 28 bytes each: about 130 of the 570 b
 partition took with 1,000-broker ids. Ints are immutable, so sharing them across images and
 threads is safe; the table holds one entry per id ever seen (brokers, and partition ids up to
 the largest topic's partition count)."""
+share_id = _SHARED_IDS.setdefault
+"""``share_id(value, value)``: the shared int equal to ``value`` (see ``_SHARED_IDS``)."""
 
 
 class TopicsImage:
@@ -246,6 +248,32 @@ class TopicsImage:
                 self._writable_topic(topic)._partitions.update(cleared)
 
     # --- indexes -------------------------------------------------------------------------
+
+    def install_indexes(
+        self,
+        partition_count: int,
+        isr_partitions: dict[int, set[PartitionKey]],
+        leaderless: set[PartitionKey],
+        not_led_by_preferred: set[PartitionKey],
+        leader_counts: dict[int, int],
+        preferred_counts: dict[int, int],
+        preferred_leader_counts: dict[int, int],
+    ) -> None:
+        """Takes indexes made elsewhere from this part's partitions, replacing its own.
+
+        For a snapshot loaded in bulk (``raftmeta.image.snapshot_load``), which places the
+        partitions and gathers their indexes in one pass rather than replay each partition
+        here; the containers become this part's own. They must hold what replay would have
+        kept: empty sets and zero counts left out, the counts in order of first appearance.
+        """
+        self._partition_count = partition_count
+        self._isr_partitions = isr_partitions
+        self._isr_owned = set(isr_partitions)
+        self._leaderless = leaderless
+        self._not_led_by_preferred = not_led_by_preferred
+        self._leader_counts = leader_counts
+        self._preferred_counts = preferred_counts
+        self._preferred_leader_counts = preferred_leader_counts
 
     def _own_isr_set(self, broker_id: int, shared: set[PartitionKey]) -> set[PartitionKey]:
         members = set(shared)

@@ -11,6 +11,7 @@ from typing import Any, cast
 import pytest
 
 from raftmeta.apis import ControllerApis, ControllerHost, NotActiveController
+from raftmeta.apis.base import LEADER_WAIT_S
 from raftmeta.auth import AccessControl
 from raftmeta.common.elections import ElectLeadersRequest, TopicPartition
 from raftmeta.common.items import ItemError
@@ -100,6 +101,46 @@ def test_a_node_without_a_controller_knows_no_active_one() -> None:
     with pytest.raises(NotActiveController) as raised:
         asyncio.run(_apis(None).create_topics("User:alice", _create(["apples"])))
     assert raised.value.controller_id is None and raised.value.controller_endpoint == ""
+
+
+class _ElectingController(_Controller):
+    """A node that knows of no leader while an election runs; it ends when the API layer
+    waits for it, won by ``winner`` (``None``: not within the wait)."""
+
+    def __init__(self, winner: int | None) -> None:
+        super().__init__(active=False, leader_id=None)
+        self.winner = winner
+        self.waited: list[float] = []
+
+    async def await_leader(self, timeout_s: float) -> None:
+        self.waited.append(timeout_s)
+        self.leader_id = self.winner
+        self.is_active = self.winner == 1
+
+
+def test_a_request_during_an_election_runs_on_the_node_that_wins_it() -> None:
+    controller = _ElectingController(winner=1)
+    results = asyncio.run(_apis(controller).create_topics("User:alice", _create(["apples"])))
+    assert [result.error.code for result in results] == [ErrorCode.NONE]
+    assert controller.created == [["apples"]]
+    assert controller.waited == [LEADER_WAIT_S]
+
+
+def test_a_request_during_an_election_is_sent_to_the_node_that_wins_it() -> None:
+    controller = _ElectingController(winner=2)
+    with pytest.raises(NotActiveController) as raised:
+        asyncio.run(_apis(controller).create_topics("User:alice", _create(["apples"])))
+    assert raised.value.controller_id == 2
+    assert raised.value.controller_endpoint == "host-2:9093"
+    assert controller.created == []
+
+
+def test_an_election_not_won_within_the_wait_names_nobody() -> None:
+    controller = _ElectingController(winner=None)
+    with pytest.raises(NotActiveController) as raised:
+        asyncio.run(_apis(controller).create_topics("User:alice", _create(["apples"])))
+    assert raised.value.controller_id is None and raised.value.controller_endpoint == ""
+    assert controller.waited == [LEADER_WAIT_S]
 
 
 def test_an_election_needs_alter_on_the_cluster() -> None:

@@ -201,3 +201,28 @@ async def test_failed_commit_future_ends_leadership() -> None:
     assert raised.value.message == "The active controller appears to be node 5."
     assert h.controller.latest_image is h.controller.committed_image
     await h.stop()
+
+
+@run_async
+async def test_await_leader_returns_as_soon_as_a_leader_is_named() -> None:
+    h = Harness()
+    await h.start(lead=False)
+    waiting = asyncio.ensure_future(h.controller.await_leader(30.0))
+    await asyncio.sleep(0)
+    h.controller.handle_leader_change(None, 5)  # a new epoch, its election still running
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    h.controller.handle_leader_change(7, 5)
+    await asyncio.wait_for(waiting, 5.0)
+    # Once a leader is known there is nothing to wait for.
+    await asyncio.wait_for(h.controller.await_leader(30.0), 5.0)
+    await h.stop()
+
+
+@run_async
+async def test_await_leader_gives_up_after_its_timeout() -> None:
+    h = Harness()
+    await h.start(lead=False)
+    await asyncio.wait_for(h.controller.await_leader(0.01), 5.0)
+    assert h.controller.leader_id is None and not h.controller.is_active
+    await h.stop()
