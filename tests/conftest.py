@@ -13,11 +13,12 @@ gateway process exited before sending its port number").
 on timers and real processes rather than compute, so two at a time nearly halve the run. Every
 worker collects every test, so the eager start above would give each worker a JVM; a worker
 does not start one at collection. Instead the tests in ``ONE_AT_A_TIME`` (everything under
-tests/analytics, the only place the ``spark`` fixture may be used, and the tests that keep both
-cores busy on their own) form one work unit, handed first to one worker, Spark's tests at its
-head: that worker starts the session when its first Spark test asks for it, before it has run
-anything with gRPC threads, and no two of the heavy tests run at once. The other worker takes
-the rest, one test at a time, and both share what is left when the unit is done.
+tests/analytics, the only place the ``spark`` fixture may be used, and the chaos campaign,
+which keeps both cores busy on its own) form one work unit, handed first to one worker, Spark's
+tests at its head: that worker starts the session when its first Spark test asks for it, before
+it has run anything with gRPC threads, and no two of the heavy tests run at once. The other
+worker takes the simulator's fault campaign (``EARLY``, in chunks) and then the rest, one test
+at a time, and both share what is left when the unit is done.
 
 Property tests draw the same examples on every run (the ``suite`` profile): the suite is a gate,
 and a gate that passes or fails by luck tells nobody anything. Looking for new counterexamples
@@ -46,10 +47,12 @@ _SESSION: list[SparkSession] = []
 
 ONE_AT_A_TIME = (
     "tests/analytics/",
-    "tests/sim/test_simulator.py::test_ci_fault_schedules_hold_every_invariant",
     "tests/process/test_chaos.py::",
 )
 """Node id prefixes of the tests one xdist worker runs in order (see the module docstring)."""
+EARLY = ("tests/sim/test_simulator.py::test_ci_fault_schedules_hold_every_invariant",)
+"""Node id prefixes of long tests handed out right after ``ONE_AT_A_TIME``, each a unit of its
+own: started early, they do not leave one worker running them after the other has finished."""
 ONE_AT_A_TIME_UNIT = "one-at-a-time"
 
 
@@ -95,8 +98,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     heavy = [
         item for item in items if item.nodeid.startswith(ONE_AT_A_TIME) and not uses_spark(item)
     ]
-    first = {id(item) for item in spark + heavy}
-    items[:] = spark + heavy + [item for item in items if id(item) not in first]
+    early = [item for item in items if item.nodeid.startswith(EARLY)]
+    first = {id(item) for item in spark + heavy + early}
+    items[:] = spark + heavy + early + [item for item in items if id(item) not in first]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -59,32 +59,44 @@ def replay_command(seed: int) -> str:
     return f"python -m raftmeta.sim.soak --seed {seed} --trace"
 
 
-def soak(start: int, count: int, workers: int, *, progress: bool = True) -> list[SeedOutcome]:
-    chunk = 50
+def soak(
+    start: int, count: int, workers: int, *, progress: bool = True, chunk: int = 50
+) -> list[SeedOutcome]:
+    """Run ``count`` seeds from ``start``, ``chunk`` seeds at a time over ``workers`` spawned
+    processes; the outcomes come back in seed order. A run that fits one chunk (or one
+    worker) runs here: a spawned process would only add its start-up to it."""
     ranges = [range(s, min(s + chunk, start + count)) for s in range(start, start + count, chunk)]
     outcomes: list[SeedOutcome] = []
     began = time.monotonic()
-    # Spawned, not forked: a parent that has started gRPC's threads (a test run does) can
-    # leave a forked child spinning in gRPC's fork handlers.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        for batch in pool.map(run_range, ranges):
-            outcomes.extend(batch)
-            for failure in (o for o in batch if o.violation):
-                print(
-                    f"\nseed {failure.seed}: {failure.violation}\n"
-                    f"  replay: {replay_command(failure.seed)}",
-                    file=sys.stderr,
-                )
-            if progress:
-                failed = sum(1 for o in outcomes if o.violation)
-                rate = len(outcomes) / max(time.monotonic() - began, 1e-9)
-                print(
-                    f"\r{len(outcomes)}/{count} schedules, {failed} failed, {rate:.1f}/s",
-                    end="",
-                    file=sys.stderr,
-                    flush=True,
-                )
+
+    def collect(batch: list[SeedOutcome]) -> None:
+        outcomes.extend(batch)
+        for failure in (o for o in batch if o.violation):
+            print(
+                f"\nseed {failure.seed}: {failure.violation}\n"
+                f"  replay: {replay_command(failure.seed)}",
+                file=sys.stderr,
+            )
+        if progress:
+            failed = sum(1 for o in outcomes if o.violation)
+            rate = len(outcomes) / max(time.monotonic() - began, 1e-9)
+            print(
+                f"\r{len(outcomes)}/{count} schedules, {failed} failed, {rate:.1f}/s",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    if workers <= 1 or len(ranges) <= 1:
+        for seeds in ranges:
+            collect(run_range(seeds))
+    else:
+        # Spawned, not forked: a parent that has started gRPC's threads (a test run does) can
+        # leave a forked child spinning in gRPC's fork handlers.
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            for batch in pool.map(run_range, ranges):
+                collect(batch)
     if progress:
         print(file=sys.stderr)
     return outcomes
