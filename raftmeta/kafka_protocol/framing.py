@@ -76,6 +76,10 @@ async def _read_size_within(
         return None
     except TimeoutError:
         raise IdleTimeout() from None
+    if _buffered(reader) >= SIZE.size - 1:
+        # The rest of the size came with its first byte, as it nearly always does.
+        (size,) = SIZE.unpack(first + await reader.readexactly(SIZE.size - 1))
+        return int(size)
     try:
         async with asyncio.timeout(partial_timeout_s):
             (size,) = SIZE.unpack(first + await reader.readexactly(SIZE.size - 1))
