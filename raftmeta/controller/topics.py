@@ -88,7 +88,8 @@ def check_partition_total(topics: Iterable[NewTopic], default_partitions: int, l
 
 
 class _UsableBrokersCache:
-    """The usable brokers of the last broker set seen, handed out as one tuple until it changes.
+    """The usable brokers of the last broker set seen, handed out as one tuple until it changes,
+    and the ids of the active ones (unfenced, not shutting down) as one set.
 
     Every CreateTopics asks for them, while the set changes only when a broker registers,
     fences, unfences or shuts down. The key is the image's registrations themselves: they are
@@ -101,20 +102,32 @@ class _UsableBrokersCache:
 
     def __init__(self) -> None:
         # One tuple, replaced whole: a reader never pairs one set's key with another's answer.
-        self._entry: tuple[tuple[BrokerRegistration, ...], tuple[UsableBroker, ...]] | None = None
+        self._entry: (
+            tuple[tuple[BrokerRegistration, ...], tuple[UsableBroker, ...], frozenset[int]] | None
+        ) = None
 
     def usable(self, image: MetadataImage) -> tuple[UsableBroker, ...]:
+        return self._current(image)[1]
+
+    def active_ids(self, image: MetadataImage) -> frozenset[int]:
+        """The brokers that may lead a partition and join an ISR."""
+        return self._current(image)[2]
+
+    def _current(
+        self, image: MetadataImage
+    ) -> tuple[tuple[BrokerRegistration, ...], tuple[UsableBroker, ...], frozenset[int]]:
         registrations = tuple(image.brokers.values())
         entry = self._entry
         if entry is not None and entry[0] == registrations:
-            return entry[1]
+            return entry
         usable = tuple(
             UsableBroker(broker.broker_id, broker.rack, broker.fenced)
             for broker in registrations
             if not broker.in_controlled_shutdown
         )
-        self._entry = (registrations, usable)
-        return usable
+        active = frozenset(broker.broker_id for broker in registrations if broker.is_active)
+        entry = self._entry = (registrations, usable, active)
+        return entry
 
 
 _USABLE_BROKERS = _UsableBrokersCache()
@@ -250,10 +263,10 @@ def _partition_records(
     replication_factor: int,
 ) -> list[PartitionRecord]:
     """PartitionRecords with ISR = active replicas and leader = the first of them."""
-    active = _is_active(image)
+    active = _USABLE_BROKERS.active_ids(image)
     records: list[PartitionRecord] = []
     for offset, replicas in enumerate(assignment):
-        isr = tuple(broker_id for broker_id in replicas if active(broker_id))
+        isr = tuple(broker_id for broker_id in replicas if broker_id in active)
         if not isr:
             raise KafkaError(
                 ErrorCode.INVALID_REPLICATION_FACTOR,

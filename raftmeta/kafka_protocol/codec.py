@@ -18,6 +18,7 @@ from typing import Any
 import kafka.protocol.admin
 import kafka.protocol.metadata  # noqa: F401  (registers the message classes walked below)
 from kafka.protocol.api_message import ApiMessage
+from kafka.protocol.schemas.fields.codecs import EncodeBufferPool
 
 import raftmeta.kafka_protocol.messages  # noqa: F401  (the schemas the library lacks)
 
@@ -239,29 +240,71 @@ def has_top_level_error(api_key: int, version: int) -> bool:
 _FieldPlan = tuple[bool, str, Any]
 """How :func:`_build` takes one field at one version: whether the version carries it, its
 kind and, for a nested structure, its class."""
-_BUILD_PLANS: dict[tuple[type[Any], int], dict[str, _FieldPlan]] = {}
 
 
-def _build_plan(cls: type[Any], version: int) -> dict[str, _FieldPlan]:
-    """Every field of ``cls`` at ``version``, worked out from the schema once per class and
-    version (every response is built)."""
+@dataclass(frozen=True, slots=True)
+class _BuildPlan:
+    """How :func:`_build` makes a message of one class at one version, worked out from the
+    schema once per class and version (every response is built)."""
+
+    fields: dict[str, _FieldPlan]
+    defaults: tuple[tuple[str, Any], ...]
+    """Each field the version carries, with the schema's default for it."""
+    tagged: frozenset[str]
+    """The tagged fields: a message records which of them were given."""
+    api_message: bool
+    """Whether the class is a whole message (it then also holds a header slot)."""
+
+
+_BUILD_PLANS: dict[tuple[type[Any], int], _BuildPlan | None] = {}
+
+
+def _build_plan(cls: type[Any], version: int) -> _BuildPlan | None:
+    """The plan of ``cls`` at ``version``; ``None`` for a version outside the class's range,
+    which the library's constructor then refuses."""
     key = (cls, version)
-    plan = _BUILD_PLANS.get(key)
-    if plan is None:
-        plan = {}
+    if key in _BUILD_PLANS:
+        return _BUILD_PLANS[key]
+    struct = cls._struct
+    plan = None
+    if struct.min_version <= version <= struct.max_version:
+        fields: dict[str, _FieldPlan] = {}
         for name, field in cls.fields.items():
             kind = _kind(field)
             data_class = field.data_class if kind is not _PLAIN else None
-            plan[name] = (bool(field.for_version_q(version)), kind, data_class)
-        _BUILD_PLANS[key] = plan
+            fields[name] = (bool(field.for_version_q(version)), kind, data_class)
+        plan = _BuildPlan(
+            fields,
+            tuple(
+                (field.name, field.default)
+                for field in struct._fields
+                if field.for_version_q(version)
+            ),
+            frozenset(field.name for field in struct._fields if field._tag is not None),
+            issubclass(cls, ApiMessage),
+        )
+    _BUILD_PLANS[key] = plan
     return plan
 
 
 def _build(cls: type[Any], version: int, values: Mapping[str, Any]) -> Any:
+    """The library's message of ``cls`` at ``version`` holding ``values``: what
+    ``cls(version=version, **values)`` makes, without the constructor's walk of every field of
+    every version (it cost more than encoding the message)."""
     plan = _build_plan(cls, version)
-    kwargs: dict[str, Any] = {}
+    if plan is None:
+        return cls(version=version, **values)  # refused by the library, as it words it
+    fields = plan.fields
+    message = object.__new__(cls)
+    if plan.api_message:
+        message._header = message._min_version = message._max_version = None
+    message._version = version
+    message.unknown_tags = None
+    for name, default in plan.defaults:
+        setattr(message, name, default)
+    tags: set[str] | None = None
     for name, value in values.items():
-        carried, kind, data_class = plan[name]
+        carried, kind, data_class = fields[name]
         if not carried:
             continue  # a field this version does not carry
         if isinstance(value, str) and name == "error_message":
@@ -270,8 +313,11 @@ def _build(cls: type[Any], version: int, values: Mapping[str, Any]) -> Any:
             value = [_build(data_class, version, item) for item in value]
         elif value is not None and kind is _STRUCT:
             value = _build(data_class, version, value)
-        kwargs[name] = value
-    return cls(version=version, **kwargs)
+        if name in plan.tagged:
+            tags = {name} if tags is None else tags | {name}
+        setattr(message, name, value)
+    message.tags = tags
+    return message
 
 
 def fit_message(message: str) -> str:
@@ -291,16 +337,37 @@ def encode_response(
     if cls is None or not 0 <= version <= cls.max_version:
         raise CodecError(f"cannot encode {api_name(api_key)} v{version}")
     try:
-        body = bytes(_build(cls, version, values).encode())
+        encode_body, flexible = _response_writer(cls, version)
+        message = _build(cls, version, values)
+        with EncodeBufferPool.acquire() as out:
+            encode_body(message, out)
+            body = bytes(out.result())
     except Exception as error:
         raise CodecError(
             f"cannot encode {api_name(api_key)} v{version}: {type(error).__name__}: {error}"
         ) from None
     # The response header is the correlation id, then (header v1, for flexible versions
     # except ApiVersions, whose header is always v0) an empty set of tagged fields.
-    flexible_header = api_key != API_VERSIONS_KEY and cls.flexible_version_q(version)
+    flexible_header = api_key != API_VERSIONS_KEY and flexible
     tags = b"\0" if flexible_header else b""
     return _RESPONSE_PREFIX.pack(4 + len(tags) + len(body), correlation_id) + tags + body
+
+
+_ResponseWriter = tuple[Callable[[Any, Any], None], bool]
+_RESPONSE_WRITERS: dict[tuple[type[Any], int], _ResponseWriter] = {}
+
+
+def _response_writer(cls: type[Any], version: int) -> _ResponseWriter:
+    """The library's compiled encoder of ``cls``'s body at ``version`` (what the message's own
+    ``encode`` looks up on every call), and whether that version is flexible; once per class
+    and version."""
+    key = (cls, version)
+    writer = _RESPONSE_WRITERS.get(key)
+    if writer is None:
+        flexible = bool(cls.flexible_version_q(version))
+        encode_body = cls._struct.compiled_encode_into(version, compact=flexible, tagged=flexible)
+        writer = _RESPONSE_WRITERS[key] = (encode_body, flexible)
+    return writer
 
 
 _RESPONSE_PREFIX = struct.Struct(">ii")

@@ -4,13 +4,16 @@ and the time, and judged by the records and reply they return."""
 from __future__ import annotations
 
 import ast
+import random
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from raftmeta.common.brokers import BrokerRegistrationRequest
 from raftmeta.common.elections import ElectionType, PartitionResult, TopicPartition, TopicResults
 from raftmeta.controller.brokers import BrokerSession
 from raftmeta.controller.cluster import ClusterControlManager
-from raftmeta.controller.replication import ReplicationControlManager
+from raftmeta.controller.replication import ReplicationControlManager, random_topic_id
 from raftmeta.controller.settings import ControllerSettings
 from raftmeta.errors import ErrorCode
 from raftmeta.image import MetadataImage
@@ -142,3 +145,23 @@ def test_managers_import_no_event_loop_and_no_clock() -> None:
             elif isinstance(node, ast.ImportFrom) and node.module is not None:
                 imported.add(node.module.split(".")[0])
         assert not imported & {"asyncio", "time"}, f"{name}.py imports {imported}"
+
+
+def _drawing(raw: bytes) -> Callable[[int], bytes]:
+    """A source of random bytes that hands out ``raw``."""
+
+    def draw(size: int) -> bytes:
+        assert size == len(raw)
+        return raw
+
+    return draw
+
+
+def test_a_new_topic_id_is_what_uuid4_makes_of_the_same_random_bytes() -> None:
+    draws = random.Random(7)
+    samples = [bytes(16), b"\xff" * 16]
+    samples += [bytes(draws.getrandbits(8) for _ in range(16)) for _ in range(2_000)]
+    for raw in samples:
+        made = random_topic_id(_drawing(raw))
+        assert made == uuid.UUID(bytes=raw, version=4).bytes
+        assert uuid.UUID(bytes=made).version == 4

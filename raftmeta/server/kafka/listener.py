@@ -79,6 +79,7 @@ from raftmeta.server.kafka import (
     voters,
 )
 from raftmeta.server.kafka.context import Endpoint, Fields, KafkaContext
+from raftmeta.server.kafka.pipeline import FramePipeline
 from raftmeta.server.kafka.versions import (
     API_VERSIONS_KEY,
     API_VERSIONS_RANGE,
@@ -177,7 +178,7 @@ class Connection:
     context: KafkaContext
     """What the handlers see: the listener's context, as this connection's principal."""
     writer: asyncio.StreamWriter
-    frames: asyncio.Queue[bytes | None]
+    frames: FramePipeline
     close_after: bool = False
     told_controller: int | None = None
     """The ControllerId this connection's client was last told, if it asked."""
@@ -388,7 +389,7 @@ class KafkaListener:
             self._refuse(peer, error.message)
             writer.transport.abort()
             return
-        frames: asyncio.Queue[bytes | None] = asyncio.Queue(PIPELINE_DEPTH)
+        frames = FramePipeline(PIPELINE_DEPTH)
         connection = Connection(
             peer,
             sasl.SaslSession(
@@ -461,7 +462,7 @@ class KafkaListener:
 
     async def _answer_all(
         self,
-        frames: asyncio.Queue[bytes | None],
+        frames: FramePipeline,
         writer: asyncio.StreamWriter,
         connection: Connection,
     ) -> None:
