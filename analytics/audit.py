@@ -26,7 +26,12 @@ from analytics.plain_audit import (
     MIN_ISR_PATTERN,
 )
 from analytics.readers import KINDS, Split, plan
-from analytics.replica_frames import replica_findings, replica_sections, replicas_per_broker
+from analytics.replica_frames import (
+    finding_examples,
+    replica_findings,
+    replica_sections,
+    replicas_per_broker,
+)
 from analytics.schemas import spark_ddl
 from analytics.sources import Source
 from analytics.spark_source import SOURCE_NAME, read_splits
@@ -603,7 +608,7 @@ def collect_report(
     cluster_rows = frames.clusters.collect()
     step("per-broker leadership")
     broker_rows = frames.broker_table.orderBy("cluster", "broker_id").collect()
-    step("findings, election plan and events")
+    step("findings, election plan, events and replica figures")
     counted = frames.unclean_elections.withColumn(
         "_total", F.count(F.lit(1)).over(Window.partitionBy("cluster"))
     )
@@ -627,6 +632,11 @@ def collect_report(
             "fencing": frames.fencing.orderBy("cluster", "broker_id").collect,
             "leadership": frames.leadership_changes.orderBy(
                 "cluster", "time_ms", "broker_id"
+            ).collect,
+            "replicas": frames.replicas_per_broker.collect,
+            "replica_findings": finding_examples(frames.replica_findings).collect,
+            "registered": frames.brokers.select(
+                "cluster", "broker_id", "rack", "fenced", "in_controlled_shutdown"
             ).collect,
         }
     )
@@ -690,11 +700,11 @@ def collect_report(
         },
     )
 
-    step("replica balance")
+    step("replica balance plan")
     balance = replica_sections(
-        frames.replicas_per_broker,
-        frames.replica_findings,
-        frames.brokers,
+        results["replicas"],
+        results["replica_findings"],
+        results["registered"],
         frames.assignment,
         sorted(row["cluster"] for row in cluster_rows),
         threshold_percent=frames.threshold_percent,
