@@ -13,11 +13,13 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from analytics import figure_frames
+from analytics.partition_figures import FigureSplit, plan_figures
 from analytics.plain_audit import (
     DEFAULT_BUCKET_MS,
     DEFAULT_MIN_INSYNC_REPLICAS,
@@ -26,15 +28,10 @@ from analytics.plain_audit import (
     MIN_ISR_PATTERN,
 )
 from analytics.readers import KINDS, Split, plan
-from analytics.replica_frames import (
-    finding_examples,
-    replica_findings,
-    replica_sections,
-    replicas_per_broker,
-)
+from analytics.replica_frames import replica_findings, replica_sections
 from analytics.schemas import spark_ddl
 from analytics.sources import Source
-from analytics.spark_source import SOURCE_NAME, read_splits
+from analytics.spark_source import SOURCE_NAME, read_figure_rows, read_splits
 from placement.reassignment import DEFAULT_MAX_MOVES
 
 FINDINGS = ("under_replicated", "under_min_isr", "leaderless", "led_from_elr", "unclean_only")
@@ -47,8 +44,9 @@ PARTITION_COLUMNS = (
 """The partition columns the audit reads: Spark converts no others (a million topic ids and
 recovery states, as strings, cost more to take in than all that the audit uses)."""
 
-Plan = Mapping[str, Sequence[Split]]
-"""The splits of every kind (see :func:`plan_reads`)."""
+Plan = Mapping[str, Sequence[Split] | Sequence[FigureSplit]]
+"""The splits of every kind, and under ``figures`` the partitions splits to be counted where
+they are read (see :func:`plan_reads`)."""
 
 
 def plan_reads(
@@ -56,7 +54,7 @@ def plan_reads(
     *,
     allow_partial: bool = False,
     sources: Sequence[Source] | None = None,
-) -> dict[str, list[Split]]:
+) -> dict[str, list[Split] | list[FigureSplit]]:
     """The splits of every kind the audit reads, planned here on the driver, once.
 
     ``sources`` are the already checked sources of ``path`` (see
@@ -68,7 +66,11 @@ def plan_reads(
         from analytics.sources import discover
 
         sources = check_sources(discover(path), allow_partial=allow_partial).sources
-    return {kind: plan(sources, kind) for kind in KINDS}
+    planned: dict[str, list[Split] | list[FigureSplit]] = {
+        kind: plan(sources, kind) for kind in KINDS
+    }
+    planned["figures"] = plan_figures(sources, plan(sources, "partitions"))
+    return planned
 
 
 def read(spark: SparkSession, path: str, kind: str, allow_partial: bool = False) -> DataFrame:
@@ -113,6 +115,9 @@ class AuditFrames:
     :mod:`analytics.replica_balance`)."""
     assignment: DataFrame
     """Per named partition: its replicas, which the reassignment plan reads."""
+    figures: DataFrame
+    """The figure rows every partitions split counted where it was read (see
+    :mod:`analytics.partition_figures`): the report's partition figures come from them."""
     max_moves: int = DEFAULT_MAX_MOVES
 
 
@@ -146,24 +151,29 @@ def audit_frames(
     if planned is None:
         planned = plan_reads(path, allow_partial=allow_partial)
     location = os.fspath(path)
-    brokers = read_splits(spark, location, planned["brokers"], "brokers")
-    topics = read_splits(spark, location, planned["topics"], "topics")
-    events = read_splits(spark, location, planned["events"], "events")
+
+    def splits(kind: str) -> Sequence[Split]:
+        return cast(Sequence[Split], planned[kind])
+
+    brokers = read_splits(spark, location, splits("brokers"), "brokers")
+    topics = read_splits(spark, location, splits("topics"), "topics")
+    events = read_splits(spark, location, splits("events"), "events")
+    figures = read_figure_rows(spark, location, cast(Sequence[FigureSplit], planned["figures"]))
     if cache:
         brokers = brokers.cache()
         topics = topics.cache()
         events = events.cache()
+        figures = figures.cache()
+    # The rows themselves, for a notebook's own questions; the report counts from the figures.
     partitions = flagged_partitions(
-        read_splits(spark, location, planned["partitions"], "partitions", PARTITION_COLUMNS),
+        read_splits(spark, location, splits("partitions"), "partitions", PARTITION_COLUMNS),
         brokers,
         topics,
     )
-    if cache:
-        partitions = partitions.cache()
-    clusters = cluster_summary(partitions, brokers, topics, events)
+    clusters = cluster_summary(figure_frames.partition_totals(figures), brokers, topics, events)
     if cache:
         clusters = clusters.cache()
-    rows = broker_rows(brokers, leadership_shares(partitions), clusters)
+    rows = broker_rows(brokers, figure_frames.broker_counts(figures), clusters)
     if cache:
         rows = rows.cache()
     table = broker_table(rows, threshold_percent)
@@ -188,9 +198,10 @@ def audit_frames(
         isr_changes=isr_changes(events),
         fencing=fencing(events),
         leadership_changes=leadership_changes(elections),
-        replicas_per_broker=replicas_per_broker(assignment),
+        replicas_per_broker=figure_frames.replicas_per_broker(figures),
         replica_findings=replica_findings(assignment, brokers),
         assignment=assignment,
+        figures=figures,
         max_moves=max_moves,
     )
 
@@ -258,33 +269,25 @@ def _active() -> Column:
 
 
 def cluster_summary(
-    partitions: DataFrame, brokers: DataFrame, topics: DataFrame, events: DataFrame
+    partition_totals: DataFrame, brokers: DataFrame, topics: DataFrame, events: DataFrame
 ) -> DataFrame:
-    """One row per cluster named in any of the four kinds of rows: snapshot offset, counts,
-    finding counts and the preferred-leader ratio."""
-    partition_summary = partitions.groupBy("cluster").agg(
-        F.max("snapshot_offset").alias("snapshot_offset"),
-        F.count(F.lit(1)).alias("partitions"),
-        F.sum(F.col("has_replicas").cast("long")).alias("with_replicas"),
-        F.sum(
-            (F.col("has_replicas") & (F.col("leader") == F.col("preferred_leader"))).cast("long")
-        ).alias("led_by_preferred"),
-        *(F.sum(F.col(name).cast("long")).alias(name) for name in (*FINDINGS, "in_plan")),
-    )
+    """One row per cluster named in the partition totals (see
+    :func:`analytics.figure_frames.partition_totals`) or any of the other three kinds of rows:
+    snapshot offset, counts, finding counts and the preferred-leader ratio."""
     broker_summary = brokers.groupBy("cluster").agg(
         F.count(F.lit(1)).alias("brokers"),
         F.sum(_active().cast("long")).alias("active_brokers"),
     )
     event_summary = events.groupBy("cluster").agg(F.count(F.lit(1)).alias("event_records"))
     names = (
-        partitions.select("cluster")
+        partition_totals.select("cluster")
         .union(brokers.select("cluster"))
         .union(topics.select("cluster"))
         .union(events.select("cluster"))
         .distinct()
     )
     return (
-        names.join(partition_summary, "cluster", "left")
+        names.join(partition_totals, "cluster", "left")
         .join(broker_summary, "cluster", "left")
         .join(event_summary, "cluster", "left")
         .select(
@@ -298,6 +301,7 @@ def cluster_summary(
                     "led_by_preferred",
                     *FINDINGS,
                     "in_plan",
+                    "rack_shared",
                     "brokers",
                     "active_brokers",
                     "event_records",
@@ -316,51 +320,6 @@ def cluster_summary(
 SHARE_COUNTS = ("leaders", "preferred", "preferred_leading", "plan_gains", "plan_losses")
 """Per broker: partitions it leads, prefers it, it leads as preferred, and how many
 leaderships the election plan would give it and take from it."""
-
-
-def leadership_shares(partitions: DataFrame) -> DataFrame:
-    """``SHARE_COUNTS`` per broker that leads or is preferred by a partition, summed from one
-    row per (partition, role the broker plays in it)."""
-    zero = F.lit(0)
-    one = F.lit(1)
-    return (
-        partitions.where(F.col("leader") != -1)
-        .select(
-            "cluster",
-            F.col("leader").alias("broker_id"),
-            one.alias("leaders"),
-            zero.alias("preferred"),
-            zero.alias("preferred_leading"),
-            zero.alias("plan_gains"),
-            zero.alias("plan_losses"),
-        )
-        .unionByName(
-            partitions.where("has_replicas").select(
-                "cluster",
-                F.col("preferred_leader").alias("broker_id"),
-                zero.alias("leaders"),
-                one.alias("preferred"),
-                (F.col("leader") == F.col("preferred_leader"))
-                .cast("int")
-                .alias("preferred_leading"),
-                F.col("in_plan").cast("int").alias("plan_gains"),
-                zero.alias("plan_losses"),
-            )
-        )
-        .unionByName(
-            partitions.where(F.col("in_plan") & (F.col("leader") != -1)).select(
-                "cluster",
-                F.col("leader").alias("broker_id"),
-                zero.alias("leaders"),
-                zero.alias("preferred"),
-                zero.alias("preferred_leading"),
-                zero.alias("plan_gains"),
-                one.alias("plan_losses"),
-            )
-        )
-        .groupBy("cluster", "broker_id")
-        .agg(*(F.sum(name).cast("long").alias(name) for name in SHARE_COUNTS))
-    )
 
 
 def broker_rows(brokers: DataFrame, shares: DataFrame, clusters: DataFrame) -> DataFrame:
@@ -568,57 +527,40 @@ def _concurrently(actions: Mapping[str, Callable[[], Any]]) -> dict[str, Any]:
         return {name: future.result() for name, future in futures.items()}
 
 
-def _findings_query(frames: AuditFrames, topic_order: list[Column]) -> DataFrame:
-    flagged = None
-    for finding in FINDINGS:
-        rows = frames.partitions.where(finding).select(
-            "cluster", F.lit(finding).alias("finding"), "topic", "partition"
-        )
-        flagged = rows if flagged is None else flagged.unionByName(rows)
-    assert flagged is not None
-    return _first_examples(flagged, ["cluster", "finding"], topic_order).orderBy(
-        "cluster", "finding", *topic_order
-    )
-
-
 def collect_report(
     frames: AuditFrames, progress: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
     """Runs the audit and returns the report (the structure of
     :func:`analytics.plain_audit.plain_audit`).
 
-    The cached frames are filled first, in the order they depend on each other, each by one
-    query (a query that meets an empty cache twice, through a union or a self-join, would
-    read the files twice); then every figure is queried at once."""
+    The cached reads (brokers, topics, events and the partition figures) are filled first,
+    side by side, each by one query (a query that meets an empty cache twice, through a union
+    or a self-join, would read the files twice); then every figure is queried at once."""
 
     def step(message: str) -> None:
         if progress is not None:
             progress(message)
 
     topic_order = [F.coalesce(F.col("topic"), F.lit("")), F.col("partition")]
-    small = {name: getattr(frames, name) for name in ("brokers", "topics", "events")}
-    small = {name: frame for name, frame in small.items() if frame.is_cached}
-    if small:
-        step(f"reading {', '.join(small)}")
-        _concurrently({name: frame.count for name, frame in small.items()})
-    if frames.partitions.is_cached:
-        step("reading partitions")
-        frames.partitions.count()
-    step("summarising clusters")
-    cluster_rows = frames.clusters.collect()
-    step("per-broker leadership")
-    broker_rows = frames.broker_table.orderBy("cluster", "broker_id").collect()
-    step("findings, election plan, events and replica figures")
+    reads = {name: getattr(frames, name) for name in ("brokers", "topics", "events", "figures")}
+    reads = {name: frame for name, frame in reads.items() if frame.is_cached}
+    if reads:
+        step(f"reading {', '.join(reads)}")
+        _concurrently({name: frame.count for name, frame in reads.items()})
+    step("clusters, brokers, findings, election plan, events and replica figures")
     counted = frames.unclean_elections.withColumn(
         "_total", F.count(F.lit(1)).over(Window.partitionBy("cluster"))
     )
     results = _concurrently(
         {
+            "clusters": frames.clusters.collect,
+            "brokers": frames.broker_table.orderBy("cluster", "broker_id").collect,
             # A plan can name a sizeable share of a million partitions: fetch it as Arrow.
-            "plan": frames.election_plan.select("cluster", "topic", "partition")
+            "plan": figure_frames.election_plan(frames.figures)
             .orderBy("cluster", *topic_order)
             .toArrow,
-            "findings": _findings_query(frames, topic_order).collect,
+            "findings": figure_frames.finding_examples(frames.figures).collect,
+            "below_factor": figure_frames.below_replication_factor(frames.figures).collect,
             "racks": frames.leaders_per_rack.orderBy(
                 "cluster", F.col("rack").isNotNull(), F.coalesce("rack", F.lit(""))
             ).collect,
@@ -634,12 +576,13 @@ def collect_report(
                 "cluster", "time_ms", "broker_id"
             ).collect,
             "replicas": frames.replicas_per_broker.collect,
-            "replica_findings": finding_examples(frames.replica_findings).collect,
             "registered": frames.brokers.select(
                 "cluster", "broker_id", "rack", "fenced", "in_controlled_shutdown"
             ).collect,
         }
     )
+    cluster_rows = results["clusters"]
+    broker_rows = results["brokers"]
     table = _grouped(
         broker_rows,
         lambda row: {
@@ -700,10 +643,17 @@ def collect_report(
         },
     )
 
+    replica_examples: list[Mapping[str, Any]] = [
+        {**row.asDict(), "_total": totals[row["cluster"]]}
+        for totals in [{row["cluster"]: row["rack_shared"] for row in cluster_rows}]
+        for row in results["findings"]
+        if row["finding"] == "rack_shared"
+    ]
+    replica_examples += results["below_factor"]
     step("replica balance plan")
     balance = replica_sections(
         results["replicas"],
-        results["replica_findings"],
+        replica_examples,
         results["registered"],
         frames.assignment,
         sorted(row["cluster"] for row in cluster_rows),
