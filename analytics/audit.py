@@ -13,13 +13,13 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from analytics import figure_frames
-from analytics.partition_figures import FigureSplit, plan_figures
+from analytics.partition_figures import PlannedFigures, plan_figures
 from analytics.plain_audit import (
     DEFAULT_BUCKET_MS,
     DEFAULT_MIN_INSYNC_REPLICAS,
@@ -29,7 +29,7 @@ from analytics.plain_audit import (
 )
 from analytics.readers import KINDS, Split, plan
 from analytics.replica_frames import replica_findings, replica_sections
-from analytics.schemas import spark_ddl
+from analytics.schemas import SCHEMAS, spark_ddl
 from analytics.sources import Source
 from analytics.spark_source import SOURCE_NAME, read_figure_rows, read_splits
 from placement.reassignment import DEFAULT_MAX_MOVES
@@ -44,9 +44,16 @@ PARTITION_COLUMNS = (
 """The partition columns the audit reads: Spark converts no others (a million topic ids and
 recovery states, as strings, cost more to take in than all that the audit uses)."""
 
-Plan = Mapping[str, Sequence[Split] | Sequence[FigureSplit]]
-"""The splits of every kind, and under ``figures`` the partitions splits to be counted where
-they are read (see :func:`plan_reads`)."""
+
+@dataclass(frozen=True)
+class Plan:
+    """What the driver plans before the audit reads anything (see :func:`plan_reads`)."""
+
+    splits: Mapping[str, Sequence[Split]]
+    """The splits of every kind."""
+    figures: PlannedFigures
+    """The partitions splits to be counted where they are read, and the broker and topic
+    rows the driver found while planning them."""
 
 
 def plan_reads(
@@ -54,7 +61,7 @@ def plan_reads(
     *,
     allow_partial: bool = False,
     sources: Sequence[Source] | None = None,
-) -> dict[str, list[Split] | list[FigureSplit]]:
+) -> Plan:
     """The splits of every kind the audit reads, planned here on the driver, once.
 
     ``sources`` are the already checked sources of ``path`` (see
@@ -66,11 +73,8 @@ def plan_reads(
         from analytics.sources import discover
 
         sources = check_sources(discover(path), allow_partial=allow_partial).sources
-    planned: dict[str, list[Split] | list[FigureSplit]] = {
-        kind: plan(sources, kind) for kind in KINDS
-    }
-    planned["figures"] = plan_figures(sources, plan(sources, "partitions"))
-    return planned
+    splits = {kind: plan(sources, kind) for kind in KINDS}
+    return Plan(splits, plan_figures(sources, splits["partitions"]))
 
 
 def read(spark: SparkSession, path: str, kind: str, allow_partial: bool = False) -> DataFrame:
@@ -121,6 +125,18 @@ class AuditFrames:
     max_moves: int = DEFAULT_MAX_MOVES
 
 
+def _driver_rows(spark: SparkSession, rows: Sequence[Mapping[str, Any]], kind: str) -> DataFrame:
+    """Rows of ``kind`` the driver holds, as a DataFrame of the kind's schema."""
+    names = SCHEMAS[kind].names
+    return spark.createDataFrame(
+        [
+            tuple(dict(row[name]) if name == "configs" else row[name] for name in names)
+            for row in rows
+        ],
+        schema=spark_ddl(kind),
+    )
+
+
 def _imbalance(preferred: Column, preferred_leading: Column) -> Column:
     return F.when(preferred > 0, (preferred - preferred_leading) / preferred)
 
@@ -151,22 +167,17 @@ def audit_frames(
     if planned is None:
         planned = plan_reads(path, allow_partial=allow_partial)
     location = os.fspath(path)
-
-    def splits(kind: str) -> Sequence[Split]:
-        return cast(Sequence[Split], planned[kind])
-
-    brokers = read_splits(spark, location, splits("brokers"), "brokers")
-    topics = read_splits(spark, location, splits("topics"), "topics")
-    events = read_splits(spark, location, splits("events"), "events")
-    figures = read_figure_rows(spark, location, cast(Sequence[FigureSplit], planned["figures"]))
+    # The planning replay found the brokers and topics already: the driver hands them over.
+    brokers = _driver_rows(spark, planned.figures.brokers, "brokers")
+    topics = _driver_rows(spark, planned.figures.topics, "topics")
+    events = read_splits(spark, location, planned.splits["events"], "events")
+    figures = read_figure_rows(spark, location, planned.figures.splits)
     if cache:
-        brokers = brokers.cache()
-        topics = topics.cache()
         events = events.cache()
         figures = figures.cache()
     # The rows themselves, for a notebook's own questions; the report counts from the figures.
     partitions = flagged_partitions(
-        read_splits(spark, location, splits("partitions"), "partitions", PARTITION_COLUMNS),
+        read_splits(spark, location, planned.splits["partitions"], "partitions", PARTITION_COLUMNS),
         brokers,
         topics,
     )

@@ -11,7 +11,8 @@ A split's figures need three facts about its cluster from outside the split: whi
 are registered and unfenced (a preferred leader the election plan may move leadership to),
 their racks, and each topic's ``min.insync.replicas``. The driver finds them while it plans
 (:func:`plan_figures`: one replay of each cluster's state without its partitions) and ships
-them with the splits.
+them with the splits; the same replay gives the driver the cluster's broker and topic rows,
+so no executor replays the state again to read them.
 
 Figure rows (:data:`FIGURE_COLUMNS`), by ``section``:
 
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from analytics.plain_audit import DEFAULT_MIN_INSYNC_REPLICAS, EXAMPLES, min_insync_replicas
-from analytics.readers import Split, load_image, read_split_columns
+from analytics.readers import Split, image_rows, load_image, read_split_columns
 from analytics.sources import Source
 from raftmeta.image import MetadataImage
 from raftmeta.records import ConfigResourceType
@@ -97,14 +98,32 @@ def context_of(image: MetadataImage) -> ClusterContext:
     )
 
 
-def plan_figures(sources: Iterable[Source], splits: Sequence[Split]) -> list[FigureSplit]:
-    """Each partitions split of ``sources`` with its cluster's context, found by replaying
-    each cluster's state once (without its partitions, where a snapshot holds them all)."""
-    contexts = {
-        source.cluster: context_of(load_image(source, with_partitions=False)[0])
-        for source in sources
-    }
-    return [FigureSplit(split, contexts[split.source.cluster]) for split in splits]
+@dataclass(frozen=True)
+class PlannedFigures:
+    """What the driver plans for the Spark audit's partition figures."""
+
+    splits: list[FigureSplit]
+    brokers: list[dict[str, Any]]
+    """Every cluster's broker rows (the ``brokers`` kind), from the planning replay."""
+    topics: list[dict[str, Any]]
+    """Every cluster's topic rows (the ``topics`` kind), from the same replay."""
+
+
+def plan_figures(sources: Iterable[Source], splits: Sequence[Split]) -> PlannedFigures:
+    """Each partitions split of ``sources`` with its cluster's context, and every cluster's
+    broker and topic rows, from one replay of each cluster's state (without its partitions,
+    where a snapshot holds them all)."""
+    contexts: dict[str, ClusterContext] = {}
+    brokers: list[dict[str, Any]] = []
+    topics: list[dict[str, Any]] = []
+    for source in sources:
+        image, counts = load_image(source, with_partitions=False)
+        contexts[source.cluster] = context_of(image)
+        brokers.extend(image_rows(image, source.cluster, "brokers"))
+        topics.extend(image_rows(image, source.cluster, "topics", counts))
+    return PlannedFigures(
+        [FigureSplit(split, contexts[split.source.cluster]) for split in splits], brokers, topics
+    )
 
 
 def _example_key(example: tuple[str | None, int]) -> tuple[str, int]:
