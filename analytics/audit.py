@@ -9,6 +9,7 @@ in Spark; only the few rows of the results come back to the driver.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +28,7 @@ from analytics.plain_audit import (
     EXAMPLES,
     MIN_ISR_PATTERN,
 )
-from analytics.readers import KINDS, Split, plan
+from analytics.readers import DEFAULT_MAX_SPLIT_BYTES, KINDS, Split, plan
 from analytics.replica_frames import replica_findings, replica_sections
 from analytics.schemas import SCHEMAS, spark_ddl
 from analytics.sources import Source
@@ -61,19 +62,21 @@ def plan_reads(
     *,
     allow_partial: bool = False,
     sources: Sequence[Source] | None = None,
+    max_split_bytes: int = DEFAULT_MAX_SPLIT_BYTES,
 ) -> Plan:
     """The splits of every kind the audit reads, planned here on the driver, once.
 
     ``sources`` are the already checked sources of ``path`` (see
     :func:`analytics.integrity.check_sources`); without them ``path`` is discovered and
     checked here. Damage raises :class:`~analytics.integrity.DamagedInputError` unless
-    ``allow_partial``. No Spark is needed, so a caller may plan while the session starts."""
+    ``allow_partial``. ``max_split_bytes`` bounds how much of a file one split reads. No
+    Spark is needed, so a caller may plan while the session starts."""
     if sources is None:
         from analytics.integrity import check_sources
         from analytics.sources import discover
 
         sources = check_sources(discover(path), allow_partial=allow_partial).sources
-    splits = {kind: plan(sources, kind) for kind in KINDS}
+    splits = {kind: plan(sources, kind, max_split_bytes) for kind in KINDS}
     return Plan(splits, plan_figures(sources, splits["partitions"]))
 
 
@@ -92,10 +95,10 @@ class AuditFrames:
 
     threshold_percent: float
     bucket_ms: int
-    partitions: DataFrame
-    """Partition rows with the audit's flags: under_replicated, under_min_isr, leaderless,
-    led_from_elr, unclean_only (KIP-966; see :mod:`analytics.plain_audit`),
-    in_plan (the election plan would move its leadership to the preferred replica)."""
+    partition_rows: DataFrame
+    """The partitions as read, with the columns the audit uses (see ``PARTITION_COLUMNS``);
+    the report never scans them (it counts from ``figures``), the frames below built from
+    them are for a notebook's own questions, built on first use."""
     brokers: DataFrame
     topics: DataFrame
     events: DataFrame
@@ -104,7 +107,6 @@ class AuditFrames:
     broker_table: DataFrame
     """Per broker: leadership now, and (columns ending ``_after``) once the plan has run."""
     leaders_per_rack: DataFrame
-    election_plan: DataFrame
     predicted: DataFrame
     """Per broker after the election plan: leaders, imbalance, above_threshold."""
     elections_over_time: DataFrame
@@ -114,15 +116,36 @@ class AuditFrames:
     leadership_changes: DataFrame
     replicas_per_broker: DataFrame
     """Per broker id a partition names: how many replicas it holds."""
-    replica_findings: DataFrame
-    """Per named partition: ``rack_shared`` and ``below_replication_factor`` (see
-    :mod:`analytics.replica_balance`)."""
-    assignment: DataFrame
-    """Per named partition: its replicas, which the reassignment plan reads."""
     figures: DataFrame
     """The figure rows every partitions split counted where it was read (see
     :mod:`analytics.partition_figures`): the report's partition figures come from them."""
     max_moves: int = DEFAULT_MAX_MOVES
+
+    @functools.cached_property
+    def partitions(self) -> DataFrame:
+        """Partition rows with the audit's flags: under_replicated, under_min_isr,
+        leaderless, led_from_elr, unclean_only (KIP-966; see :mod:`analytics.plain_audit`),
+        in_plan (the election plan would move its leadership to the preferred replica)."""
+        return flagged_partitions(self.partition_rows, self.brokers, self.topics)
+
+    @functools.cached_property
+    def election_plan(self) -> DataFrame:
+        """The partitions a preferred election would move, with their preferred and current
+        leaders."""
+        return election_plan(self.partitions)
+
+    @functools.cached_property
+    def assignment(self) -> DataFrame:
+        """Per named partition: its replicas, which the reassignment plan reads."""
+        return self.partition_rows.where(F.col("topic").isNotNull()).select(
+            "cluster", "topic", "partition", "replicas"
+        )
+
+    @functools.cached_property
+    def replica_findings(self) -> DataFrame:
+        """Per named partition: ``rack_shared`` and ``below_replication_factor`` (see
+        :mod:`analytics.replica_balance`)."""
+        return replica_findings(self.assignment, self.brokers)
 
 
 def _driver_rows(spark: SparkSession, rows: Sequence[Mapping[str, Any]], kind: str) -> DataFrame:
@@ -173,13 +196,13 @@ def audit_frames(
     events = read_splits(spark, location, planned.splits["events"], "events")
     figures = read_figure_rows(spark, location, planned.figures.splits)
     if cache:
+        # Rows from the driver reach Spark through a Python task, every time unless cached.
+        brokers = brokers.cache()
+        topics = topics.cache()
         events = events.cache()
         figures = figures.cache()
-    # The rows themselves, for a notebook's own questions; the report counts from the figures.
-    partitions = flagged_partitions(
-        read_splits(spark, location, planned.splits["partitions"], "partitions", PARTITION_COLUMNS),
-        brokers,
-        topics,
+    partition_rows = read_splits(
+        spark, location, planned.splits["partitions"], "partitions", PARTITION_COLUMNS
     )
     clusters = cluster_summary(figure_frames.partition_totals(figures), brokers, topics, events)
     if cache:
@@ -189,20 +212,16 @@ def audit_frames(
         rows = rows.cache()
     table = broker_table(rows, threshold_percent)
     elections = _elections(events, bucket_ms)
-    assignment = partitions.where(F.col("topic").isNotNull()).select(
-        "cluster", "topic", "partition", "replicas"
-    )
     return AuditFrames(
         threshold_percent=threshold_percent,
         bucket_ms=bucket_ms,
-        partitions=partitions,
+        partition_rows=partition_rows,
         brokers=brokers,
         topics=topics,
         events=events,
         clusters=clusters,
         broker_table=table,
         leaders_per_rack=leaders_per_rack(rows),
-        election_plan=election_plan(partitions),
         predicted=predicted(table),
         elections_over_time=elections_over_time(elections),
         unclean_elections=unclean_elections(elections),
@@ -210,8 +229,6 @@ def audit_frames(
         fencing=fencing(events),
         leadership_changes=leadership_changes(elections),
         replicas_per_broker=figure_frames.replicas_per_broker(figures),
-        replica_findings=replica_findings(assignment, brokers),
-        assignment=assignment,
         figures=figures,
         max_moves=max_moves,
     )
@@ -546,7 +563,8 @@ def collect_report(
 
     The cached reads (brokers, topics, events and the partition figures) are filled first,
     side by side, each by one query (a query that meets an empty cache twice, through a union
-    or a self-join, would read the files twice); then every figure is queried at once."""
+    or a self-join, would read the files twice); then every figure is queried at once, but
+    for the event figures of a history with no events at all (a bare snapshot's)."""
 
     def step(message: str) -> None:
         if progress is not None:
@@ -555,15 +573,29 @@ def collect_report(
     topic_order = [F.coalesce(F.col("topic"), F.lit("")), F.col("partition")]
     reads = {name: getattr(frames, name) for name in ("brokers", "topics", "events", "figures")}
     reads = {name: frame for name, frame in reads.items() if frame.is_cached}
+    counts: dict[str, int] = {}
     if reads:
         step(f"reading {', '.join(reads)}")
-        _concurrently({name: frame.count for name, frame in reads.items()})
+        counts = _concurrently({name: frame.count for name, frame in reads.items()})
     step("clusters, brokers, findings, election plan, events and replica figures")
     counted = frames.unclean_elections.withColumn(
         "_total", F.count(F.lit(1)).over(Window.partitionBy("cluster"))
     )
+    event_queries: dict[str, Callable[[], Any]] = {
+        "over_time": frames.elections_over_time.orderBy("cluster", "time_ms", "election").collect,
+        "unclean": _first_examples(counted, ["cluster"], [F.col("offset")])
+        .orderBy("cluster", "offset")
+        .collect,
+        "isr": frames.isr_changes.orderBy("cluster", "broker_id").collect,
+        "fencing": frames.fencing.orderBy("cluster", "broker_id").collect,
+        "leadership": frames.leadership_changes.orderBy("cluster", "time_ms", "broker_id").collect,
+    }
+    if counts.get("events") == 0:
+        # Every event figure is empty: their queries would cost most of a second each.
+        event_queries = {name: list for name in event_queries}
     results = _concurrently(
         {
+            **event_queries,
             "clusters": frames.clusters.collect,
             "brokers": frames.broker_table.orderBy("cluster", "broker_id").collect,
             # A plan can name a sizeable share of a million partitions: fetch it as Arrow.
@@ -574,17 +606,6 @@ def collect_report(
             "below_factor": figure_frames.below_replication_factor(frames.figures).collect,
             "racks": frames.leaders_per_rack.orderBy(
                 "cluster", F.col("rack").isNotNull(), F.coalesce("rack", F.lit(""))
-            ).collect,
-            "over_time": frames.elections_over_time.orderBy(
-                "cluster", "time_ms", "election"
-            ).collect,
-            "unclean": _first_examples(counted, ["cluster"], [F.col("offset")])
-            .orderBy("cluster", "offset")
-            .collect,
-            "isr": frames.isr_changes.orderBy("cluster", "broker_id").collect,
-            "fencing": frames.fencing.orderBy("cluster", "broker_id").collect,
-            "leadership": frames.leadership_changes.orderBy(
-                "cluster", "time_ms", "broker_id"
             ).collect,
             "replicas": frames.replicas_per_broker.collect,
             "registered": frames.brokers.select(
