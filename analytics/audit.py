@@ -193,7 +193,12 @@ def audit_frames(
     # The planning replay found the brokers and topics already: the driver hands them over.
     brokers = _driver_rows(spark, planned.figures.brokers, "brokers")
     topics = _driver_rows(spark, planned.figures.topics, "topics")
-    events = read_splits(spark, location, planned.splits["events"], "events")
+    event_splits = planned.splits["events"]
+    if all(split.to_offset <= split.from_offset for split in event_splits):
+        # Bare snapshots have no log, so no events: no Python task need say so.
+        events = _driver_rows(spark, [], "events")
+    else:
+        events = read_splits(spark, location, event_splits, "events")
     figures = read_figure_rows(spark, location, planned.figures.splits)
     if cache:
         # Rows from the driver reach Spark through a Python task, every time unless cached.
