@@ -9,6 +9,7 @@ in Spark; only the few rows of the results come back to the driver.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,8 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from analytics import figure_frames
+from analytics.partition_figures import PlannedFigures, plan_figures
 from analytics.plain_audit import (
     DEFAULT_BUCKET_MS,
     DEFAULT_MIN_INSYNC_REPLICAS,
@@ -25,11 +28,11 @@ from analytics.plain_audit import (
     EXAMPLES,
     MIN_ISR_PATTERN,
 )
-from analytics.readers import KINDS, Split, plan
-from analytics.replica_frames import replica_findings, replica_sections, replicas_per_broker
-from analytics.schemas import spark_ddl
+from analytics.readers import DEFAULT_MAX_SPLIT_BYTES, KINDS, Split, plan
+from analytics.replica_frames import replica_findings, replica_sections
+from analytics.schemas import SCHEMAS, spark_ddl
 from analytics.sources import Source
-from analytics.spark_source import SOURCE_NAME, read_splits
+from analytics.spark_source import SOURCE_NAME, read_figure_rows, read_splits
 from placement.reassignment import DEFAULT_MAX_MOVES
 
 FINDINGS = ("under_replicated", "under_min_isr", "leaderless", "led_from_elr", "unclean_only")
@@ -42,8 +45,16 @@ PARTITION_COLUMNS = (
 """The partition columns the audit reads: Spark converts no others (a million topic ids and
 recovery states, as strings, cost more to take in than all that the audit uses)."""
 
-Plan = Mapping[str, Sequence[Split]]
-"""The splits of every kind (see :func:`plan_reads`)."""
+
+@dataclass(frozen=True)
+class Plan:
+    """What the driver plans before the audit reads anything (see :func:`plan_reads`)."""
+
+    splits: Mapping[str, Sequence[Split]]
+    """The splits of every kind."""
+    figures: PlannedFigures
+    """The partitions splits to be counted where they are read, and the broker and topic
+    rows the driver found while planning them."""
 
 
 def plan_reads(
@@ -51,19 +62,22 @@ def plan_reads(
     *,
     allow_partial: bool = False,
     sources: Sequence[Source] | None = None,
-) -> dict[str, list[Split]]:
+    max_split_bytes: int = DEFAULT_MAX_SPLIT_BYTES,
+) -> Plan:
     """The splits of every kind the audit reads, planned here on the driver, once.
 
     ``sources`` are the already checked sources of ``path`` (see
     :func:`analytics.integrity.check_sources`); without them ``path`` is discovered and
     checked here. Damage raises :class:`~analytics.integrity.DamagedInputError` unless
-    ``allow_partial``. No Spark is needed, so a caller may plan while the session starts."""
+    ``allow_partial``. ``max_split_bytes`` bounds how much of a file one split reads. No
+    Spark is needed, so a caller may plan while the session starts."""
     if sources is None:
         from analytics.integrity import check_sources
         from analytics.sources import discover
 
         sources = check_sources(discover(path), allow_partial=allow_partial).sources
-    return {kind: plan(sources, kind) for kind in KINDS}
+    splits = {kind: plan(sources, kind, max_split_bytes) for kind in KINDS}
+    return Plan(splits, plan_figures(sources, splits["partitions"]))
 
 
 def read(spark: SparkSession, path: str, kind: str, allow_partial: bool = False) -> DataFrame:
@@ -81,10 +95,10 @@ class AuditFrames:
 
     threshold_percent: float
     bucket_ms: int
-    partitions: DataFrame
-    """Partition rows with the audit's flags: under_replicated, under_min_isr, leaderless,
-    led_from_elr, unclean_only (KIP-966; see :mod:`analytics.plain_audit`),
-    in_plan (the election plan would move its leadership to the preferred replica)."""
+    partition_rows: DataFrame
+    """The partitions as read, with the columns the audit uses (see ``PARTITION_COLUMNS``);
+    the report never scans them (it counts from ``figures``), the frames below built from
+    them are for a notebook's own questions, built on first use."""
     brokers: DataFrame
     topics: DataFrame
     events: DataFrame
@@ -93,7 +107,6 @@ class AuditFrames:
     broker_table: DataFrame
     """Per broker: leadership now, and (columns ending ``_after``) once the plan has run."""
     leaders_per_rack: DataFrame
-    election_plan: DataFrame
     predicted: DataFrame
     """Per broker after the election plan: leaders, imbalance, above_threshold."""
     elections_over_time: DataFrame
@@ -103,12 +116,48 @@ class AuditFrames:
     leadership_changes: DataFrame
     replicas_per_broker: DataFrame
     """Per broker id a partition names: how many replicas it holds."""
-    replica_findings: DataFrame
-    """Per named partition: ``rack_shared`` and ``below_replication_factor`` (see
-    :mod:`analytics.replica_balance`)."""
-    assignment: DataFrame
-    """Per named partition: its replicas, which the reassignment plan reads."""
+    figures: DataFrame
+    """The figure rows every partitions split counted where it was read (see
+    :mod:`analytics.partition_figures`): the report's partition figures come from them."""
     max_moves: int = DEFAULT_MAX_MOVES
+
+    @functools.cached_property
+    def partitions(self) -> DataFrame:
+        """Partition rows with the audit's flags: under_replicated, under_min_isr,
+        leaderless, led_from_elr, unclean_only (KIP-966; see :mod:`analytics.plain_audit`),
+        in_plan (the election plan would move its leadership to the preferred replica)."""
+        return flagged_partitions(self.partition_rows, self.brokers, self.topics)
+
+    @functools.cached_property
+    def election_plan(self) -> DataFrame:
+        """The partitions a preferred election would move, with their preferred and current
+        leaders."""
+        return election_plan(self.partitions)
+
+    @functools.cached_property
+    def assignment(self) -> DataFrame:
+        """Per named partition: its replicas, which the reassignment plan reads."""
+        return self.partition_rows.where(F.col("topic").isNotNull()).select(
+            "cluster", "topic", "partition", "replicas"
+        )
+
+    @functools.cached_property
+    def replica_findings(self) -> DataFrame:
+        """Per named partition: ``rack_shared`` and ``below_replication_factor`` (see
+        :mod:`analytics.replica_balance`)."""
+        return replica_findings(self.assignment, self.brokers)
+
+
+def _driver_rows(spark: SparkSession, rows: Sequence[Mapping[str, Any]], kind: str) -> DataFrame:
+    """Rows of ``kind`` the driver holds, as a DataFrame of the kind's schema."""
+    names = SCHEMAS[kind].names
+    return spark.createDataFrame(
+        [
+            tuple(dict(row[name]) if name == "configs" else row[name] for name in names)
+            for row in rows
+        ],
+        schema=spark_ddl(kind),
+    )
 
 
 def _imbalance(preferred: Column, preferred_leading: Column) -> Column:
@@ -141,51 +190,51 @@ def audit_frames(
     if planned is None:
         planned = plan_reads(path, allow_partial=allow_partial)
     location = os.fspath(path)
-    brokers = read_splits(spark, location, planned["brokers"], "brokers")
-    topics = read_splits(spark, location, planned["topics"], "topics")
-    events = read_splits(spark, location, planned["events"], "events")
+    # The planning replay found the brokers and topics already: the driver hands them over.
+    brokers = _driver_rows(spark, planned.figures.brokers, "brokers")
+    topics = _driver_rows(spark, planned.figures.topics, "topics")
+    event_splits = planned.splits["events"]
+    if all(split.to_offset <= split.from_offset for split in event_splits):
+        # Bare snapshots have no log, so no events: no Python task need say so.
+        events = _driver_rows(spark, [], "events")
+    else:
+        events = read_splits(spark, location, event_splits, "events")
+    figures = read_figure_rows(spark, location, planned.figures.splits)
     if cache:
+        # Rows from the driver reach Spark through a Python task, every time unless cached.
         brokers = brokers.cache()
         topics = topics.cache()
         events = events.cache()
-    partitions = flagged_partitions(
-        read_splits(spark, location, planned["partitions"], "partitions", PARTITION_COLUMNS),
-        brokers,
-        topics,
+        figures = figures.cache()
+    partition_rows = read_splits(
+        spark, location, planned.splits["partitions"], "partitions", PARTITION_COLUMNS
     )
-    if cache:
-        partitions = partitions.cache()
-    clusters = cluster_summary(partitions, brokers, topics, events)
+    clusters = cluster_summary(figure_frames.partition_totals(figures), brokers, topics, events)
     if cache:
         clusters = clusters.cache()
-    rows = broker_rows(brokers, leadership_shares(partitions), clusters)
+    rows = broker_rows(brokers, figure_frames.broker_counts(figures), clusters)
     if cache:
         rows = rows.cache()
     table = broker_table(rows, threshold_percent)
     elections = _elections(events, bucket_ms)
-    assignment = partitions.where(F.col("topic").isNotNull()).select(
-        "cluster", "topic", "partition", "replicas"
-    )
     return AuditFrames(
         threshold_percent=threshold_percent,
         bucket_ms=bucket_ms,
-        partitions=partitions,
+        partition_rows=partition_rows,
         brokers=brokers,
         topics=topics,
         events=events,
         clusters=clusters,
         broker_table=table,
         leaders_per_rack=leaders_per_rack(rows),
-        election_plan=election_plan(partitions),
         predicted=predicted(table),
         elections_over_time=elections_over_time(elections),
         unclean_elections=unclean_elections(elections),
         isr_changes=isr_changes(events),
         fencing=fencing(events),
         leadership_changes=leadership_changes(elections),
-        replicas_per_broker=replicas_per_broker(assignment),
-        replica_findings=replica_findings(assignment, brokers),
-        assignment=assignment,
+        replicas_per_broker=figure_frames.replicas_per_broker(figures),
+        figures=figures,
         max_moves=max_moves,
     )
 
@@ -253,33 +302,25 @@ def _active() -> Column:
 
 
 def cluster_summary(
-    partitions: DataFrame, brokers: DataFrame, topics: DataFrame, events: DataFrame
+    partition_totals: DataFrame, brokers: DataFrame, topics: DataFrame, events: DataFrame
 ) -> DataFrame:
-    """One row per cluster named in any of the four kinds of rows: snapshot offset, counts,
-    finding counts and the preferred-leader ratio."""
-    partition_summary = partitions.groupBy("cluster").agg(
-        F.max("snapshot_offset").alias("snapshot_offset"),
-        F.count(F.lit(1)).alias("partitions"),
-        F.sum(F.col("has_replicas").cast("long")).alias("with_replicas"),
-        F.sum(
-            (F.col("has_replicas") & (F.col("leader") == F.col("preferred_leader"))).cast("long")
-        ).alias("led_by_preferred"),
-        *(F.sum(F.col(name).cast("long")).alias(name) for name in (*FINDINGS, "in_plan")),
-    )
+    """One row per cluster named in the partition totals (see
+    :func:`analytics.figure_frames.partition_totals`) or any of the other three kinds of rows:
+    snapshot offset, counts, finding counts and the preferred-leader ratio."""
     broker_summary = brokers.groupBy("cluster").agg(
         F.count(F.lit(1)).alias("brokers"),
         F.sum(_active().cast("long")).alias("active_brokers"),
     )
     event_summary = events.groupBy("cluster").agg(F.count(F.lit(1)).alias("event_records"))
     names = (
-        partitions.select("cluster")
+        partition_totals.select("cluster")
         .union(brokers.select("cluster"))
         .union(topics.select("cluster"))
         .union(events.select("cluster"))
         .distinct()
     )
     return (
-        names.join(partition_summary, "cluster", "left")
+        names.join(partition_totals, "cluster", "left")
         .join(broker_summary, "cluster", "left")
         .join(event_summary, "cluster", "left")
         .select(
@@ -293,6 +334,7 @@ def cluster_summary(
                     "led_by_preferred",
                     *FINDINGS,
                     "in_plan",
+                    "rack_shared",
                     "brokers",
                     "active_brokers",
                     "event_records",
@@ -311,51 +353,6 @@ def cluster_summary(
 SHARE_COUNTS = ("leaders", "preferred", "preferred_leading", "plan_gains", "plan_losses")
 """Per broker: partitions it leads, prefers it, it leads as preferred, and how many
 leaderships the election plan would give it and take from it."""
-
-
-def leadership_shares(partitions: DataFrame) -> DataFrame:
-    """``SHARE_COUNTS`` per broker that leads or is preferred by a partition, summed from one
-    row per (partition, role the broker plays in it)."""
-    zero = F.lit(0)
-    one = F.lit(1)
-    return (
-        partitions.where(F.col("leader") != -1)
-        .select(
-            "cluster",
-            F.col("leader").alias("broker_id"),
-            one.alias("leaders"),
-            zero.alias("preferred"),
-            zero.alias("preferred_leading"),
-            zero.alias("plan_gains"),
-            zero.alias("plan_losses"),
-        )
-        .unionByName(
-            partitions.where("has_replicas").select(
-                "cluster",
-                F.col("preferred_leader").alias("broker_id"),
-                zero.alias("leaders"),
-                one.alias("preferred"),
-                (F.col("leader") == F.col("preferred_leader"))
-                .cast("int")
-                .alias("preferred_leading"),
-                F.col("in_plan").cast("int").alias("plan_gains"),
-                zero.alias("plan_losses"),
-            )
-        )
-        .unionByName(
-            partitions.where(F.col("in_plan") & (F.col("leader") != -1)).select(
-                "cluster",
-                F.col("leader").alias("broker_id"),
-                zero.alias("leaders"),
-                zero.alias("preferred"),
-                zero.alias("preferred_leading"),
-                zero.alias("plan_gains"),
-                one.alias("plan_losses"),
-            )
-        )
-        .groupBy("cluster", "broker_id")
-        .agg(*(F.sum(name).cast("long").alias(name) for name in SHARE_COUNTS))
-    )
 
 
 def broker_rows(brokers: DataFrame, shares: DataFrame, clusters: DataFrame) -> DataFrame:
@@ -563,73 +560,66 @@ def _concurrently(actions: Mapping[str, Callable[[], Any]]) -> dict[str, Any]:
         return {name: future.result() for name, future in futures.items()}
 
 
-def _findings_query(frames: AuditFrames, topic_order: list[Column]) -> DataFrame:
-    flagged = None
-    for finding in FINDINGS:
-        rows = frames.partitions.where(finding).select(
-            "cluster", F.lit(finding).alias("finding"), "topic", "partition"
-        )
-        flagged = rows if flagged is None else flagged.unionByName(rows)
-    assert flagged is not None
-    return _first_examples(flagged, ["cluster", "finding"], topic_order).orderBy(
-        "cluster", "finding", *topic_order
-    )
-
-
 def collect_report(
     frames: AuditFrames, progress: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
     """Runs the audit and returns the report (the structure of
     :func:`analytics.plain_audit.plain_audit`).
 
-    The cached frames are filled first, in the order they depend on each other, each by one
-    query (a query that meets an empty cache twice, through a union or a self-join, would
-    read the files twice); then every figure is queried at once."""
+    The cached reads (brokers, topics, events and the partition figures) are filled first,
+    side by side, each by one query (a query that meets an empty cache twice, through a union
+    or a self-join, would read the files twice); then every figure is queried at once, but
+    for the event figures of a history with no events at all (a bare snapshot's)."""
 
     def step(message: str) -> None:
         if progress is not None:
             progress(message)
 
     topic_order = [F.coalesce(F.col("topic"), F.lit("")), F.col("partition")]
-    small = {name: getattr(frames, name) for name in ("brokers", "topics", "events")}
-    small = {name: frame for name, frame in small.items() if frame.is_cached}
-    if small:
-        step(f"reading {', '.join(small)}")
-        _concurrently({name: frame.count for name, frame in small.items()})
-    if frames.partitions.is_cached:
-        step("reading partitions")
-        frames.partitions.count()
-    step("summarising clusters")
-    cluster_rows = frames.clusters.collect()
-    step("per-broker leadership")
-    broker_rows = frames.broker_table.orderBy("cluster", "broker_id").collect()
-    step("findings, election plan and events")
+    reads = {name: getattr(frames, name) for name in ("brokers", "topics", "events", "figures")}
+    reads = {name: frame for name, frame in reads.items() if frame.is_cached}
+    counts: dict[str, int] = {}
+    if reads:
+        step(f"reading {', '.join(reads)}")
+        counts = _concurrently({name: frame.count for name, frame in reads.items()})
+    step("clusters, brokers, findings, election plan, events and replica figures")
     counted = frames.unclean_elections.withColumn(
         "_total", F.count(F.lit(1)).over(Window.partitionBy("cluster"))
     )
+    event_queries: dict[str, Callable[[], Any]] = {
+        "over_time": frames.elections_over_time.orderBy("cluster", "time_ms", "election").collect,
+        "unclean": _first_examples(counted, ["cluster"], [F.col("offset")])
+        .orderBy("cluster", "offset")
+        .collect,
+        "isr": frames.isr_changes.orderBy("cluster", "broker_id").collect,
+        "fencing": frames.fencing.orderBy("cluster", "broker_id").collect,
+        "leadership": frames.leadership_changes.orderBy("cluster", "time_ms", "broker_id").collect,
+    }
+    if counts.get("events") == 0:
+        # Every event figure is empty: their queries would cost most of a second each.
+        event_queries = {name: list for name in event_queries}
     results = _concurrently(
         {
+            **event_queries,
+            "clusters": frames.clusters.collect,
+            "brokers": frames.broker_table.orderBy("cluster", "broker_id").collect,
             # A plan can name a sizeable share of a million partitions: fetch it as Arrow.
-            "plan": frames.election_plan.select("cluster", "topic", "partition")
+            "plan": figure_frames.election_plan(frames.figures)
             .orderBy("cluster", *topic_order)
             .toArrow,
-            "findings": _findings_query(frames, topic_order).collect,
+            "findings": figure_frames.finding_examples(frames.figures).collect,
+            "below_factor": figure_frames.below_replication_factor(frames.figures).collect,
             "racks": frames.leaders_per_rack.orderBy(
                 "cluster", F.col("rack").isNotNull(), F.coalesce("rack", F.lit(""))
             ).collect,
-            "over_time": frames.elections_over_time.orderBy(
-                "cluster", "time_ms", "election"
-            ).collect,
-            "unclean": _first_examples(counted, ["cluster"], [F.col("offset")])
-            .orderBy("cluster", "offset")
-            .collect,
-            "isr": frames.isr_changes.orderBy("cluster", "broker_id").collect,
-            "fencing": frames.fencing.orderBy("cluster", "broker_id").collect,
-            "leadership": frames.leadership_changes.orderBy(
-                "cluster", "time_ms", "broker_id"
+            "replicas": frames.replicas_per_broker.collect,
+            "registered": frames.brokers.select(
+                "cluster", "broker_id", "rack", "fenced", "in_controlled_shutdown"
             ).collect,
         }
     )
+    cluster_rows = results["clusters"]
+    broker_rows = results["brokers"]
     table = _grouped(
         broker_rows,
         lambda row: {
@@ -690,11 +680,18 @@ def collect_report(
         },
     )
 
-    step("replica balance")
+    replica_examples: list[Mapping[str, Any]] = [
+        {**row.asDict(), "_total": totals[row["cluster"]]}
+        for totals in [{row["cluster"]: row["rack_shared"] for row in cluster_rows}]
+        for row in results["findings"]
+        if row["finding"] == "rack_shared"
+    ]
+    replica_examples += results["below_factor"]
+    step("replica balance plan")
     balance = replica_sections(
-        frames.replicas_per_broker,
-        frames.replica_findings,
-        frames.brokers,
+        results["replicas"],
+        replica_examples,
+        results["registered"],
         frames.assignment,
         sorted(row["cluster"] for row in cluster_rows),
         threshold_percent=frames.threshold_percent,

@@ -25,17 +25,18 @@ def replicas_per_broker(assignment: DataFrame) -> DataFrame:
 def replica_findings(assignment: DataFrame, brokers: DataFrame) -> DataFrame:
     """Per named partition: whether its replicas span fewer racks than they could
     (``rack_shared``) and whether it holds fewer replicas than its topic's most common count,
-    the larger on a tie (``below_replication_factor``)."""
-    racks = brokers.where(F.col("rack").isNotNull()).select("cluster", "broker_id", "rack")
-    rack_counts = racks.groupBy("cluster").agg(F.countDistinct("rack").alias("racks"))
-    key = ["cluster", "topic", "partition"]
-    spread = (
-        assignment.select(*key, F.explode("replicas").alias("broker_id"))
-        .join(F.broadcast(racks), ["cluster", "broker_id"])
-        .groupBy(*key)
-        .agg(F.countDistinct("rack").alias("spread"))
+    the larger on a tie (``below_replication_factor``).
+
+    Each partition is judged on its own row: its cluster's racks arrive as one small map per
+    cluster, broadcast, so the millions of (partition, replica) pairs are never exploded,
+    joined or shuffled; only the per-topic counts of replica-list sizes are aggregated."""
+    racks = brokers.where(F.col("rack").isNotNull())
+    rack_maps = racks.groupBy("cluster").agg(
+        F.map_from_entries(F.collect_list(F.struct("broker_id", "rack"))).alias("rack_of"),
+        F.countDistinct("rack").alias("racks"),
     )
-    sizes = assignment.select(*key, F.size("replicas").alias("size"))
+    key = ["cluster", "topic", "partition"]
+    sizes = assignment.select(*key, "replicas", F.size("replicas").alias("size"))
     by_popularity = Window.partitionBy("cluster", "topic").orderBy(
         F.col("count").desc(), F.col("size").desc()
     )
@@ -46,67 +47,78 @@ def replica_findings(assignment: DataFrame, brokers: DataFrame) -> DataFrame:
         .where(F.col("_rank") == 1)
         .select("cluster", "topic", F.col("size").alias("replication_factor"))
     )
+    replica_racks = F.filter(
+        F.transform("replicas", lambda broker: F.col("rack_of")[broker]),
+        lambda rack: rack.isNotNull(),
+    )
+    spread = F.coalesce(F.size(F.array_distinct(replica_racks)), F.lit(0))
     racks_known = F.coalesce("racks", F.lit(0))
     return (
-        sizes.join(spread, key, "left")
-        .join(rack_counts, "cluster", "left")
-        .join(factors, ["cluster", "topic"], "left")
+        sizes.join(F.broadcast(rack_maps), "cluster", "left")
+        .join(F.broadcast(factors), ["cluster", "topic"], "left")
         .select(
             *key,
-            (
-                (racks_known >= 2)
-                & (F.coalesce("spread", F.lit(0)) < F.least(F.col("size"), racks_known))
-            ).alias("rack_shared"),
+            ((racks_known >= 2) & (spread < F.least(F.col("size"), racks_known))).alias(
+                "rack_shared"
+            ),
             (F.col("size") < F.col("replication_factor")).alias("below_replication_factor"),
         )
     )
 
 
+REPLICA_FINDINGS = ("rack_shared", "below_replication_factor")
+
+
+def finding_examples(findings: DataFrame) -> DataFrame:
+    """Per cluster and finding, its first examples by (topic, partition), each row carrying
+    the finding's total (``_total``): counts and examples come from one pass."""
+    flagged = None
+    for finding in REPLICA_FINDINGS:
+        rows = findings.where(finding).select(
+            "cluster", F.lit(finding).alias("finding"), "topic", "partition"
+        )
+        flagged = rows if flagged is None else flagged.unionByName(rows)
+    assert flagged is not None
+    group = Window.partitionBy("cluster", "finding")
+    return (
+        flagged.withColumn("_total", F.count(F.lit(1)).over(group))
+        .withColumn("_rank", F.row_number().over(group.orderBy("topic", "partition")))
+        .where(F.col("_rank") <= replica_balance.EXAMPLES)
+        .select("cluster", "finding", "topic", "partition", "_total")
+        .orderBy("cluster", "finding", "topic", "partition")
+    )
+
+
 def replica_sections(
-    replicas: DataFrame,
-    findings: DataFrame,
-    brokers: DataFrame,
+    replica_rows: list[Any],
+    example_rows: list[Any],
+    broker_rows: list[Any],
     assignment_rows: DataFrame,
     names: list[str],
     *,
     threshold_percent: float,
     max_moves: int,
 ) -> dict[str, dict[str, Any]]:
-    """Each cluster's ``replica_balance`` from :func:`replicas_per_broker`,
-    :func:`replica_findings`, the broker rows and the assignment: the figures from Spark,
-    judged and planned by :func:`analytics.replica_balance.section`; the assignment is
-    fetched, as Arrow, only for a cluster that needs a plan."""
+    """Each cluster's ``replica_balance`` from the rows of :func:`replicas_per_broker`,
+    :func:`finding_examples` and the registered brokers (``broker_id``, ``rack``, ``fenced``,
+    ``in_controlled_shutdown``): the figures from Spark, judged and planned by
+    :func:`analytics.replica_balance.section`; the assignment is fetched, as Arrow, only for
+    a cluster that needs a plan."""
     counts: dict[str, dict[int, int]] = {}
-    for row in replicas.collect():
+    for row in replica_rows:
         counts.setdefault(row["cluster"], {})[row["broker_id"]] = row["replicas"]
-    totals = {
-        row["cluster"]: row
-        for row in findings.groupBy("cluster")
-        .agg(
-            F.sum(F.col("rack_shared").cast("long")).alias("rack_shared"),
-            F.sum(F.col("below_replication_factor").cast("long")).alias("below"),
-        )
-        .collect()
-    }
-    order = [F.col("topic"), F.col("partition")]
-    by_cluster = Window.partitionBy("cluster").orderBy(*order)
+    totals: dict[tuple[str, str], int] = {}
     examples: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for finding in ("rack_shared", "below_replication_factor"):
-        flagged = findings.where(finding)
-        for row in (
-            flagged.withColumn("_rank", F.row_number().over(by_cluster))
-            .where(F.col("_rank") <= replica_balance.EXAMPLES)
-            .orderBy("cluster", *order)
-            .collect()
-        ):
-            examples.setdefault((row["cluster"], finding), []).append(
-                {"topic": row["topic"], "partition": row["partition"]}
-            )
+    for row in example_rows:
+        totals[row["cluster"], row["finding"]] = row["_total"]
+        examples.setdefault((row["cluster"], row["finding"]), []).append(
+            {"topic": row["topic"], "partition": row["partition"]}
+        )
     registered: dict[str, list[dict[str, Any]]] = {}
-    for row in brokers.select(
-        "cluster", "broker_id", "rack", "fenced", "in_controlled_shutdown"
-    ).collect():
-        registered.setdefault(row["cluster"], []).append(row.asDict())
+    for row in broker_rows:
+        registered.setdefault(row["cluster"], []).append(
+            {key: row[key] for key in ("broker_id", "rack", "fenced", "in_controlled_shutdown")}
+        )
 
     def assignment_of(name: str) -> list[PartitionReplicas]:
         table = (
@@ -130,13 +142,11 @@ def replica_sections(
         def assignment(name: str = name) -> list[PartitionReplicas]:
             return assignment_of(name)
 
-        total = totals.get(name)
         figures = replica_balance.ReplicaFigures(
             counts.get(name, {}),
-            (0 if total is None else total["rack_shared"], examples.get((name, "rack_shared"), [])),
-            (
-                0 if total is None else total["below"],
-                examples.get((name, "below_replication_factor"), []),
+            *(
+                (totals.get((name, finding), 0), examples.get((name, finding), []))
+                for finding in REPLICA_FINDINGS
             ),
         )
         sections[name] = replica_balance.section(

@@ -36,12 +36,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from analytics.integrity import check_sources
+from analytics.partition_figures import FIGURE_DDL, FigureSplit, figure_batches
 from analytics.readers import DEFAULT_MAX_SPLIT_BYTES, Split, plan, read_split
 from analytics.schemas import KINDS, SCHEMAS, spark_ddl
 from analytics.sources import AnalyticsInputError, discover
 
 SOURCE_NAME = "raftmeta"
 PLANNED_SPLITS_OPTION = "plannedSplits"
+PLANNED_FIGURES_OPTION = "plannedFigures"
 
 
 def _kind(options: Any) -> str:
@@ -73,6 +75,15 @@ class SplitPartition(InputPartition):
         self.split = split
 
 
+class FigurePartition(InputPartition):
+    """One :class:`~analytics.partition_figures.FigureSplit`, counted by the worker that
+    reads it."""
+
+    def __init__(self, figure_split: FigureSplit) -> None:
+        super().__init__(figure_split)
+        self.figure_split = figure_split
+
+
 class RaftmetaReader(DataSourceReader):
     """Reads the splits of one kind; a schema given with ``.schema(...)`` may name only some of
     the kind's columns, in its order, and only those are handed to Spark."""
@@ -92,8 +103,15 @@ class RaftmetaReader(DataSourceReader):
         if planned:
             # Written by encode_splits in this session's own driver, like the rest of its plan.
             self.planned = pickle.loads(base64.b64decode(str(planned)))
+        figures = options.get(PLANNED_FIGURES_OPTION)
+        self.figures: tuple[FigureSplit, ...] | None = None
+        if figures:
+            # Written by read_figure_rows in this session's own driver.
+            self.figures = pickle.loads(base64.b64decode(str(figures)))
 
     def partitions(self) -> Sequence[InputPartition]:
+        if self.figures is not None:
+            return [FigurePartition(figure_split) for figure_split in self.figures]
         if self.planned is not None:
             return [SplitPartition(split) for split in self.planned]
         checked = check_sources(discover(self.path), allow_partial=self.allow_partial)
@@ -101,6 +119,9 @@ class RaftmetaReader(DataSourceReader):
         return [SplitPartition(split) for split in splits]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        if isinstance(partition, FigurePartition):
+            yield from figure_batches(partition.figure_split)
+            return
         assert isinstance(partition, SplitPartition)
         if self.columns is None:
             yield from read_split(partition.split)
@@ -109,8 +130,9 @@ class RaftmetaReader(DataSourceReader):
             yield batch.select(self.columns)
 
 
-def encode_splits(splits: Sequence[Split]) -> str:
-    """Splits planned on the driver, as the text of the ``plannedSplits`` option."""
+def encode_splits(splits: Sequence[Split] | Sequence[FigureSplit]) -> str:
+    """Splits planned on the driver, as the text of the ``plannedSplits`` (or
+    ``plannedFigures``) option."""
     return base64.b64encode(pickle.dumps(tuple(splits), protocol=pickle.HIGHEST_PROTOCOL)).decode()
 
 
@@ -129,5 +151,19 @@ def read_splits(
         .schema(spark_ddl(kind, columns))
         .option("kind", kind)
         .option(PLANNED_SPLITS_OPTION, encode_splits(splits))
+        .load(path)
+    )
+
+
+def read_figure_rows(
+    spark: SparkSession, path: str, figure_splits: Sequence[FigureSplit]
+) -> DataFrame:
+    """The figure rows (see :mod:`analytics.partition_figures`) of the partitions splits the
+    driver planned for ``path``, each split counted by the worker that reads it."""
+    return (
+        spark.read.format(SOURCE_NAME)
+        .schema(FIGURE_DDL)
+        .option("kind", "partitions")
+        .option(PLANNED_FIGURES_OPTION, encode_splits(figure_splits))
         .load(path)
     )

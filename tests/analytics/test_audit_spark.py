@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
-from analytics.audit import audit_frames, collect_report
+from analytics.audit import audit_frames, collect_report, plan_reads
 from analytics.plain_audit import audit_path, plain_audit
 from analytics.readers import EventRecorder, image_rows
 from analytics.schemas import EVENTS, SCHEMAS
-from analytics.synthetic import write_node_directory, write_snapshot
+from analytics.synthetic import build_image, write_node_directory, write_snapshot
 from raftmeta.image import MetadataImage
 from raftmeta.records import Record
 from tests.analytics.helpers import image_of
@@ -130,3 +130,34 @@ def test_spark_and_plain_agree_on_replica_balance_and_its_plan(
         "large": None,
     }
     assert all(plan["partitions"] for plan in plans.values())
+
+
+def test_figures_counted_split_by_split_add_up_to_the_plain_audit(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Snapshots cut into many small splits: each split's counts and first examples, added up
+    in Spark, give the report the plain audit gives reading each snapshot whole. The shared
+    cluster's findings (needlessly shared racks, partitions below their topic's factor) have
+    far more examples than a report lists, spread over its splits."""
+    from tests.analytics.test_replica_balance import broker, hand_counted, image_of, topic
+
+    images = {
+        "hand": hand_counted(),
+        "shared": image_of(
+            [
+                *(broker(b, f"r{b % 3}") for b in range(1, 7)),
+                *topic("a", [(1, 4) if p % 7 else (2,) for p in range(3000)]),
+                *topic("b", [(2, 3, 5)] * 500),
+            ]
+        ),
+        "synthetic": build_image(
+            brokers=12, racks=3, topics=30, partitions_per_topic=40, skew=0.3, seed=7
+        ),
+    }
+    for name, image in images.items():
+        write_snapshot(image, tmp_path, cluster_id="c", name=f"{name}.checkpoint")
+    planned = plan_reads(tmp_path, max_split_bytes=2048)
+    clusters = [figure_split.split.source.cluster for figure_split in planned.figures.splits]
+    assert clusters.count("shared") > 2
+    frames = audit_frames(spark, str(tmp_path), threshold_percent=10, planned=planned)
+    assert collect_report(frames) == audit_path(tmp_path, threshold_percent=10)
