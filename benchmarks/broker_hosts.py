@@ -31,36 +31,51 @@ class Borrowed:
 class ReplicaFanOut:
     """One observer's Raft listener handing the committed log to many brokers' replicas.
 
-    Each replica replays every batch into its own image, as each broker's own observer would
-    have it do; only the fetching is shared.
+    While the host starts, only the first replica follows the log: the snapshot's load and
+    whatever the cluster's start-up writes (a broker fenced and unfenced again rewrites the
+    partitions it was in) are replayed once. :meth:`spread` then gives every other replica a
+    copy of that image (copy on write: they share each topic until they change it), and from
+    then on each replica replays every batch into its own image, as each broker's own observer
+    would have it do; only the fetching is shared.
     """
 
     def __init__(self, replicas: Sequence[MetadataReplica]) -> None:
         self.replicas = tuple(replicas)
+        self.following: tuple[MetadataReplica, ...] = self.replicas[:1]
+        """The replicas each batch is handed to: the first until :meth:`spread`, then all."""
+
+    @property
+    def spread_out(self) -> bool:
+        return len(self.following) == len(self.replicas)
+
+    def spread(self) -> None:
+        """Every replica from now on holds an image of its own and replays every batch."""
+        first = self.replicas[0]
+        for replica in self.replicas[1:]:
+            replica.image = first.image.copy()
+            replica.committed_end = first.committed_end
+            replica.leader = first.leader
+            replica.content_version += 1
+        self.following = self.replicas
+
+    def metadata_offset(self, replica: MetadataReplica) -> int:
+        """What the broker of ``replica`` has replayed: the first replica's offset until the
+        spread (the image it will copy)."""
+        return replica.metadata_offset if self.spread_out else self.replicas[0].metadata_offset
 
     def handle_commit(self, batches: Sequence[Batch]) -> None:
-        for replica in self.replicas:
+        for replica in self.following:
             replica.handle_commit(batches)
 
     def handle_load_snapshot(self, reader: SnapshotReader) -> None:
         self.prepare_snapshot(reader)()
 
     def prepare_snapshot(self, reader: SnapshotReader) -> Callable[[], None]:
-        """The first replica loads the snapshot as a broker does; the others start from
-        copies of its image (copy on write: they share each topic until they change it), so
-        hundreds of images load in the time of one and fit in memory. Every commit after it
-        is replayed into each image on its own."""
-        first, *others = self.replicas
-        install_first = first.prepare_snapshot(reader)
-        end_offset = reader.snapshot_id.end_offset
+        installs = [replica.prepare_snapshot(reader) for replica in self.following]
 
         def install() -> None:
-            install_first()
-            for replica in others:
-                if end_offset > replica.committed_end:
-                    replica.image = first.image.copy()
-                    replica.committed_end = end_offset
-                    replica.content_version += 1
+            for each in installs:
+                each()
 
         return install
 
@@ -69,5 +84,5 @@ class ReplicaFanOut:
         return self.replicas[0].image.snapshot_work()
 
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
-        for replica in self.replicas:
+        for replica in self.following:
             replica.handle_leader_change(leader_id, epoch)

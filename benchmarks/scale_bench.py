@@ -262,12 +262,10 @@ async def controller_main(args: argparse.Namespace) -> None:
 class Controllers:
     """The three controller processes; one can be killed or stopped and started again."""
 
-    def __init__(self, directory: Path, snapshot: str) -> None:
-        from raftmeta.devkit.ports import free_ports
-
+    def __init__(self, directory: Path, snapshot: str, ports: Sequence[int]) -> None:
         self.directory = directory
         self.snapshot = snapshot
-        self.ports = free_ports(3)
+        self.ports = list(ports)
         self.servers = [f"127.0.0.1:{port}" for port in self.ports]
         self.processes: dict[int, subprocess.Popen[str]] = {}
         self.started: dict[int, dict[str, Any]] = {}
@@ -681,11 +679,12 @@ async def shared_fetch_host_main(args: argparse.Namespace) -> None:
 
         return on_change
 
-    def offset_of(replica: MetadataReplica) -> Callable[[], int]:
-        return lambda: replica.metadata_offset
+    def offset_of(fan_out: ReplicaFanOut, replica: MetadataReplica) -> Callable[[], int]:
+        return lambda: fan_out.metadata_offset(replica)
 
     node: RaftNode | None = None
     server: Any = None
+    fan_out: ReplicaFanOut | None = None
     reader = await stdin_lines()
     while line := (await reader.readline()).decode().strip():
         words = line.split()
@@ -694,6 +693,15 @@ async def shared_fetch_host_main(args: argparse.Namespace) -> None:
             for broker_id in ids:
                 replica = replicas[broker_id] = MetadataReplica(broker_id, lambda: None)
                 replica.on_partition_change(seen_by(broker_id, replica))
+            fan_out = ReplicaFanOut(list(replicas.values()))
+            # Sessions first: a broker of the snapshot that stays silent while its host loads
+            # is fenced. Until its image holds its registration, a heartbeat reports an offset
+            # that keeps it from being unfenced, as a catching-up broker's does.
+            for broker_id in ids:
+                brokers[broker_id] = LifecycleBroker(
+                    broker_id, channel, counters, offset_of(fan_out, replicas[broker_id])
+                )
+                await asyncio.sleep(0.002)  # spread the first heartbeats over the interval
             data_dir = Path(args.dir) / f"observer-{args.node_id}"
             MetadataDir.format(data_dir, args.node_id, CLUSTER_ID, ignore_formatted=True)
             snapshot = Path(args.snapshot)
@@ -704,18 +712,17 @@ async def shared_fetch_host_main(args: argparse.Namespace) -> None:
                 ),
                 node_connect(STREAM, None),
             )
-            fan_out = ReplicaFanOut(list(replicas.values()))
             RaftClient(node, fan_out, snapshot_source=fan_out.snapshot_work)
             server = await serve_raft(node)
             await node.start(voters)
-            while min(r.metadata_offset for r in replicas.values()) < 0:
+            while fan_out.metadata_offset(replicas[ids[0]]) < 0:
                 await asyncio.sleep(0.05)  # the snapshot's load, on the node's worker thread
-            for broker_id in ids:
-                brokers[broker_id] = LifecycleBroker(
-                    broker_id, channel, counters, offset_of(replicas[broker_id])
-                )
-                await asyncio.sleep(0.002)  # spread the first heartbeats over the interval
             answer({"brokers": len(brokers)})
+        elif words[0] == "spread":
+            assert fan_out is not None
+            began = time.process_time()
+            fan_out.spread()
+            answer({"images": len(replicas), "cpu_s": time.process_time() - began})
         elif words[0] == "watch":
             watched[words[1]] = {}
             answer({"watching": words[1]})
@@ -806,9 +813,11 @@ class Cluster:
     """The controllers and the broker hosts of one run."""
 
     def __init__(self, args: argparse.Namespace, root: Path, snapshot: str) -> None:
+        from raftmeta.devkit.ports import free_ports
+
         self.args = args
-        self.controllers = Controllers(root, snapshot)
-        servers = ",".join(self.controllers.servers)
+        ports = free_ports(3)
+        servers = ",".join(f"127.0.0.1:{port}" for port in ports)
         self.broker_ids = list(range(FIRST_BROKER_ID, FIRST_BROKER_ID + args.brokers))
 
         # The brokers' kind (see the module docstring): image brokers, or lifecycle brokers.
@@ -820,9 +829,12 @@ class Cluster:
                 return ("shared", *images, "--node-id", str(FIRST_OBSERVER_ID + index))
             return ("host", "--servers", servers)
 
+        # The hosts start with the controllers, not after them: the snapshot's brokers must
+        # heartbeat within a session timeout of the controllers' start, or they are fenced.
         self.hosts = [
             Child(*host_options(i), log=root / f"host-{i}.log") for i in range(args.hosts)
         ]
+        self.controllers = Controllers(root, snapshot, ports)
         self.host_of: dict[int, Child] = {}
         for index, broker_id in enumerate(self.broker_ids):
             self.host_of[broker_id] = self.hosts[index % args.hosts]
@@ -937,6 +949,12 @@ def run_cluster(
     controllers.wait_active()
     wait_for(lambda: cluster.unfenced() >= args.brokers, "every broker unfenced")
     out(f"three controllers and {args.brokers:,} brokers up after {time.monotonic() - began:.0f} s")
+    if args.image_brokers == "shared-fetch":
+        spread = [host.ask("spread") for host in cluster.hosts]
+        out(
+            f"each broker's image copied from its host's first: "
+            f"{max(s['cpu_s'] for s in spread):.2f} s of CPU per host at most"
+        )
     rss = {n: controllers.ask(n, "status")["rss"] / 2**20 for n in controllers.alive()}
     host_rss = [host.ask("status")["rss"] / 2**20 for host in cluster.hosts]
     out(
