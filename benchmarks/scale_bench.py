@@ -2,12 +2,13 @@
 stay fast at that size.
 
 Run: ``.venv/bin/python benchmarks/scale_bench.py [--partitions 2000000] [--brokers 1000]
-[--runs 3] [--json FILE]``
+[--runs 3] [--json FILE]``; propagation to 1,000 brokers' images: ``--partitions 200000
+--image-brokers shared-fetch --runs 1``
 
 The cluster: ``--partitions`` partitions (topics of 1,000) at RF 3 on ``--brokers`` brokers in
 10 racks, replicas placed with Kafka's rack stripe, written straight into a snapshot that
 three ``ControllerNode`` processes start from. The brokers run many to a host process
-(``--hosts``), and come in two kinds:
+(``--hosts``), and come in these kinds:
 
 * *lifecycle brokers*, one per broker of the snapshot: each registers under the incarnation
   the snapshot holds, heartbeats every 2 s (every 250 ms while it asks for a controlled
@@ -17,6 +18,16 @@ three ``ControllerNode`` processes start from. The brokers run many to a host pr
 * *follower brokers* (``--followers``), real embedded ``Broker`` objects that follow the log
   into their own image, for what needs one: propagation from commit to a broker's image, and
   a restarted broker's catch-up. They own no partitions.
+* *image brokers* (``--image-brokers``), in place of the lifecycle brokers: every broker of
+  the snapshot holds an image of its own, for propagation to all of them and an idle hold
+  with every broker following the log. With ``own-fetch`` each is a ``Broker`` with its own
+  observer (a Fetch stream per broker, as in production; it costs each host about 6 ms of
+  CPU per broker per second, so it fits in the hundreds, not 1,000, on two cores); with
+  ``shared-fetch`` one observer per host hands each batch to every broker's own
+  ``MetadataReplica`` (the broker's replay), and each broker keeps its own session. The
+  images are copies of one loaded image (copy on write: unchanged topics are shared), taken
+  once the start-up's records are replayed, so 1,000 of them fit; a smaller ``--partitions``
+  keeps the copies a change makes small. Only the idle hold and the propagation run.
 
 Measured (each a median over ``--runs`` where it repeats; ``--json`` writes the keys named):
 
@@ -32,11 +43,16 @@ Measured (each a median over ``--runs`` where it repeats; ``--json`` writes the 
   from the last expiry; ``max_queue_hold_ms``: the longest one controller event held the
   queue meanwhile (wall time; the CPU time beside it);
 * ``propagation_p99_ms``: CreateTopics acknowledged → each follower broker's image holds it
-  (p50/p99/max over topics and followers);
+  (p50/p99/max over topics and followers); with ``--image-brokers``, each of the
+  ``propagation_brokers`` brokers' images, at ``propagation_partitions`` partitions, timed
+  by each image's own partition listener (``propagation_p50_ms``, ``propagation_max_ms``);
 * a follower broker stopped cleanly, 20 writes made, then started again: its catch-up to the
   high watermark;
-* the active controller's CPU per broker over an idle minute, and ``false_fencings``: live
-  brokers told they are fenced, over the whole run.
+* the active controller's CPU per broker and the broker hosts' CPU over ``--idle`` seconds
+  (a minute by default; ``--idle 600 --only-idle`` is the ten-minute hold),
+  ``idle_false_fencings``: live brokers fenced meanwhile, and ``false_fencings``: live brokers
+  told they are fenced, over the whole run. Heartbeats and sessions are Kafka's defaults
+  (every 2 s, 9 s).
 
 The machine and its load average are printed at the start and the end.
 """
