@@ -2,7 +2,7 @@
 stay fast at that size.
 
 Run: ``.venv/bin/python benchmarks/scale_bench.py [--partitions 2000000] [--brokers 1000]
-[--runs 3] [--json FILE]``; propagation to 1,000 brokers' images: ``--partitions 200000
+[--runs 3] [--json FILE]``; propagation to 1,000 brokers' images: ``--partitions 20000
 --image-brokers shared-fetch --runs 1``
 
 The cluster: ``--partitions`` partitions (topics of 1,000) at RF 3 on ``--brokers`` brokers in
