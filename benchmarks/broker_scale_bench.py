@@ -44,6 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.broker_hosts import Borrowed
 from benchmarks.machine import Report
 
 RESULTS = Path(__file__).resolve().parent / "results" / "broker_scale_bench.txt"
@@ -134,19 +135,6 @@ async def host_main(args: argparse.Namespace) -> None:
         await broker.stop()
     if shared is not None:
         await shared.close()
-
-
-class Borrowed:
-    """A host's shared channel as one broker sees it: the broker's stop leaves it open."""
-
-    def __init__(self, channel: Any) -> None:
-        self._channel = channel
-
-    async def call(self, method: str, request: Any, *, timeout_ms: int | None = None) -> Any:
-        return await self._channel.call(method, request, timeout_ms=timeout_ms)
-
-    async def close(self) -> None:
-        return None
 
 
 class Host:

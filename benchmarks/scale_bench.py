@@ -2,12 +2,13 @@
 stay fast at that size.
 
 Run: ``.venv/bin/python benchmarks/scale_bench.py [--partitions 2000000] [--brokers 1000]
-[--runs 3] [--json FILE]``
+[--runs 3] [--json FILE]``; propagation to 1,000 brokers' images: ``--partitions 20000
+--image-brokers shared-fetch --runs 1``
 
 The cluster: ``--partitions`` partitions (topics of 1,000) at RF 3 on ``--brokers`` brokers in
 10 racks, replicas placed with Kafka's rack stripe, written straight into a snapshot that
 three ``ControllerNode`` processes start from. The brokers run many to a host process
-(``--hosts``), and come in two kinds:
+(``--hosts``), and come in these kinds:
 
 * *lifecycle brokers*, one per broker of the snapshot: each registers under the incarnation
   the snapshot holds, heartbeats every 2 s (every 250 ms while it asks for a controlled
@@ -17,6 +18,16 @@ three ``ControllerNode`` processes start from. The brokers run many to a host pr
 * *follower brokers* (``--followers``), real embedded ``Broker`` objects that follow the log
   into their own image, for what needs one: propagation from commit to a broker's image, and
   a restarted broker's catch-up. They own no partitions.
+* *image brokers* (``--image-brokers``), in place of the lifecycle brokers: every broker of
+  the snapshot holds an image of its own, for propagation to all of them and an idle hold
+  with every broker following the log. With ``own-fetch`` each is a ``Broker`` with its own
+  observer (a Fetch stream per broker, as in production; it costs each host about 6 ms of
+  CPU per broker per second, so it fits in the hundreds, not 1,000, on two cores); with
+  ``shared-fetch`` one observer per host hands each batch to every broker's own
+  ``MetadataReplica`` (the broker's replay), and each broker keeps its own session. The
+  images are copies of one loaded image (copy on write: unchanged topics are shared), taken
+  once the start-up's records are replayed, so 1,000 of them fit; a smaller ``--partitions``
+  keeps the copies a change makes small. Only the idle hold and the propagation run.
 
 Measured (each a median over ``--runs`` where it repeats; ``--json`` writes the keys named):
 
@@ -32,11 +43,16 @@ Measured (each a median over ``--runs`` where it repeats; ``--json`` writes the 
   from the last expiry; ``max_queue_hold_ms``: the longest one controller event held the
   queue meanwhile (wall time; the CPU time beside it);
 * ``propagation_p99_ms``: CreateTopics acknowledged → each follower broker's image holds it
-  (p50/p99/max over topics and followers);
+  (p50/p99/max over topics and followers); with ``--image-brokers``, each of the
+  ``propagation_brokers`` brokers' images, at ``propagation_partitions`` partitions, timed
+  by each image's own partition listener (``propagation_p50_ms``, ``propagation_max_ms``);
 * a follower broker stopped cleanly, 20 writes made, then started again: its catch-up to the
   high watermark;
-* the active controller's CPU per broker over an idle minute, and ``false_fencings``: live
-  brokers told they are fenced, over the whole run.
+* the active controller's CPU per broker and the broker hosts' CPU over ``--idle`` seconds
+  (a minute by default; ``--idle 600 --only-idle`` is the ten-minute hold),
+  ``idle_false_fencings``: live brokers fenced meanwhile, and ``false_fencings``: live brokers
+  told they are fenced, over the whole run. Heartbeats and sessions are Kafka's defaults
+  (every 2 s, 9 s).
 
 The machine and its load average are printed at the start and the end.
 """
@@ -63,7 +79,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.machine import Report, process_cpu_seconds
+from benchmarks.machine import Report, load_average, process_cpu_seconds
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale_bench.txt"
 SCRIPT = Path(__file__).resolve()
@@ -74,6 +90,8 @@ REPLICATION_FACTOR = 3
 FIRST_BROKER_ID = 1_000
 """Lifecycle brokers are 1000 upward; controllers are 1-3."""
 FIRST_FOLLOWER_ID = 100
+FIRST_OBSERVER_ID = 500
+"""The shared observers of ``--image-brokers shared-fetch`` hosts, one per host."""
 SESSION_TIMEOUT_S = 9.0
 HEARTBEAT_S = 2.0
 SHUTDOWN_HEARTBEAT_S = 0.25
@@ -260,12 +278,10 @@ async def controller_main(args: argparse.Namespace) -> None:
 class Controllers:
     """The three controller processes; one can be killed or stopped and started again."""
 
-    def __init__(self, directory: Path, snapshot: str) -> None:
-        from raftmeta.devkit.ports import free_ports
-
+    def __init__(self, directory: Path, snapshot: str, ports: Sequence[int]) -> None:
         self.directory = directory
         self.snapshot = snapshot
-        self.ports = free_ports(3)
+        self.ports = list(ports)
         self.servers = [f"127.0.0.1:{port}" for port in self.ports]
         self.processes: dict[int, subprocess.Popen[str]] = {}
         self.started: dict[int, dict[str, Any]] = {}
@@ -375,10 +391,19 @@ def wait_for(probe: Callable[[], Any], what: str, deadline_s: float = DEADLINE_S
 class LifecycleBroker:
     """A broker's registration and heartbeats, and nothing else (see the module docstring)."""
 
-    def __init__(self, broker_id: int, channel: Any, counters: dict[str, int]) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        channel: Any,
+        counters: dict[str, int],
+        metadata_offset: Callable[[], int] = lambda: 2**62,
+    ) -> None:
+        """``metadata_offset``: what each heartbeat reports as replayed; a broker with no image
+        reports past any offset, so the controller unfences it at once."""
         self.broker_id = broker_id
         self.channel = channel
         self.counters = counters
+        self.metadata_offset = metadata_offset
         self.epoch: int | None = None
         self.unfenced = False
         self.want_shut_down = False
@@ -410,7 +435,7 @@ class LifecycleBroker:
                     bpb.BrokerHeartbeatRequest(
                         broker_id=self.broker_id,
                         broker_epoch=self.epoch,
-                        current_metadata_offset=2**62,
+                        current_metadata_offset=self.metadata_offset(),
                         want_fence=False,
                         want_shut_down=self.want_shut_down,
                     ),
@@ -537,6 +562,206 @@ async def followers_main(args: argparse.Namespace) -> None:
         await broker.stop()
 
 
+async def image_host_main(args: argparse.Namespace) -> None:
+    """A host of the cluster's brokers as real ``Broker`` objects, each following the log into
+    its own image (``add``, ``watch``, ``seen``, ``status``).
+
+    Each starts from the cluster's snapshot, linked into its directory as a broker restarted
+    with its log on disk would have it, so the controllers serve no snapshot fetches; it
+    registers under the incarnation the snapshot holds, heartbeats at the shipped defaults
+    (every 2 s, session 9 s) over one channel the host's brokers share, and long-polls Fetch
+    from the leader under its own id. A false fencing is a broker going from RUNNING back to
+    RECOVERY while it is alive. Propagation is timed by each broker's partition listener, which
+    runs once the committed batch is in its image.
+    """
+    from benchmarks.broker_hosts import Borrowed
+    from raftmeta.broker import Broker, BrokerSettings
+    from raftmeta.broker.broker import BrokerState
+    from raftmeta.broker.replica import PartitionChange
+    from raftmeta.broker.settings import DEFAULT_SESSION_TIMEOUT_MS
+    from raftmeta.channel import ControllerChannel
+    from raftmeta.storage import MetadataDir
+    from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
+
+    logging.basicConfig(level=logging.WARNING)
+    voters = {index + 1: server for index, server in enumerate(args.servers.split(","))}
+    shared = ControllerChannel(args.servers, request_timeout_ms=DEFAULT_SESSION_TIMEOUT_MS)
+    snapshot = Path(args.snapshot)
+    brokers: dict[int, Broker] = {}
+    counters = {"false_fencings": 0}
+    watched: dict[str, dict[int, float]] = {}
+    """Topic name → broker id → when that broker's image first held the topic."""
+
+    def count_false_fencing(old: BrokerState, new: BrokerState) -> None:
+        if old is BrokerState.RUNNING and new is BrokerState.RECOVERY:
+            counters["false_fencings"] += 1
+
+    def seen_by(broker_id: int, broker: Broker) -> Callable[[int, Sequence[PartitionChange]], None]:
+        def on_change(offset: int, changes: Sequence[PartitionChange]) -> None:
+            now = time.monotonic()
+            for name, seen in watched.items():
+                if broker_id not in seen and broker.image.topic_by_name(name) is not None:
+                    seen[broker_id] = now
+
+        return on_change
+
+    async def start(broker_id: int) -> Broker:
+        data_dir = Path(args.dir) / f"broker-{broker_id}"
+        MetadataDir.format(data_dir, broker_id, CLUSTER_ID, ignore_formatted=True)
+        linked = data_dir / METADATA_PARTITION_DIR / snapshot.name
+        if not linked.exists():
+            os.link(snapshot, linked)
+        broker = Broker(
+            BrokerSettings(
+                broker_id=broker_id,
+                voters=voters,
+                data_dir=data_dir,
+                cluster_id=CLUSTER_ID,
+                rack=rack_of(broker_id),
+            ),
+            channel=Borrowed(shared),
+        )
+        broker.incarnation_id = incarnation(broker_id)
+        broker.on_state_change(count_false_fencing)
+        broker.on_partition_change(seen_by(broker_id, broker))
+        await broker.start()
+        return broker
+
+    reader = await stdin_lines()
+    while line := (await reader.readline()).decode().strip():
+        words = line.split()
+        if words[0] == "add":
+            for broker_id in (int(word) for word in words[1].split(",")):
+                brokers[broker_id] = await start(broker_id)
+            answer({"brokers": len(brokers)})
+        elif words[0] == "watch":
+            watched[words[1]] = {}
+            answer({"watching": words[1]})
+        elif words[0] == "seen":
+            answer({"seen": watched.get(words[1], {})})
+        elif words[0] == "status":
+            answer(
+                {
+                    "unfenced": sum(b.state is BrokerState.RUNNING for b in brokers.values()),
+                    "false_fencings": counters["false_fencings"],
+                    "min_offset": min((b.metadata_offset for b in brokers.values()), default=-1),
+                    "cpu": time.process_time(),
+                    "rss": rss_bytes(),
+                }
+            )
+    for broker in brokers.values():
+        await broker.stop()
+    await shared.close()
+
+
+async def shared_fetch_host_main(args: argparse.Namespace) -> None:
+    """A host of brokers that each hold an image and a session, fed by one observer.
+
+    One observer node per host fetches the committed log from the leader (so the controllers
+    serve one fetcher per host, not one per broker) and hands every batch to each broker's
+    own ``MetadataReplica``, the replay a ``Broker`` runs, so every broker replays it into its
+    own image; each broker heartbeats on its own at the shipped defaults, reporting the offset
+    its image has reached. Commands as ``image_host_main``'s; ``add`` comes once, with all of
+    the host's brokers, before the observer starts (it loads the cluster's snapshot into every
+    image on a worker thread).
+    """
+    from benchmarks.broker_hosts import ReplicaFanOut
+    from raftmeta.broker.replica import MetadataReplica, PartitionChange
+    from raftmeta.broker.settings import DEFAULT_SESSION_TIMEOUT_MS
+    from raftmeta.channel import ControllerChannel
+    from raftmeta.quorum.client import RaftClient
+    from raftmeta.quorum.grpc_server import serve_raft
+    from raftmeta.quorum.node import RaftNode
+    from raftmeta.quorum.settings import STREAM, NodeSettings
+    from raftmeta.quorum.transport_choice import node_connect
+    from raftmeta.storage import MetadataDir
+    from raftmeta.storage.data_dir import METADATA_PARTITION_DIR
+
+    logging.basicConfig(level=logging.WARNING)
+    voters = {index + 1: server for index, server in enumerate(args.servers.split(","))}
+    channel = ControllerChannel(args.servers, request_timeout_ms=DEFAULT_SESSION_TIMEOUT_MS)
+    counters = {"false_fencings": 0}
+    brokers: dict[int, LifecycleBroker] = {}
+    replicas: dict[int, MetadataReplica] = {}
+    watched: dict[str, dict[int, float]] = {}
+    """Topic name → broker id → when that broker's image first held the topic."""
+
+    def seen_by(broker_id: int, replica: MetadataReplica) -> Callable[..., None]:
+        def on_change(offset: int, changes: Sequence[PartitionChange]) -> None:
+            now = time.monotonic()
+            for name, seen in watched.items():
+                if broker_id not in seen and replica.image.topic_by_name(name) is not None:
+                    seen[broker_id] = now
+
+        return on_change
+
+    def offset_of(fan_out: ReplicaFanOut, replica: MetadataReplica) -> Callable[[], int]:
+        return lambda: fan_out.metadata_offset(replica)
+
+    node: RaftNode | None = None
+    server: Any = None
+    fan_out: ReplicaFanOut | None = None
+    reader = await stdin_lines()
+    while line := (await reader.readline()).decode().strip():
+        words = line.split()
+        if words[0] == "add":
+            ids = [int(word) for word in words[1].split(",")]
+            for broker_id in ids:
+                replica = replicas[broker_id] = MetadataReplica(broker_id, lambda: None)
+                replica.on_partition_change(seen_by(broker_id, replica))
+            fan_out = ReplicaFanOut(list(replicas.values()))
+            # Sessions first: a broker of the snapshot that stays silent while its host loads
+            # is fenced. Until its image holds its registration, a heartbeat reports an offset
+            # that keeps it from being unfenced, as a catching-up broker's does.
+            for broker_id in ids:
+                brokers[broker_id] = LifecycleBroker(
+                    broker_id, channel, counters, offset_of(fan_out, replicas[broker_id])
+                )
+                await asyncio.sleep(0.002)  # spread the first heartbeats over the interval
+            data_dir = Path(args.dir) / f"observer-{args.node_id}"
+            MetadataDir.format(data_dir, args.node_id, CLUSTER_ID, ignore_formatted=True)
+            snapshot = Path(args.snapshot)
+            os.link(snapshot, data_dir / METADATA_PARTITION_DIR / snapshot.name)
+            node = RaftNode(
+                NodeSettings(
+                    node_id=args.node_id, voters=voters, data_dir=data_dir, cluster_id=CLUSTER_ID
+                ),
+                node_connect(STREAM, None),
+            )
+            RaftClient(node, fan_out, snapshot_source=fan_out.snapshot_work)
+            server = await serve_raft(node)
+            await node.start(voters)
+            while fan_out.metadata_offset(replicas[ids[0]]) < 0:
+                await asyncio.sleep(0.05)  # the snapshot's load, on the node's worker thread
+            answer({"brokers": len(brokers)})
+        elif words[0] == "spread":
+            assert fan_out is not None
+            began = time.process_time()
+            fan_out.spread()
+            answer({"images": len(replicas), "cpu_s": time.process_time() - began})
+        elif words[0] == "watch":
+            watched[words[1]] = {}
+            answer({"watching": words[1]})
+        elif words[0] == "seen":
+            answer({"seen": watched.get(words[1], {})})
+        elif words[0] == "status":
+            answer(
+                {
+                    "unfenced": sum(b.unfenced for b in brokers.values()),
+                    "false_fencings": counters["false_fencings"],
+                    "min_offset": min((r.metadata_offset for r in replicas.values()), default=-1),
+                    "cpu": time.process_time(),
+                    "rss": rss_bytes(),
+                }
+            )
+    for lifecycle in brokers.values():
+        lifecycle.task.cancel()
+    if node is not None:
+        await node.stop(graceful=False)
+        await server.stop()
+    await channel.close()
+
+
 class Child:
     """A host process spoken to one line at a time."""
 
@@ -551,9 +776,18 @@ class Child:
         )
 
     def ask(self, line: str) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
+        self.tell(line)
+        return self.reply(line)
+
+    def tell(self, line: str) -> None:
+        """Send a command without waiting: several hosts can then work on theirs at once."""
+        assert self.process.stdin is not None
         self.process.stdin.write(line + "\n")
         self.process.stdin.flush()
+
+    def reply(self, line: str) -> dict[str, Any]:
+        """The answer to the command ``line`` sent by :meth:`tell`."""
+        assert self.process.stdout is not None
         reply = self.process.stdout.readline()
         if not reply:
             raise RuntimeError(f"a host died answering {line.split()[0]}")
@@ -595,22 +829,45 @@ class Cluster:
     """The controllers and the broker hosts of one run."""
 
     def __init__(self, args: argparse.Namespace, root: Path, snapshot: str) -> None:
+        from raftmeta.devkit.ports import free_ports
+
         self.args = args
-        self.controllers = Controllers(root, snapshot)
-        servers = ",".join(self.controllers.servers)
+        ports = free_ports(3)
+        servers = ",".join(f"127.0.0.1:{port}" for port in ports)
         self.broker_ids = list(range(FIRST_BROKER_ID, FIRST_BROKER_ID + args.brokers))
+
+        # The brokers' kind (see the module docstring): image brokers, or lifecycle brokers.
+        def host_options(index: int) -> tuple[str, ...]:
+            images = ("--servers", servers, "--dir", str(root), "--snapshot", snapshot)
+            if args.image_brokers == "own-fetch":
+                return ("images", *images)
+            if args.image_brokers == "shared-fetch":
+                return ("shared", *images, "--node-id", str(FIRST_OBSERVER_ID + index))
+            return ("host", "--servers", servers)
+
+        # The hosts start with the controllers, not after them: the snapshot's brokers must
+        # heartbeat within a session timeout of the controllers' start, or they are fenced.
         self.hosts = [
-            Child("host", "--servers", servers, log=root / f"host-{i}.log")
-            for i in range(args.hosts)
+            Child(*host_options(i), log=root / f"host-{i}.log") for i in range(args.hosts)
         ]
+        self.controllers = Controllers(root, snapshot, ports)
         self.host_of: dict[int, Child] = {}
         for index, broker_id in enumerate(self.broker_ids):
             self.host_of[broker_id] = self.hosts[index % args.hosts]
-        for host in self.hosts:
-            mine = [b for b in self.broker_ids if self.host_of[b] is host]
-            host.ask("add " + ",".join(map(str, mine)))
-        self.followers = Child(
-            "followers", "--servers", servers, "--dir", str(root), log=root / "followers.log"
+        adds = {
+            host: "add " + ",".join(str(b) for b in self.broker_ids if self.host_of[b] is host)
+            for host in self.hosts
+        }
+        for host, line in adds.items():
+            host.tell(line)
+        for host, line in adds.items():
+            host.reply(line)
+        self.followers = (
+            None
+            if args.image_brokers
+            else Child(
+                "followers", "--servers", servers, "--dir", str(root), log=root / "followers.log"
+            )
         )
         self.created = 0
 
@@ -619,6 +876,10 @@ class Cluster:
 
     def false_fencings(self) -> int:
         return sum(host.ask("status")["false_fencings"] for host in self.hosts)
+
+    def hosts_cpu_seconds(self) -> float:
+        """CPU time the broker hosts have used so far, together."""
+        return sum(float(host.ask("status")["cpu"]) for host in self.hosts)
 
     def each_host(self, command: str, ids: Sequence[int]) -> dict[str, Any]:
         merged: dict[str, Any] = {}
@@ -645,7 +906,8 @@ class Cluster:
 
     def close(self) -> None:
         for child in (*self.hosts, self.followers):
-            child.close()
+            if child is not None:
+                child.close()
         self.controllers.close()
 
 
@@ -703,19 +965,111 @@ def run_cluster(
     controllers.wait_active()
     wait_for(lambda: cluster.unfenced() >= args.brokers, "every broker unfenced")
     out(f"three controllers and {args.brokers:,} brokers up after {time.monotonic() - began:.0f} s")
+    if args.image_brokers == "shared-fetch":
+        spread = [host.ask("spread") for host in cluster.hosts]
+        out(
+            f"each broker's image copied from its host's first: "
+            f"{max(s['cpu_s'] for s in spread):.2f} s of CPU per host at most"
+        )
     rss = {n: controllers.ask(n, "status")["rss"] / 2**20 for n in controllers.alive()}
     host_rss = [host.ask("status")["rss"] / 2**20 for host in cluster.hosts]
     out(
         "RSS: controllers "
         + ", ".join(f"{value:.0f}" for value in rss.values())
-        + f" MiB; lifecycle broker hosts {max(host_rss):.0f} MiB at most "
-        f"({args.brokers // args.hosts} brokers each)"
+        + f" MiB; {'image' if args.image_brokers else 'lifecycle'} broker hosts "
+        f"{max(host_rss):.0f} MiB at most ({args.brokers // args.hosts} brokers each)"
     )
     figures["controller_rss_mib"] = max(rss.values())
+    figures["broker_host_rss_mib"] = max(host_rss)
 
+    if args.image_brokers:
+        idle(args, cluster, figures, out)
+        propagation_to_all(args, cluster, figures, out)
+        figures["false_fencings"] = cluster.false_fencings()
+        out(f"false fencings over the whole run: {figures['false_fencings']}")
+        return
+    if args.only_idle:
+        idle(args, cluster, figures, out)
+        figures["false_fencings"] = cluster.false_fencings()
+        out(f"false fencings over the whole run: {figures['false_fencings']}")
+        return
     if not args.only_rack_loss:
         stages(args, cluster, figures, out)
     rack_loss(args, cluster, figures, out)
+
+
+def idle(
+    args: argparse.Namespace,
+    cluster: Cluster,
+    figures: dict[str, Any],
+    out: Callable[[str], None],
+) -> None:
+    """The cluster left alone for ``--idle`` seconds: the active controller's CPU per broker,
+    the broker hosts' CPU, and the live brokers fenced meanwhile (each counted by its host)."""
+    controllers = cluster.controllers
+    active = controllers.wait_active()
+    fencings_before = cluster.false_fencings()
+    hosts_before = cluster.hosts_cpu_seconds()
+    cpu_before = controllers.cpu_seconds(active)
+    began = time.monotonic()
+    time.sleep(args.idle)  # the measured interval itself, not a synchronisation
+    held = time.monotonic() - began
+    idle_cpu = (controllers.cpu_seconds(active) - cpu_before) / held
+    hosts_cpu = (cluster.hosts_cpu_seconds() - hosts_before) / held
+    figures["idle_s"] = held
+    figures["idle_false_fencings"] = cluster.false_fencings() - fencings_before
+    figures["controller_cpu_per_broker_pct"] = 100 * idle_cpu / args.brokers
+    figures["broker_hosts_cpu_pct"] = 100 * hosts_cpu
+    out(
+        f"idle {held:.0f} s: active controller {100 * idle_cpu:.1f}% of a core "
+        f"({figures['controller_cpu_per_broker_pct']:.4f}% per broker), broker hosts "
+        f"{100 * hosts_cpu:.1f}% of a core; live brokers fenced meanwhile: "
+        f"{figures['idle_false_fencings']} (heartbeat every {HEARTBEAT_S:.0f} s, session "
+        f"{SESSION_TIMEOUT_S:.0f} s); load average now {load_average()}"
+    )
+
+
+def propagation_to_all(
+    args: argparse.Namespace,
+    cluster: Cluster,
+    figures: dict[str, Any],
+    out: Callable[[str], None],
+) -> None:
+    """CreateTopics acknowledged → each of the cluster's image brokers holds it in its image,
+    over ``--samples`` topics created one after another."""
+    controllers = cluster.controllers
+    spreads: list[float] = []
+    for sample in range(args.samples):
+        name = f"seen-{sample}"
+        for host in cluster.hosts:
+            host.ask(f"watch {name}")
+        asyncio.run(create_topic(controllers.servers, name))
+        acked = time.monotonic()
+
+        def seen_by_all(topic: str = name) -> list[float] | None:
+            seen = [
+                at for host in cluster.hosts for at in host.ask(f"seen {topic}")["seen"].values()
+            ]
+            return seen if len(seen) >= args.brokers else None
+
+        seen = wait_for(seen_by_all, "every broker's image to hold the topic")
+        spreads.extend(max(0.0, at - acked) for at in seen)
+        print(
+            f"sample {sample + 1}: every broker's image held it after "
+            f"{1000 * max(spreads[-len(seen) :]):.0f} ms",
+            flush=True,
+        )
+    figures["propagation_brokers"] = args.brokers
+    figures["propagation_partitions"] = args.partitions
+    figures["propagation_p50_ms"] = 1000 * percentile(spreads, 0.5)
+    figures["propagation_p99_ms"] = 1000 * percentile(spreads, 0.99)
+    figures["propagation_max_ms"] = 1000 * max(spreads)
+    out(
+        f"propagation, acknowledged → the images of all {args.brokers:,} brokers "
+        f"({args.partitions:,} partitions), {args.samples} topics, {len(spreads):,} samples: "
+        f"p50 {figures['propagation_p50_ms']:.0f} ms, p99 {figures['propagation_p99_ms']:.0f} "
+        f"ms, max {figures['propagation_max_ms']:.0f} ms"
+    )
 
 
 def stages(
@@ -726,32 +1080,26 @@ def stages(
 ) -> None:
     """Everything between start-up and the rack loss."""
     controllers = cluster.controllers
-    active = controllers.wait_active()
-    # Idle: the active controller's CPU per broker.
-    cpu_before = controllers.cpu_seconds(active)
-    time.sleep(args.idle)  # the measured interval itself, not a synchronisation
-    idle_cpu = (controllers.cpu_seconds(active) - cpu_before) / args.idle
-    figures["controller_cpu_per_broker_pct"] = 100 * idle_cpu / args.brokers
-    out(
-        f"idle {args.idle:.0f} s: active controller {100 * idle_cpu:.1f}% of a core "
-        f"({figures['controller_cpu_per_broker_pct']:.4f}% per broker)"
-    )
+    followers = cluster.followers
+    assert followers is not None
+    idle(args, cluster, figures, out)
 
     # Propagation to real brokers' images.
-    cluster.followers.ask(f"add {FIRST_FOLLOWER_ID} {args.followers}")
+    active = controllers.wait_active()
+    followers.ask(f"add {FIRST_FOLLOWER_ID} {args.followers}")
     wait_for(
-        lambda: min(cluster.followers.ask("offsets")["offsets"]) >= 0,
+        lambda: min(followers.ask("offsets")["offsets"]) >= 0,
         "the follower brokers' first metadata",
     )
     spreads: list[float] = []
     for sample in range(args.samples):
         name = f"seen-{sample}"
-        cluster.followers.ask(f"watch {name}")
+        followers.ask(f"watch {name}")
         asyncio.run(create_topic(controllers.servers, name))
         acked = time.monotonic()
 
         def seen_by_all(topic: str = name) -> dict[str, float] | None:
-            seen: dict[str, float] = cluster.followers.ask(f"seen {topic}")["seen"]
+            seen: dict[str, float] = followers.ask(f"seen {topic}")["seen"]
             return seen if len(seen) >= args.followers else None
 
         seen = wait_for(seen_by_all, "every follower to see the topic")
@@ -764,11 +1112,11 @@ def stages(
     )
 
     # A restarted follower's catch-up.
-    cluster.followers.ask(f"stop {FIRST_FOLLOWER_ID}")
+    followers.ask(f"stop {FIRST_FOLLOWER_ID}")
     for _ in range(20):
         cluster.write()
     target = controllers.ask(active, "status")["offset"]
-    catch_up = cluster.followers.ask(f"restart {FIRST_FOLLOWER_ID} {target}")["catch_up_s"]
+    catch_up = followers.ask(f"restart {FIRST_FOLLOWER_ID} {target}")["catch_up_s"]
     figures["catch_up_s"] = catch_up
     out(f"a follower broker restarted after 20 writes caught up in {catch_up:.2f} s")
 
@@ -914,13 +1262,25 @@ def main() -> int:
     parser.add_argument("--idle", type=float, default=60.0, help="idle seconds measured")
     parser.add_argument("--json", type=Path, help="write the medians here")
     parser.add_argument(
+        "--image-brokers",
+        choices=["own-fetch", "shared-fetch"],
+        help="the cluster's brokers hold images (with a smaller --partitions): own-fetch runs "
+        "each as a Broker with its own observer, shared-fetch feeds each broker's replica from "
+        "one observer per host; measures the idle hold and propagation to every broker",
+    )
+    parser.add_argument(
+        "--only-idle",
+        action="store_true",
+        help="measure only the idle hold (--idle seconds) and its false fencings",
+    )
+    parser.add_argument(
         "--only-rack-loss",
         action="store_true",
         help="skip every stage between start-up and the rack loss",
     )
     parser.add_argument(
         "--child",
-        choices=["build", "controller", "host", "followers", "load"],
+        choices=["build", "controller", "host", "images", "shared", "followers", "load"],
         help=argparse.SUPPRESS,
     )
     parser.add_argument("--dir", help=argparse.SUPPRESS)
@@ -951,15 +1311,43 @@ def main() -> int:
     if args.child == "followers":
         asyncio.run(followers_main(args))
         return 0
+    if args.child == "shared":
+        import faulthandler
+
+        faulthandler.register(signal.SIGUSR1)  # where a host is stuck: kill -USR1 <pid>
+        asyncio.run(shared_fetch_host_main(args))
+        return 0
+    if args.child == "images":
+        if os.environ.get("PROFILE_HOST"):
+            import cProfile
+
+            prof = cProfile.Profile()
+            prof.enable()
+            try:
+                asyncio.run(image_host_main(args))
+            finally:
+                prof.disable()
+                prof.dump_stats(os.environ["PROFILE_HOST"] + f".{os.getpid()}")
+            return 0
+        asyncio.run(image_host_main(args))
+        return 0
     report = Report(RESULTS)
     report.start()
+    kind = (
+        f"{args.hosts} lifecycle broker hosts, {args.followers} follower brokers"
+        if args.image_brokers is None
+        else f"{args.hosts} hosts of image-holding brokers ({args.image_brokers})"
+    )
     report.out(
         f"{args.partitions:,} partitions (RF {REPLICATION_FACTOR}) on {args.brokers:,} brokers "
-        f"in {RACKS} racks; {args.hosts} lifecycle broker hosts, {args.followers} follower "
-        f"brokers; medians of {args.runs} runs"
+        f"in {RACKS} racks; {kind}; medians of {args.runs} runs"
     )
     figures = measure(args, report.out)
+    earlier = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
     report.save()
+    # Each run is a section of its own, under the command that made it; earlier ones stay.
+    command = f"$ benchmarks/scale_bench.py {' '.join(sys.argv[1:])}\n"
+    RESULTS.write_text(earlier + command + RESULTS.read_text(encoding="utf-8"), encoding="utf-8")
     if args.json is not None:
         keys = (
             "image_rss_mib",
