@@ -140,6 +140,25 @@ def send_for_a_while(sock: socket.socket, prefix: bytes, body_bytes: int) -> Non
             sent += sock.send(chunk)
 
 
+def answers_api_versions(address: tuple[str, int]) -> bool:
+    """Whether a new connection to ``address`` is served: an ApiVersions v0 request (key 18,
+    correlation id 7, null client id) gets an answer carrying its correlation id."""
+    request = struct.pack(">hhih", 18, 0, 7, -1)
+    try:
+        with socket.create_connection(address, timeout=2.0) as sock:
+            sock.sendall(struct.pack(">i", len(request)) + request)
+            answer = b""
+            while len(answer) < 8:
+                chunk = sock.recv(8 - len(answer))
+                if not chunk:
+                    return False
+                answer += chunk
+    except OSError:
+        return False
+    (correlation_id,) = struct.unpack(">i", answer[4:8])
+    return bool(correlation_id == 7)
+
+
 def log_text(cluster: DevCluster, node_id: int) -> str:
     return cluster.nodes[node_id].log_path.read_text(errors="replace")
 
@@ -169,6 +188,13 @@ def test_a_held_connection_flood_leaves_raft_committing(cluster: DevCluster) -> 
     finally:
         for sock in flood:
             sock.close()
+    # Once the flood is gone every controller serves new connections again (and the tests
+    # after this one find the listeners as a client would).
+    wait_until(
+        lambda: all(answers_api_versions(kafka_address(cluster, n)) for n in cluster.nodes),
+        "every controller serving new Kafka connections after the flood",
+        DEADLINE_S,
+    )
 
 
 def test_half_sent_frames_stay_within_queued_max_request_bytes(cluster: DevCluster) -> None:
