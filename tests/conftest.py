@@ -50,9 +50,22 @@ ONE_AT_A_TIME = (
     "tests/process/test_chaos.py::",
 )
 """Node id prefixes of the tests one xdist worker runs in order (see the module docstring)."""
-EARLY = ("tests/sim/test_simulator.py::test_ci_fault_schedules_hold_every_invariant",)
-"""Node id prefixes of long tests handed out right after ``ONE_AT_A_TIME``, each a unit of its
-own: started early, they do not leave one worker running them after the other has finished."""
+EARLY = (
+    "tests/sim/test_simulator.py::test_ci_fault_schedules_hold_every_invariant",
+    "tests/test_demo.py::test_the_demo_runs_end_to_end_over_mutual_tls_and_ends_balanced",
+    "tests/process/test_refusals.py::",
+    "tests/process/test_snapshot_catch_up.py::",
+    "tests/process/test_dynamic_quorum.py::",
+    "tests/sim/test_simulator.py::test_hypothesis_drawn_fault_schedules",
+    "tests/sim/test_checker_catches_broken_cores.py::",
+    "tests/test_demo.py::test_ctrl_c_while_the_quorum_starts_stops_every_process",
+    "tests/process/test_dev_tls.py::",
+    "tests/process/test_voter_change_tls.py::",
+)
+"""Node id prefixes of the longest tests (about a minute or more each), longest first, handed
+out right after ``ONE_AT_A_TIME``, each a unit of its own: started early, they do not leave one
+worker running them after the other has run everything else (the short tests fill in at the
+end). Only tests without module-scoped fixtures, whose set-up would otherwise run twice."""
 ONE_AT_A_TIME_UNIT = "one-at-a-time"
 
 
@@ -87,8 +100,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In an xdist worker, put ``ONE_AT_A_TIME`` first and Spark's tests at its head. Every
-    worker sorts the same collection the same way, as xdist requires."""
+    """In an xdist worker, put ``ONE_AT_A_TIME`` first, Spark's tests at its head, then
+    ``EARLY``. Every worker sorts the same collection the same way, as xdist requires."""
     if not in_xdist_worker(config):
         return
     for item in items:
@@ -98,7 +111,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     heavy = [
         item for item in items if item.nodeid.startswith(ONE_AT_A_TIME) and not uses_spark(item)
     ]
-    early = [item for item in items if item.nodeid.startswith(EARLY)]
+    early_by_id = {
+        id(item): item for prefix in EARLY for item in items if item.nodeid.startswith(prefix)
+    }
+    early = list(early_by_id.values())
     first = {id(item) for item in spark + heavy + early}
     items[:] = spark + heavy + early + [item for item in items if id(item) not in first]
 
