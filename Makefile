@@ -15,14 +15,15 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m raftmeta demo
 
-# Two worker processes: most tests wait on timers and real processes rather than compute
-# (tests/conftest.py keeps the Spark tests on one worker and the CPU-bound ones apart).
+# Three worker processes on two cores: most tests wait on timers and real processes rather than
+# compute, so with two workers the cores were idle about 30 % of the run (tests/conftest.py
+# keeps the Spark tests on one worker and hands the longest tests out first).
 test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 3
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

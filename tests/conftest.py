@@ -9,16 +9,17 @@ JVM with a ``preexec_fn``, and a fork that runs Python code in a process whose g
 are busy (as they are after the quorum tests) can kill the child before it execs ("Java
 gateway process exited before sending its port number").
 
-``make test`` runs the tests in two pytest-xdist worker processes (``-n 2``): most tests wait
-on timers and real processes rather than compute, so two at a time nearly halve the run. Every
-worker collects every test, so the eager start above would give each worker a JVM; a worker
-does not start one at collection. Instead the tests in ``ONE_AT_A_TIME`` (everything under
-tests/analytics, the only place the ``spark`` fixture may be used, and the chaos campaign,
-which keeps both cores busy on its own) form one work unit, handed first to one worker, Spark's
-tests at its head: that worker starts the session when its first Spark test asks for it, before
-it has run anything with gRPC threads, and no two of the heavy tests run at once. The other
-worker takes the simulator's fault campaign (``EARLY``, in chunks) and then the rest, one test
-at a time, and both share what is left when the unit is done.
+``make test`` runs the tests in three pytest-xdist worker processes (``-n 3``) on two cores:
+most tests wait on timers and real processes rather than compute (with two workers the cores
+were idle about 30 % of the run). Every worker collects every test, so the eager start above
+would give each worker a JVM; a worker does not start one at collection. Instead the tests in
+``ONE_AT_A_TIME`` (everything under tests/analytics, the only place the ``spark`` fixture may
+be used, and the chaos campaign, which keeps both cores busy on its own) form one work unit,
+handed first to one worker, Spark's tests at its head: that worker starts the session when its
+first Spark test asks for it, before it has run anything with gRPC threads, and no two of the
+heavy tests run at once. The other workers take the longest tests first (``EARLY``: the
+simulator's fault campaign in chunks, then the others of a minute or more) and then the rest,
+one test at a time, and all share what is left when the unit is done.
 
 Property tests draw the same examples on every run (the ``suite`` profile): the suite is a gate,
 and a gate that passes or fails by luck tells nobody anything. Looking for new counterexamples
